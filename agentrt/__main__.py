@@ -1,0 +1,5 @@
+"""``python -m agentrt``: the same as the ``agentrt`` console script."""
+
+from agentrt.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,191 @@
+"""Code identity: how a blob names a code object, and how a loader finds it again.
+
+A blob never contains bytecode.  It names a code object by
+``(module, co_qualname, digest)`` and the loader finds it in the *loaded*
+module.  The digest covers what the code does (bytecode, names, constants,
+argument layout, flags) and deliberately not where it sits (file name, first
+line, line table): moving the checkout or editing lines above a function keeps
+its blobs valid, while any change to the function itself is reported as
+``IncompatibleBlob`` instead of resuming the wrong instructions.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import types
+import weakref
+from collections.abc import Iterable, Iterator
+from types import CodeType
+from typing import Any
+
+from agentrt._codec._refs import class_dict, find_module, imported_module, module_dict
+from agentrt.exceptions import IncompatibleBlob
+
+_SHORT_DIGEST_CHARS = 8
+
+# id(code) -> (weakref to code, digest).  Keyed by id because code objects hash by
+# value, which is slow to recompute for large constant tuples.
+_digests: dict[int, tuple[weakref.ref[CodeType], str]] = {}
+
+
+def _forget(key: int) -> None:
+    _digests.pop(key, None)
+
+
+def _const_key(const: object) -> str:
+    """A text for one constant that is the same in every process (no hash-order dependence)."""
+    if type(const) is CodeType:
+        return "code:" + code_digest(const)
+    if type(const) is tuple:
+        return "(" + ",".join(_const_key(item) for item in const) + ")"
+    if type(const) is frozenset:
+        return "frozenset{" + ",".join(sorted(_const_key(item) for item in const)) + "}"
+    return f"{type(const).__name__}:{const!r}"
+
+
+def _compute_digest(code: CodeType) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    parts: Iterable[bytes] = (
+        code.co_code,
+        code.co_exceptiontable,
+        repr(code.co_names).encode(),
+        repr(code.co_varnames).encode(),
+        repr(code.co_cellvars).encode(),
+        repr(code.co_freevars).encode(),
+        repr((code.co_flags, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount)).encode(),
+        "\x00".join(_const_key(const) for const in code.co_consts).encode("utf-8", "surrogatepass"),
+    )
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
+
+
+def code_digest(code: CodeType) -> str:
+    """The hex digest identifying what ``code`` does, independent of where it is in its file."""
+    key = id(code)
+    entry = _digests.get(key)
+    if entry is not None and entry[0]() is code:
+        return entry[1]
+    digest = _compute_digest(code)
+    _digests[key] = (weakref.ref(code, lambda _ref, key=key: _forget(key)), digest)
+    return digest
+
+
+def short(digest: str) -> str:
+    return digest[:_SHORT_DIGEST_CHARS]
+
+
+# --- the per-module index -------------------------------------------------------------
+
+# module name -> (module object, co_qualname -> code objects defined in that module)
+_indexes: dict[str, tuple[types.ModuleType, dict[str, list[CodeType]]]] = {}
+
+
+def _codes_of(obj: object, module: types.ModuleType, globals_: dict[str, Any], seen: set[int]) -> Iterator[CodeType]:
+    """Code objects reachable from one module-level (or class-level) object."""
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, types.FunctionType):
+        if obj.__globals__ is globals_:
+            yield obj.__code__
+        wrapped = obj.__dict__.get("__wrapped__")
+        if wrapped is not None:
+            yield from _codes_of(wrapped, module, globals_, seen)
+    elif isinstance(obj, type):
+        if class_dict(obj).get("__module__") != module.__name__:
+            return
+        for value in list(class_dict(obj).values()):
+            yield from _codes_of(value, module, globals_, seen)
+    elif isinstance(obj, (staticmethod, classmethod)):
+        yield from _codes_of(obj.__func__, module, globals_, seen)
+    elif isinstance(obj, property):
+        for accessor in (obj.fget, obj.fset, obj.fdel):
+            if accessor is not None:
+                yield from _codes_of(accessor, module, globals_, seen)
+    elif isinstance(obj, functools.cached_property):
+        yield from _codes_of(obj.func, module, globals_, seen)
+    elif isinstance(obj, functools.partial):
+        yield from _codes_of(obj.func, module, globals_, seen)
+    elif type(obj).__name__ == "_lru_cache_wrapper" and type(obj).__module__ == "functools":
+        yield from _codes_of(getattr(obj, "__wrapped__", None), module, globals_, seen)
+
+
+def _build_index(module: types.ModuleType) -> dict[str, list[CodeType]]:
+    index: dict[str, list[CodeType]] = {}
+    seen_codes: set[int] = set()
+    pending: list[CodeType] = []
+    globals_ = module_dict(module)
+    seen: set[int] = set()
+    for value in list(globals_.values()):
+        pending.extend(_codes_of(value, module, globals_, seen))
+    while pending:
+        code = pending.pop()
+        if id(code) in seen_codes:
+            continue
+        seen_codes.add(id(code))
+        index.setdefault(code.co_qualname, []).append(code)
+        pending.extend(const for const in code.co_consts if type(const) is CodeType)
+    return index
+
+
+def _index(module: types.ModuleType, *, refresh: bool = False) -> dict[str, list[CodeType]]:
+    cached = _indexes.get(module.__name__)
+    if cached is not None and cached[0] is module and not refresh:
+        return cached[1]
+    index = _build_index(module)
+    _indexes[module.__name__] = (module, index)
+    return index
+
+
+def _find(module: types.ModuleType, qualname: str, digest: str) -> tuple[CodeType | None, list[CodeType]]:
+    for refresh in (False, True):
+        candidates = _index(module, refresh=refresh).get(qualname, [])
+        for candidate in candidates:
+            if code_digest(candidate) == digest:
+                return candidate, candidates
+    return None, candidates
+
+
+def resolve_code(module: str, qualname: str, digest: str, allow_modules: Iterable[str] = ()) -> CodeType:
+    """The code object of ``module:qualname`` in this process, which must have ``digest``.
+
+    The module must already be imported, or be named in ``allow_modules`` (then it
+    is imported).  Raises :class:`IncompatibleBlob` naming the function and what
+    changed.
+    """
+    allowed = allow_modules if isinstance(allow_modules, (tuple, frozenset, set, list)) else tuple(allow_modules)
+    module_obj = find_module(module, allowed)
+    code, candidates = _find(module_obj, qualname, digest)
+    if code is not None:
+        return code
+    if not candidates:
+        raise IncompatibleBlob(
+            f"{module}:{qualname} no longer exists (renamed, moved or deleted since the checkpoint); "
+            "finish old runs with the old code, or fork them"
+        )
+    now = ", ".join(short(code_digest(candidate)) for candidate in candidates)
+    raise IncompatibleBlob(
+        f"code of {module}:{qualname} changed since the checkpoint (digest {short(digest)} → {now}); "
+        "finish old runs with the old code, or fork them"
+    )
+
+
+def findable(code: CodeType, module: str) -> str | None:
+    """Encode-side check that ``resolve_code`` will find ``code`` again; the reason if not."""
+    module_obj = imported_module(module)
+    if module_obj is None:
+        return f"its module {module!r} is not in sys.modules"
+    for refresh in (False, True):
+        candidates = _index(module_obj, refresh=refresh).get(code.co_qualname, [])
+        if any(candidate is code for candidate in candidates):
+            return None
+        digest = code_digest(code)
+        if any(code_digest(candidate) == digest for candidate in candidates):
+            return None
+    return (
+        f"{module}:{code.co_qualname} cannot be found again from module {module!r} "
+        "(it was created by exec/compile, or is reachable only through a container)"
+    )

@@ -1,0 +1,17 @@
+"""Version facts of the running interpreter, in one place.
+
+The blob header records the Python major/minor that wrote it (bytecode and code
+objects are only meaningful within one minor version), so the codec needs these
+numbers; nothing else in ``_codec`` looks at ``sys.version_info``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+PYTHON_MAJOR: int = sys.version_info[0]
+PYTHON_MINOR: int = sys.version_info[1]
+PYTHON_VERSION: str = f"{PYTHON_MAJOR}.{PYTHON_MINOR}"
+
+#: ``type.__flags__`` bit of classes created by a ``class`` statement (not C types).
+TPFLAGS_HEAPTYPE: int = 1 << 9

@@ -1,0 +1,90 @@
+"""The seam between the codec and the frame engine.
+
+The codec knows values; it does not know frames.  Objects that carry a suspended
+frame (coroutines, generators, async generators, their ``asend`` awaitables) are
+handled by an :class:`Extension` registered by ``agentrt._frames``.  The codec calls
+``reduce`` while encoding and ``create`` / ``set_state`` while decoding, and runs the
+``after_load`` callbacks once the whole object graph exists (the frame engine
+uses that to prime restored chains).
+
+Contract (both sides rely on it):
+
+* ``reduce(obj, ctx)`` returns ``(args, state)``.  ``args`` is a tuple of values
+  the codec encodes *before* the object exists; ``state`` (any value, or None) is
+  encoded *after* the object is memoised, so cycles through ``state`` work.
+* ``create(ctx, *args)`` builds the object at load time.  It must validate its
+  arguments and raise ``CorruptBlob`` / ``IncompatibleBlob`` for anything wrong.
+* ``set_state(ctx, obj, state)`` fills the object in.
+* ``children(obj)`` yields ``(label, value, location)`` for error reporting:
+  ``label`` is a variable name or a description of a stack slot, ``location`` the
+  frame's source position (``None`` for non-frame objects).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from types import CodeType
+from typing import Any, Protocol
+
+import attrs
+
+
+@attrs.frozen
+class Location:
+    """Where a frame is suspended, for error messages."""
+
+    function: str
+    filename: str
+    lineno: int | None
+
+
+class EncodeContext(Protocol):
+    def code_ref(self, code: CodeType, module: str) -> int:
+        """Record ``code``'s identity in the blob header; return its index there."""
+        ...
+
+
+class DecodeContext(Protocol):
+    def code(self, index: int) -> CodeType:
+        """The resolved code object for header entry ``index`` (CorruptBlob if out of range)."""
+        ...
+
+    def code_module(self, index: int) -> str:
+        """The module name recorded for header entry ``index``."""
+        ...
+
+    def after_load(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the whole graph is decoded (in registration order)."""
+        ...
+
+
+class Extension(Protocol):
+    name: str                      # stable name written into blobs
+    types: tuple[type, ...]        # exact types handled
+
+    def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]: ...
+
+    def create(self, ctx: DecodeContext, *args: Any) -> Any: ...
+
+    def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None: ...
+
+    def children(self, obj: Any) -> Iterable[tuple[str, Any, Location | None]]: ...
+
+
+_EXTENSIONS: dict[str, Extension] = {}
+_BY_TYPE: dict[type, Extension] = {}
+
+
+def register_extension(extension: Extension) -> None:
+    """Make ``extension`` handle its types in every blob encoded or decoded from now on."""
+    _EXTENSIONS[extension.name] = extension
+    for tp in extension.types:
+        _BY_TYPE[tp] = extension
+
+
+def extension_for_type(tp: type) -> Extension | None:
+    return _BY_TYPE.get(tp)
+
+
+def extension_named(name: str) -> Extension | None:
+    return _EXTENSIONS.get(name)

@@ -1,0 +1,293 @@
+"""The unsafe core: the only package that reads frame internals or imports ``bytecode``.
+
+It plugs into the codec as two extensions.  ``frame`` handles coroutines,
+generators and async generators: on encode it captures the suspended frame
+(:mod:`._capture`); on decode it synthesizes resume code (:mod:`._resume`) and
+calls it, producing an unstarted object whose state list is filled once the
+whole graph is decoded.  ``asend`` handles the awaitable of an in-progress
+``async for`` step.  After a load, every restored chain is *primed*: its
+outermost object is sent ``None`` once, which runs only the synthesized prologues
+down the chain and suspends again exactly where the original was -- the
+innermost ``suspend`` re-yields its payload, which becomes ``Machine.pending``.
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import sys
+import types
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from agentrt._codec._extension import DecodeContext, EncodeContext, Location, register_extension
+from agentrt._frames import _layout as L
+from agentrt._frames._capture import FINISHED, NOT_STARTED, FrameState, Kind, capture, describe_stack_slot
+from agentrt._frames._liveness import Site, SiteKind, analyze
+from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
+from agentrt.exceptions import CorruptBlob, IncompatibleBlob
+
+__all__ = ["install", "restored_pending"]
+
+_CODE_FLAG_OF_KIND = {
+    Kind.COROUTINE: inspect.CO_COROUTINE,
+    Kind.GENERATOR: inspect.CO_GENERATOR,
+    Kind.ASYNC_GENERATOR: inspect.CO_ASYNC_GENERATOR,
+}
+_PRIMED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _asend_type() -> type:
+    async def probe() -> Any:
+        yield None
+
+    agen = probe()
+    awaitable = agen.asend(None)
+    tp = type(awaitable)
+    awaitable.close()
+    return tp
+
+
+ASEND_TYPE = _asend_type()
+
+
+@attrs.define
+class _Restored:
+    obj: Any
+    kind: Kind
+    site: Site | None
+    state: list[Any]
+    expected_len: int
+    has_exc: bool
+
+
+@attrs.define
+class _LoadSession:
+    """Frame objects restored by one decode, primed together once the graph is complete."""
+
+    restored: dict[int, _Restored] = attrs.Factory(dict)
+
+    def prime(self) -> None:
+        entries = list(self.restored.values())
+        self.restored = {}
+        for entry in entries:
+            if len(entry.state) != entry.expected_len:
+                raise CorruptBlob(f"frame state of {_describe(entry)} was never filled in")
+        delegated: set[int] = set()
+        for entry in entries:
+            if entry.site is not None and entry.site.kind is SiteKind.AWAIT:
+                delegate = entry.state[-1]
+                if type(delegate) is ASEND_TYPE:
+                    delegate = _agen_of(delegate)
+                delegated.add(id(delegate))
+        for entry in entries:
+            if entry.site is None or id(entry.obj) in delegated:
+                continue
+            try:
+                _prime_one(entry)
+            except (CorruptBlob, IncompatibleBlob):
+                raise
+            except BaseException as error:
+                raise CorruptBlob(f"restoring {_describe(entry)} failed: {error!r}") from error
+
+
+def _describe(entry: _Restored) -> str:
+    code = L.gen_code(entry.obj)
+    line = f" line {entry.site.lineno}" if entry.site else ""
+    return f"{code.co_qualname} ({code.co_filename}{line})"
+
+
+def _prime_one(entry: _Restored) -> None:
+    obj = entry.obj
+    if entry.kind is Kind.ASYNC_GENERATOR:
+        try:
+            result = obj.asend(None).send(None)
+        except StopIteration:
+            return
+        if entry.site is not None and entry.site.kind is SiteKind.ASYNC_YIELD:
+            raise CorruptBlob(f"async generator {_describe(entry)} did not stop at its yield")
+        _PRIMED[obj] = result
+        return
+    result = obj.send(None)
+    _PRIMED[obj] = result
+
+
+def restored_pending(obj: Any) -> Any:
+    """What a primed, restored chain yielded when it re-suspended (its innermost payload object)."""
+    try:
+        return _PRIMED.pop(obj)
+    except KeyError:
+        raise CorruptBlob("the blob's top-level object was not a suspended chain") from None
+
+
+def _agen_of(asend: Any) -> Any:
+    owners = [ref for ref in gc.get_referents(asend) if type(ref) is types.AsyncGeneratorType]
+    if len(owners) != 1:
+        raise CorruptBlob("an async generator step is not attached to its generator")
+    return owners[0]
+
+
+def _session(ctx: Any) -> _LoadSession:
+    session = getattr(ctx, "frame_session", None)
+    if session is None:
+        session = _LoadSession()
+        ctx.frame_session = session
+        ctx.after_load(session.prime)
+    return session  # type: ignore[no-any-return]
+
+
+def _finished(kind: Kind) -> Any:
+    if kind is Kind.COROUTINE:
+        async def finished_coroutine() -> None:
+            return None
+        obj: Any = finished_coroutine()
+        try:
+            obj.send(None)
+        except StopIteration:
+            pass
+        return obj
+    if kind is Kind.GENERATOR:
+        obj = (x for x in ())
+        obj.close()
+        return obj
+
+    async def finished_agen() -> Any:
+        yield None
+    obj = finished_agen()
+    try:
+        obj.aclose().send(None)
+    except StopIteration:
+        pass
+    return obj
+
+
+def _check(condition: bool, what: str) -> None:
+    if not condition:
+        raise CorruptBlob(f"malformed frame record: {what}")
+
+
+class FrameObjects:
+    """Codec extension for coroutines, generators and async generators."""
+
+    name = "frame"
+    types = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
+
+    def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]:
+        state = capture(obj)
+        if state.status == FINISHED:
+            return (int(state.kind), -1, FINISHED, (), (), False, ()), None
+        index = ctx.code_ref(state.code, state.module)
+        args = (int(state.kind), index, state.status, state.bound_locals, state.null_mask,
+                state.exc is not None, state.cells)
+        return args, [state.exc, *state.local_values, *state.stack_values]
+
+    def create(self, ctx: DecodeContext, *args: Any) -> Any:
+        _check(len(args) == 7, "wrong number of fields")
+        kind_value, index, status, bound, null_mask, has_exc, cells = args
+        _check(type(kind_value) is int and kind_value in (0, 1, 2), "unknown kind")
+        kind = Kind(kind_value)
+        _check(type(status) is int, "status is not an int")
+        if status == FINISHED:
+            return _finished(kind)
+        _check(type(index) is int, "code index is not an int")
+        code = ctx.code(index)
+        _check(bool(code.co_flags & _CODE_FLAG_OF_KIND[kind]), f"{code.co_qualname} is not a {kind.name.lower()}")
+        _check(type(bound) is tuple and all(type(i) is int for i in bound), "bound locals")
+        _check(list(bound) == sorted(set(bound)), "bound locals are not sorted")
+        _check(type(null_mask) is tuple and all(type(b) is bool for b in null_mask), "stack NULL mask")
+        _check(type(has_exc) is bool, "exception flag")
+        _check(type(cells) is tuple and all(type(c) is types.CellType for c in cells), "closure cells")
+        _check(len(cells) == len(code.co_freevars) + len(code.co_cellvars), "closure cell count")
+        site: Site | None = None
+        if status == NOT_STARTED:
+            _check(not null_mask and not has_exc, "an unstarted frame has no stack")
+            _check(all(0 <= i < code.co_nlocals for i in bound), "local index out of range")
+        else:
+            analysis = analyze(code)
+            site = analysis.sites.get(status)
+            if site is None:
+                raise IncompatibleBlob(
+                    f"{code.co_qualname} has no suspension point at byte {status}: the code changed "
+                    "since the checkpoint"
+                )
+            _check(set(bound) <= set(site.live_locals), "a restored local is not live at the suspension")
+            _check(len(null_mask) == site.stack_depth, "value stack depth does not match the code")
+            _check(site.kind is not SiteKind.AWAIT or not null_mask[-1], "the awaited object is NULL")
+        module = sys.modules.get(ctx.code_module(index))
+        _check(module is not None, f"module {ctx.code_module(index)!r} vanished during the load")
+        resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
+        state: list[Any] = []
+        obj = new_frame_object(resumed, module.__dict__, cells, state)  # type: ignore[union-attr]
+        expected = 1 + len(bound) + null_mask.count(False)
+        _session(ctx).restored[id(obj)] = _Restored(obj, kind, site, state, expected, has_exc)
+        return obj
+
+    def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:
+        entry = _session(ctx).restored.get(id(obj))
+        if entry is None:  # a finished object has no state
+            _check(state is None, "state for a finished frame")
+            return
+        _check(type(state) is list and len(state) == entry.expected_len, "frame state length")
+        exc = state[0]
+        _check(exc is None if not entry.has_exc else isinstance(exc, BaseException), "exception being handled")
+        entry.state[:] = state
+
+    def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
+        state = capture(obj)
+        if state.status == FINISHED:
+            return
+        yield from frame_children(state)
+
+
+def frame_children(state: FrameState) -> Iterator[tuple[str, Any, Location | None]]:
+    """Named values of a captured frame, for error paths and dumps."""
+    code = state.code
+    location = Location(code.co_qualname, code.co_filename, state.site.lineno if state.site else code.co_firstlineno)
+    for index, value in zip(state.bound_locals, state.local_values, strict=True):
+        yield code.co_varnames[index], value, location
+    for name, cell in zip(code.co_freevars + code.co_cellvars, state.cells, strict=True):
+        try:
+            yield name, cell.cell_contents, location  # type: ignore[attr-defined]
+        except ValueError:
+            continue  # empty cell
+    values = iter(state.stack_values)
+    for position, is_null in enumerate(state.null_mask):
+        if not is_null:
+            yield describe_stack_slot(state, position), next(values), location
+    if state.exc is not None:
+        yield "<exception being handled>", state.exc, location
+
+
+class AsendObjects:
+    """Codec extension for the awaitable of one ``async for`` / ``__anext__`` / ``asend`` step."""
+
+    name = "asend"
+    types = (ASEND_TYPE,)
+
+    def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]:
+        return (_agen_of(obj),), None
+
+    def create(self, ctx: DecodeContext, *args: Any) -> Any:
+        _check(len(args) == 1 and type(args[0]) is types.AsyncGeneratorType, "asend of a non-async-generator")
+        return args[0].asend(None)
+
+    def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:
+        _check(state is None, "asend state")
+
+    def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
+        yield "<async generator>", _agen_of(obj), None
+
+
+_installed = False
+
+
+def install() -> None:
+    """Register the frame extensions with the codec (idempotent)."""
+    global _installed
+    if not _installed:
+        register_extension(FrameObjects())
+        register_extension(AsendObjects())
+        _installed = True

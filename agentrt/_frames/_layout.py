@@ -1,0 +1,255 @@
+"""Everything agentrt knows about CPython's frame internals, in one table.
+
+These are facts observed on CPython 3.11, 3.12 and 3.13 (x86_64 and other 64-bit
+builds), not promises: :func:`self_check` re-verifies them at import against a
+live suspended coroutine and refuses to run if any of them is wrong, so a wrong
+guess becomes a ``RuntimeError`` instead of a crash.  No other module may contain
+a ``sys.version_info`` check or a struct offset.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dis
+import sys
+import types
+
+import attrs
+
+PY_MINOR = sys.version_info[1]
+PY311 = PY_MINOR == 11
+PY312_PLUS = PY_MINOR >= 12
+PY313_PLUS = PY_MINOR >= 13
+
+SUPPORTED_MINORS = (11, 12, 13)
+_POINTER = ctypes.sizeof(ctypes.c_void_p)
+
+
+@attrs.frozen
+class FrameLayout:
+    """Byte offsets inside a generator-like object and its embedded ``_PyInterpreterFrame``."""
+
+    iframe_in_gen: int            # where the frame lives inside the coroutine object
+    code_in_iframe: int           # f_code / f_executable
+    stacktop_in_iframe: int       # int stacktop (count of live localsplus slots)
+    localsplus_in_iframe: int     # first localsplus slot
+    frame_state_in_gen: int       # int8 gi_frame_state
+    exc_value_in_gen: int         # gi_exc_state.exc_value (PyObject*)
+    lasti_at_resume: bool         # frame.f_lasti names the RESUME after YIELD_VALUE (3.13)
+
+
+_LAYOUTS = {
+    11: FrameLayout(80, 32, 64, 72, 75, 48, False),
+    12: FrameLayout(72, 0, 64, 72, 67, 40, False),
+    13: FrameLayout(72, 0, 64, 72, 67, 40, True),
+}
+
+# Opcodes we rely on, derived from ``dis.opmap`` by name, never by number.
+OP = dis.opmap
+SEND = OP["SEND"]
+YIELD_VALUE = OP["YIELD_VALUE"]
+RESUME = OP["RESUME"]
+EXTENDED_ARG = OP["EXTENDED_ARG"]
+CACHE = OP.get("CACHE", -1)
+LOAD_CONST = OP["LOAD_CONST"]
+# 3.12+ wraps async-generator yields with CALL_INTRINSIC_1 INTRINSIC_ASYNC_GEN_WRAP (4).
+ASYNC_GEN_WRAP = OP.get("ASYNC_GEN_WRAP")
+CALL_INTRINSIC_1 = OP.get("CALL_INTRINSIC_1")
+INTRINSIC_ASYNC_GEN_WRAP = 4
+# gi_frame_state values.  3.13 split SUSPENDED into SUSPENDED (-2, a plain yield) and
+# SUSPENDED_YIELD_FROM (-1, an await / yield from) and moved CREATED to -3.
+FRAME_CREATED = -3 if PY313_PLUS else -2
+FRAME_SUSPENDED_STATES = (-1, -2) if PY313_PLUS else (-1,)
+FRAME_EXECUTING = 0
+
+SUSPENDED_TYPES = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
+
+
+def _unsupported(reason: str) -> RuntimeError:
+    version = ".".join(map(str, sys.version_info[:3]))
+    return RuntimeError(
+        f"agentrt does not support this interpreter (CPython {version}, {sys.implementation.name}): {reason}. "
+        "Supported: CPython 3.11, 3.12 and 3.13 on 64-bit builds."
+    )
+
+
+def _pick_layout() -> FrameLayout:
+    if sys.implementation.name != "cpython":
+        raise _unsupported("it reads CPython frame internals")
+    if _POINTER != 8:
+        raise _unsupported("only 64-bit builds have been verified")
+    if PY_MINOR not in _LAYOUTS:
+        raise _unsupported("no verified frame layout for this version")
+    if getattr(sys, "_is_gil_enabled", lambda: True)() is False:
+        raise _unsupported("free-threaded builds have a different frame layout")
+    return _LAYOUTS[PY_MINOR]
+
+
+LAYOUT = _pick_layout()
+
+
+def localsplus_names(code: types.CodeType) -> tuple[str, ...]:
+    """Names of ``localsplus`` slots in order: locals, cells that are not arguments, free vars.
+
+    A cell variable that is also a local (an argument captured by a closure) shares
+    the local's slot, so it is not repeated.
+    """
+    varnames = code.co_varnames
+    extra_cells = tuple(name for name in code.co_cellvars if name not in varnames)
+    return varnames + extra_cells + code.co_freevars
+
+
+def _iframe_address(gen: object) -> int:
+    return id(gen) + LAYOUT.iframe_in_gen
+
+
+def frame_state(gen: object) -> int:
+    """``gi_frame_state`` of a generator-like object."""
+    return ctypes.c_int8.from_address(id(gen) + LAYOUT.frame_state_in_gen).value
+
+
+def is_suspended(gen: object) -> bool:
+    return frame_state(gen) in FRAME_SUSPENDED_STATES
+
+
+def lifecycle(gen: object) -> str:
+    """"CREATED", "SUSPENDED", "RUNNING" or "CLOSED" for any generator-like object."""
+    frame = getattr(gen, "cr_frame", None) or getattr(gen, "gi_frame", None) or getattr(gen, "ag_frame", None)
+    if frame is None:
+        return "CLOSED"
+    state = frame_state(gen)
+    if state == FRAME_CREATED:
+        return "CREATED"
+    if state in FRAME_SUSPENDED_STATES:
+        return "SUSPENDED"
+    if state < FRAME_EXECUTING:
+        raise RuntimeError(f"unknown frame state {state} of {gen!r}")
+    return "RUNNING" if state == FRAME_EXECUTING else "CLOSED"
+
+
+def read_slots(gen: object, code: types.CodeType) -> list[object]:
+    """``localsplus[0:stacktop]`` of a *suspended* frame, with NULL slots as :data:`NULL`.
+
+    Callers must have checked :func:`is_suspended`: a running frame's stacktop is -1
+    and slots above it hold garbage.
+    """
+    base = _iframe_address(gen)
+    stacktop = ctypes.c_int.from_address(base + LAYOUT.stacktop_in_iframe).value
+    if not 0 <= stacktop <= len(localsplus_names(code)) + code.co_stacksize:
+        raise RuntimeError(f"frame of {code.co_qualname} reports stacktop {stacktop}: not suspended")
+    array = (ctypes.c_void_p * stacktop).from_address(base + LAYOUT.localsplus_in_iframe)
+    as_object = ctypes.py_object
+    slots: list[object] = []
+    for pointer in array:
+        slots.append(NULL if not pointer else ctypes.cast(pointer, as_object).value)
+    return slots
+
+
+def exception_being_handled(gen: object) -> BaseException | None:
+    """``gi_exc_state.exc_value``: the exception an ``except`` block is handling, if any."""
+    pointer = ctypes.c_void_p.from_address(id(gen) + LAYOUT.exc_value_in_gen).value
+    if not pointer:
+        return None
+    value = ctypes.cast(pointer, ctypes.py_object).value
+    return value if isinstance(value, BaseException) else None
+
+
+def lasti_bytes(gen: object) -> int:
+    """Byte offset of the YIELD_VALUE a suspended frame sits at (normalised across versions)."""
+    frame = gen_frame(gen)
+    lasti = frame.f_lasti
+    if LAYOUT.lasti_at_resume:
+        lasti -= 2  # YIELD_VALUE has no cache entries; RESUME follows it directly
+    return lasti
+
+
+def gen_frame(gen: object) -> types.FrameType:
+    frame = getattr(gen, "cr_frame", None) or getattr(gen, "gi_frame", None) or getattr(gen, "ag_frame", None)
+    if frame is None:
+        raise RuntimeError(f"{gen!r} has no frame (it has finished)")
+    return frame  # type: ignore[no-any-return]
+
+
+def gen_code(gen: object) -> types.CodeType:
+    return gen.cr_code if type(gen) is types.CoroutineType else (  # type: ignore[attr-defined]
+        gen.gi_code if type(gen) is types.GeneratorType else gen.ag_code)  # type: ignore[attr-defined]
+
+
+def delegate(gen: object) -> object | None:
+    """What a suspended generator-like object is awaiting or yielding from."""
+    tp = type(gen)
+    if tp is types.CoroutineType:
+        return gen.cr_await  # type: ignore[attr-defined]
+    if tp is types.GeneratorType:
+        return gen.gi_yieldfrom  # type: ignore[attr-defined]
+    return gen.ag_await  # type: ignore[attr-defined]
+
+
+class _Null:
+    """A NULL slot of the value stack or an unbound local."""
+
+    _instance: _Null | None = None
+
+    def __new__(cls) -> _Null:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+    def __reduce__(self) -> str:
+        return "NULL"
+
+
+NULL = _Null()
+
+
+def self_check() -> None:
+    """Verify the layout against a live suspended coroutine; raise RuntimeError if anything is off."""
+
+    class _Probe:
+        def __await__(self):  # type: ignore[no-untyped-def]
+            yield "probe"
+
+    sentinel = object()
+
+    async def probe(a: object) -> object:
+        b = [a]
+        try:
+            raise KeyError("probe")
+        except KeyError:
+            await _Probe()
+        return b
+
+    coro = probe(sentinel)
+    try:
+        code = coro.cr_code
+        if lifecycle(coro) != "CREATED":
+            raise _unsupported(f"a new coroutine's frame state reads {frame_state(coro)}")
+        expected_basic = LAYOUT.iframe_in_gen + LAYOUT.localsplus_in_iframe
+        if type(coro).__basicsize__ != expected_basic:
+            raise _unsupported(f"coroutine basicsize {type(coro).__basicsize__} != {expected_basic}")
+        if coro.send(None) != "probe":
+            raise _unsupported("probe coroutine did not suspend")
+        code_pointer = ctypes.c_void_p.from_address(_iframe_address(coro) + LAYOUT.code_in_iframe).value
+        if code_pointer != id(code):
+            raise _unsupported("frame code pointer does not match cr_code")
+        if lifecycle(coro) != "SUSPENDED":
+            raise _unsupported(f"suspended frame state reads {frame_state(coro)}")
+        slots = read_slots(coro, code)
+        if slots[0] is not sentinel or not (isinstance(slots[1], list) and slots[1][0] is sentinel):
+            raise _unsupported("locals are not where expected")
+        if slots[-1] is not coro.cr_await:
+            raise _unsupported("the awaited object is not on top of the value stack")
+        exc = exception_being_handled(coro)
+        if not isinstance(exc, KeyError):
+            raise _unsupported("the exception being handled is not where expected")
+        lasti = lasti_bytes(coro)
+        if code.co_code[lasti] != YIELD_VALUE:
+            raise _unsupported("f_lasti does not point at the YIELD_VALUE of the await")
+    finally:
+        coro.close()
+
+
+self_check()

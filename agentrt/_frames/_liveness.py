@@ -1,0 +1,235 @@
+"""Per-suspension facts about a code object: where it can suspend, what is live there.
+
+One analysis serves two masters.  The checkpoint engine uses it to leave dead
+locals out of a blob (so a lock or ``re.Match`` used only before an await never
+blocks a checkpoint) and to validate a blob's frame against the code it names.
+The static validator uses the same :func:`analyze` so that a value it reports
+is exactly a value the runtime would have to checkpoint.
+
+Liveness is the classic backward data-flow over the instruction-level control
+flow graph, built from :mod:`dis` (so this module touches no frame internals),
+with an edge from every instruction covered by an exception-table entry to its
+handler.  A local is *live* at a suspension when some path from the resumption
+point -- normal resumption or an exception thrown in at the await -- reads it
+before writing it.
+"""
+
+from __future__ import annotations
+
+import dis
+import enum
+from functools import lru_cache
+from types import CodeType
+
+import attrs
+
+from agentrt._frames import _layout as L
+
+_UNCONDITIONAL = frozenset(
+    name for name in (
+        "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT",
+        "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "RETURN_GENERATOR_NOT_USED",
+    )
+)
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+_USE_ONE = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
+_DEF_ONE = frozenset({"STORE_FAST"})
+# Names whose presence means the function can read any local by name at run time.
+_INTROSPECTION = frozenset({"locals", "vars", "eval", "exec", "dir"})
+
+
+class SiteKind(enum.Enum):
+    AWAIT = "await"            # SEND/YIELD_VALUE pair: await, yield from, async for/with
+    YIELD = "yield"            # a plain yield in a generator
+    ASYNC_YIELD = "async-yield"  # a plain yield in an async generator (value wrapped first)
+
+
+@attrs.frozen
+class Site:
+    """One place a frame of this code can be suspended."""
+
+    yield_offset: int          # byte offset of the YIELD_VALUE the frame sits at
+    kind: SiteKind
+    resume_offset: int         # byte offset the resume code jumps to
+    stack_depth: int           # value-stack entries while suspended (the delegate included)
+    live_locals: tuple[int, ...]  # localsplus indices of plain locals live after resumption
+    lineno: int | None
+
+
+@attrs.frozen
+class Analysis:
+    code: CodeType
+    sites: dict[int, Site]
+    nlocals: int               # plain locals (co_varnames); cells and free vars follow
+    cell_slots: tuple[int, ...]  # localsplus indices holding cells or free vars (always kept)
+    reads_locals_by_name: bool
+
+    def site(self, yield_offset: int) -> Site:
+        try:
+            return self.sites[yield_offset]
+        except KeyError:
+            raise LookupError(
+                f"{self.code.co_qualname} has no suspension point at byte {yield_offset}"
+            ) from None
+
+
+def _successors(instructions: list[dis.Instruction], index: int) -> list[int]:
+    instr = instructions[index]
+    targets: list[int] = []
+    if instr.opcode in _JUMPS and instr.opname != "SEND_GEN":
+        targets.append(instr.argval)
+    if instr.opname not in _UNCONDITIONAL and index + 1 < len(instructions):
+        targets.append(instructions[index + 1].offset)
+    return targets
+
+
+def _uses_defs(instr: dis.Instruction) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    name = instr.opname
+    arg = instr.arg
+    if name in _USE_ONE:
+        return (arg,), ()  # type: ignore[return-value]
+    if name in _DEF_ONE:
+        return (), (arg,)  # type: ignore[return-value]
+    if name == "LOAD_FAST_LOAD_FAST":
+        return (arg >> 4, arg & 15), ()  # type: ignore[operator]
+    if name == "STORE_FAST_LOAD_FAST":
+        return (arg & 15,), (arg >> 4,)  # type: ignore[operator]
+    if name == "STORE_FAST_STORE_FAST":
+        return (), (arg >> 4, arg & 15)  # type: ignore[operator]
+    return (), ()
+
+
+@lru_cache(maxsize=4096)
+def analyze(code: CodeType) -> Analysis:
+    """Suspension sites of ``code`` with their stack depth, resume target and live locals."""
+    instructions = [i for i in dis.get_instructions(code) if i.opcode != L.EXTENDED_ARG]
+    by_offset = {instr.offset: n for n, instr in enumerate(instructions)}
+    handlers = [(e.start, e.end, e.target, e.depth, e.lasti) for e in dis.Bytecode(code).exception_entries]
+
+    def handler_of(offset: int) -> tuple[int, int, bool] | None:
+        for start, end, target, depth, lasti in handlers:
+            if start <= offset < end:
+                return target, depth, lasti
+        return None
+
+    depths = _stack_depths(instructions, by_offset, handler_of)
+    live_in = _liveness(instructions, by_offset, handler_of, code.co_nlocals)
+
+    sites: dict[int, Site] = {}
+    for n, instr in enumerate(instructions):
+        if instr.opname != "YIELD_VALUE" or instr.offset not in depths:
+            continue
+        previous = instructions[n - 1] if n else None
+        if previous is not None and previous.opname == "SEND":
+            kind = SiteKind.AWAIT
+            load_none = instructions[n - 2]
+            if load_none.opname != "LOAD_CONST" or load_none.argval is not None:
+                continue  # not the await shape we know how to resume; reported on capture
+            resume_offset = load_none.offset
+        elif previous is not None and _is_async_gen_wrap(previous):
+            kind, resume_offset = SiteKind.ASYNC_YIELD, previous.offset
+        else:
+            kind, resume_offset = SiteKind.YIELD, instr.offset
+        after = set()
+        for successor in _successors(instructions, n):
+            after |= live_in.get(successor, set())
+        handler = handler_of(instr.offset)
+        if handler is not None:
+            after |= live_in.get(handler[0], set())
+        sites[instr.offset] = Site(
+            yield_offset=instr.offset,
+            kind=kind,
+            resume_offset=resume_offset,
+            stack_depth=depths[instr.offset] - 1,
+            live_locals=tuple(sorted(after)),
+            lineno=instr.positions.lineno if instr.positions else None,
+        )
+
+    names = L.localsplus_names(code)
+    cell_names = set(code.co_cellvars) | set(code.co_freevars)
+    cell_slots = tuple(i for i, name in enumerate(names) if name in cell_names)
+    reads_by_name = bool(_INTROSPECTION & set(code.co_names))
+    if reads_by_name or "super" in code.co_names:
+        # locals()/vars()/eval() read any local; zero-argument super() reads the first one.
+        everything = tuple(range(code.co_nlocals)) if reads_by_name else (0,)
+        sites = {
+            offset: attrs.evolve(site, live_locals=tuple(sorted(set(site.live_locals) | set(everything))))
+            for offset, site in sites.items()
+        }
+    return Analysis(code, sites, code.co_nlocals, cell_slots, reads_by_name)
+
+
+def _is_async_gen_wrap(instr: dis.Instruction) -> bool:
+    if instr.opname == "ASYNC_GEN_WRAP":
+        return True
+    return instr.opname == "CALL_INTRINSIC_1" and instr.arg == L.INTRINSIC_ASYNC_GEN_WRAP
+
+
+def _stack_depths(instructions, by_offset, handler_of) -> dict[int, int]:  # type: ignore[no-untyped-def]
+    """Value-stack depth before each reachable instruction (abstract interpretation)."""
+    depths: dict[int, int] = {instructions[0].offset: 0}
+    work = [instructions[0].offset]
+    while work:
+        offset = work.pop()
+        n = by_offset[offset]
+        instr = instructions[n]
+        depth = depths[offset]
+        handler = handler_of(offset)
+        if handler is not None:
+            target, handler_depth, lasti = handler
+            _merge_depth(depths, work, target, handler_depth + 1 + int(lasti), instr)
+        if instr.opname in _UNCONDITIONAL:
+            if instr.opcode in _JUMPS:
+                _merge_depth(depths, work, instr.argval, depth + _effect(instr, True), instr)
+            continue
+        if instr.opcode in _JUMPS:
+            _merge_depth(depths, work, instr.argval, depth + _effect(instr, True), instr)
+        if n + 1 < len(instructions):
+            _merge_depth(depths, work, instructions[n + 1].offset, depth + _effect(instr, False), instr)
+    return depths
+
+
+def _effect(instr: dis.Instruction, jump: bool) -> int:
+    if instr.opname == "RETURN_GENERATOR":
+        # The frame is re-entered with the first sent value on the stack (popped by the
+        # POP_TOP that follows); dis reports 0 on 3.11/3.12, which is off by one.
+        return 1
+    arg = instr.arg if instr.opcode >= dis.HAVE_ARGUMENT else None
+    return dis.stack_effect(instr.opcode, arg, jump=jump)
+
+
+def _merge_depth(depths: dict[int, int], work: list[int], offset: int, depth: int, source) -> None:  # type: ignore[no-untyped-def]
+    known = depths.get(offset)
+    if known is None:
+        depths[offset] = depth
+        work.append(offset)
+    elif known != depth:
+        raise ValueError(
+            f"inconsistent stack depth at byte {offset} ({known} vs {depth} from {source.opname})"
+        )
+
+
+def _liveness(instructions, by_offset, handler_of, nlocals: int) -> dict[int, set[int]]:  # type: ignore[no-untyped-def]
+    """Backward data-flow: the plain locals live on entry to each instruction."""
+    uses_defs = [_uses_defs(i) for i in instructions]
+    successors = []
+    for n, instr in enumerate(instructions):
+        succ = _successors(instructions, n)
+        handler = handler_of(instr.offset)
+        if handler is not None:
+            succ.append(handler[0])
+        successors.append([by_offset[s] for s in succ if s in by_offset])
+    live_in: list[set[int]] = [set() for _ in instructions]
+    changed = True
+    while changed:
+        changed = False
+        for n in range(len(instructions) - 1, -1, -1):
+            out: set[int] = set()
+            for s in successors[n]:
+                out |= live_in[s]
+            uses, defs = uses_defs[n]
+            new = (out - set(defs)) | {u for u in uses if u < nlocals}
+            if new != live_in[n]:
+                live_in[n] = new
+                changed = True
+    return {instr.offset: live_in[n] for n, instr in enumerate(instructions)}

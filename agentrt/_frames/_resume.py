@@ -1,0 +1,206 @@
+"""Frame states -> resume code objects -> fresh coroutines and generators.
+
+A suspended frame cannot be rebuilt by writing into a new frame's memory safely,
+so agentrt synthesizes, per suspension site, a *resume code object*: the original
+code with
+
+* one argument (the frame state list) instead of the original parameters,
+* cell variables turned into free variables, so the restored function is handed
+  the original cell objects through its closure and stays shared with closures,
+* a prologue right after ``RESUME 0`` that restores the exception being handled,
+  the live locals and the value stack (NULL slots included), then jumps to the
+  instruction that re-enters the suspended ``await`` / ``yield``.
+
+Calling the resume function yields a new, unstarted coroutine (or generator);
+its first ``send(None)`` runs only the prologue and suspends again at the same
+place.  The code keeps the original name, qualname, filename and line table, so
+tracebacks and pdb show the agent's own source.  Resume code is cached per
+(code, site, which locals are bound, which stack slots are NULL, exception) and
+remembers how its byte offsets map back to the original code, so a restored
+frame can be checkpointed again.
+"""
+
+from __future__ import annotations
+
+import dis
+import inspect
+import threading
+import types
+from types import CodeType
+
+import attrs
+from bytecode import Bytecode, CellVar, FreeVar, Instr, Label
+
+from agentrt._frames import _layout as L
+from agentrt._frames._liveness import Site, SiteKind
+from agentrt.exceptions import UnsupportedSuspension
+
+STATE_ARG = ".agentrt_state"
+_VARARGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+@attrs.frozen
+class ResumeShape:
+    """Everything that changes the synthesized code for one restored frame."""
+
+    code: CodeType
+    site: Site | None              # None: the frame never started
+    bound_locals: tuple[int, ...]  # original co_varnames indices restored from the state
+    null_mask: tuple[bool, ...]    # one entry per value-stack slot, True for NULL
+    has_exc: bool                  # an exception is being handled at the suspension
+
+
+@attrs.frozen
+class ResumeCode:
+    code: CodeType                 # the synthesized code object
+    original: CodeType
+    closure_names: tuple[str, ...]  # co_freevars of ``code``: original free vars then cell vars
+    original_offset: dict[int, int]  # byte offset in ``code`` -> byte offset in ``original``
+
+
+_CACHE: dict[ResumeShape, ResumeCode] = {}
+_BY_CODE: dict[CodeType, ResumeCode] = {}
+_LOCK = threading.Lock()
+
+
+def resume_code(shape: ResumeShape) -> ResumeCode:
+    """The (cached) resume code for ``shape``."""
+    cached = _CACHE.get(shape)
+    if cached is not None:
+        return cached
+    with _LOCK:
+        cached = _CACHE.get(shape)
+        if cached is None:
+            cached = _synthesize(shape)
+            _CACHE[shape] = cached
+            _BY_CODE[cached.code] = cached
+    return cached
+
+
+def as_original(code: CodeType) -> ResumeCode | None:
+    """If ``code`` is synthesized resume code, how it maps back to the agent's code."""
+    return _BY_CODE.get(code)
+
+
+def _synthesize(shape: ResumeShape) -> ResumeCode:
+    original = shape.code
+    bc = Bytecode.from_code(original, conserve_exception_block_stackdepth=True)
+    original_instrs = [ins for ins in bc if isinstance(ins, Instr)]
+    original_dis = [i for i in dis.get_instructions(original) if i.opcode != L.EXTENDED_ARG]
+    if [i.name for i in original_instrs] != [i.opname for i in original_dis]:
+        raise UnsupportedSuspension(
+            f"cannot rebuild {original.co_qualname}: the bytecode library disagrees with dis about "
+            "its instructions (please report this with your Python version)"
+        )
+    offset_of = {id(ins): d.offset for ins, d in zip(original_instrs, original_dis, strict=True)}
+    target_instr = None
+    if shape.site is not None:
+        target_offset = shape.site.resume_offset
+        target_instr = next(ins for ins, d in zip(original_instrs, original_dis, strict=True)
+                            if d.offset == target_offset)
+
+    cell_names = tuple(original.co_cellvars)
+    closure_names = tuple(original.co_freevars) + cell_names
+    body: list[object] = []
+    copy_free_vars_seen = False
+    for item in bc:
+        if isinstance(item, Instr):
+            if item.name == "MAKE_CELL":
+                continue
+            if item.name == "COPY_FREE_VARS":
+                item.arg = len(closure_names)
+                copy_free_vars_seen = True
+            elif isinstance(item.arg, CellVar):
+                item.arg = FreeVar(item.arg.name)
+            elif isinstance(item.arg, str) and item.arg in cell_names and item.name.endswith("_FAST"):
+                # 3.13 loads an argument's cell with LOAD_FAST on the argument's slot
+                item.arg = FreeVar(item.arg)
+        body.append(item)
+    if closure_names and not copy_free_vars_seen:
+        body.insert(0, Instr("COPY_FREE_VARS", len(closure_names)))
+
+    resume_at = next(
+        (n for n, item in enumerate(body) if isinstance(item, Instr) and item.name == "RESUME" and item.arg == 0),
+        None,
+    )
+    if resume_at is None:
+        raise UnsupportedSuspension(f"{original.co_qualname} has no RESUME 0 instruction to resume after")
+    lineno = (shape.site.lineno if shape.site else None) or original.co_firstlineno
+    prologue = _prologue(shape, lineno)
+    if target_instr is not None:
+        label = Label()
+        prologue.append(Instr("JUMP_FORWARD", label, lineno=lineno))
+        target_at = next(n for n, item in enumerate(body) if item is target_instr)
+        if target_at <= resume_at:
+            raise UnsupportedSuspension(f"{original.co_qualname}: resume target precedes RESUME 0")
+        body.insert(target_at, label)
+    body[resume_at + 1:resume_at + 1] = prologue
+
+    bc.clear()
+    bc.extend(body)  # type: ignore[arg-type]
+    bc.argnames = [STATE_ARG]
+    bc.argcount = 1
+    bc.posonlyargcount = 0
+    bc.kwonlyargcount = 0
+    bc.cellvars = []
+    bc.freevars = list(closure_names)
+    bc.flags = bc.flags & ~_VARARGS
+    extra = 4 + len(shape.null_mask)
+    try:
+        code = bc.to_code(stacksize=original.co_stacksize + extra, compute_exception_stack_depths=False)
+    except Exception as error:  # the bytecode library raises assorted types here
+        raise UnsupportedSuspension(
+            f"cannot synthesize resume code for {original.co_qualname}: {error}"
+        ) from error
+    if code.co_freevars != closure_names:
+        raise UnsupportedSuspension(f"resume code of {original.co_qualname} reordered its free variables")
+
+    resumed_dis = [i for i in dis.get_instructions(code) if i.opcode != L.EXTENDED_ARG]
+    resumed_instrs = [ins for ins in bc if isinstance(ins, Instr)]
+    if len(resumed_dis) != len(resumed_instrs):
+        raise UnsupportedSuspension(f"resume code of {original.co_qualname} does not line up with its source")
+    original_offset = {
+        d.offset: offset_of[id(ins)] for ins, d in zip(resumed_instrs, resumed_dis, strict=True)
+        if id(ins) in offset_of
+    }
+    return ResumeCode(code, original, closure_names, original_offset)
+
+
+def _prologue(shape: ResumeShape, lineno: int) -> list[Instr]:
+    varnames = shape.code.co_varnames
+
+    def item(index: int) -> list[Instr]:
+        return [
+            Instr("LOAD_FAST", STATE_ARG, lineno=lineno),
+            Instr("LOAD_CONST", index, lineno=lineno),
+            Instr("BINARY_SUBSCR", lineno=lineno),
+        ]
+
+    out: list[Instr] = []
+    if shape.has_exc:
+        # Make the restored exception "the one being handled" (sys.exc_info(), bare raise).
+        out += item(0)
+        out += [Instr("PUSH_EXC_INFO", lineno=lineno), Instr("POP_TOP", lineno=lineno),
+                Instr("POP_TOP", lineno=lineno)]
+    index = 1
+    for local in shape.bound_locals:
+        out += item(index)
+        out.append(Instr("STORE_FAST", varnames[local], lineno=lineno))
+        index += 1
+    for is_null in shape.null_mask:
+        if is_null:
+            out.append(Instr("PUSH_NULL", lineno=lineno))
+        else:
+            out += item(index)
+            index += 1
+    out += [Instr("LOAD_CONST", None, lineno=lineno), Instr("STORE_FAST", STATE_ARG, lineno=lineno)]
+    if shape.site is not None and shape.site.kind is not SiteKind.AWAIT:
+        out.append(Instr("LOAD_CONST", None, lineno=lineno))  # stands for the value already yielded
+    return out
+
+
+def new_frame_object(resumed: ResumeCode, module_globals: dict, closure: tuple, state: list) -> object:  # type: ignore[type-arg]
+    """Call the resume function: a fresh, unstarted coroutine / generator / async generator."""
+    function = types.FunctionType(resumed.code, module_globals, resumed.original.co_name, None, closure)
+    function.__qualname__ = resumed.original.co_qualname
+    return function(state)

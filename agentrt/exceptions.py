@@ -1,0 +1,74 @@
+"""The agentrt error tree.
+
+Every error names what went wrong, where, and how to fix it.  All of them derive
+from :class:`AgentrtError`, so a host can catch agentrt's own failures in one place
+without swallowing the agent's exceptions, which always propagate unchanged.
+"""
+
+from __future__ import annotations
+
+
+class AgentrtError(Exception):
+    """Base class of every error raised by agentrt itself."""
+
+
+class CannotCrossAwait(AgentrtError):
+    """A value live at a suspension cannot be checkpointed.
+
+    Raised by ``Machine.get()`` (and by the runtime at a checkpoint).  The
+    attributes locate the value precisely; ``str(error)`` says all of it in one
+    line plus the fix.
+    """
+
+    def __init__(
+        self,
+        *,
+        code: str,
+        variable: str | None,
+        path: str,
+        function: str | None,
+        filename: str | None,
+        lineno: int | None,
+        type_name: str,
+        fix: str,
+    ) -> None:
+        self.code = code
+        self.variable = variable
+        self.path = path
+        self.function = function
+        self.filename = filename
+        self.lineno = lineno
+        self.type_name = type_name
+        self.fix = fix
+        where = f"{filename}:{lineno}" if filename else "<unknown location>"
+        what = f"variable {variable!r}" if variable else "a value"
+        inside = f" at {path}" if path and path != variable else ""
+        message = (
+            f"{code}: {what}{inside} of type {type_name} in {function or '<unknown>'} "
+            f"({where}) cannot cross this await. {fix}"
+        )
+        super().__init__(message)
+
+    def __reduce__(self):  # keep keyword-only construction picklable
+        return (_rebuild_cannot_cross_await, (self.__dict__.copy(),))
+
+
+def _rebuild_cannot_cross_await(fields: dict) -> CannotCrossAwait:
+    return CannotCrossAwait(**{k: fields[k] for k in (
+        "code", "variable", "path", "function", "filename", "lineno", "type_name", "fix")})
+
+
+class IncompatibleBlob(AgentrtError):
+    """The blob was written by other code: Python minor, format version or code identity differ."""
+
+
+class CorruptBlob(AgentrtError, ValueError):
+    """The blob is truncated, tampered with or malformed.  Nothing in it was executed."""
+
+
+class UnsupportedSuspension(AgentrtError):
+    """The suspended chain contains something the checkpoint engine cannot capture or resume."""
+
+
+class ForeignAwaitable(AgentrtError):
+    """The agent awaited something that is neither an agentrt request nor a Python coroutine (AR102)."""

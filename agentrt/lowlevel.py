@@ -1,0 +1,201 @@
+"""The sharp public API: one trap (:func:`suspend`) and one machine (:class:`Machine`).
+
+``suspend`` is the only function that ever yields back to the driver.  Everything
+higher level -- tool calls, model calls, prompts, timers, gather -- is a payload
+handed to ``suspend``.  A :class:`Machine` drives one plain ``async def`` step by
+step and can checkpoint the whole suspended chain to bytes at any suspension
+(:meth:`Machine.get`) and rebuild it anywhere (:meth:`Machine.set`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Coroutine, Generator
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from agentrt import _codec
+from agentrt._frames import install as _install_frames
+from agentrt.exceptions import ForeignAwaitable
+
+__all__ = ["Done", "Machine", "suspend"]
+
+T = TypeVar("T")
+
+_install_frames()
+
+
+class _Trap:
+    """The awaitable (and its own iterator) made by :func:`suspend`.
+
+    It yields itself once, so the driver can tell an agentrt suspension from a
+    foreign awaitable, then returns whatever the driver sends.  It is a plain
+    value in a checkpoint: only its payload is stored.
+    """
+
+    __slots__ = ("payload", "_yielded")
+
+    def __init__(self, payload: Any, yielded: bool = False) -> None:
+        self.payload = payload
+        self._yielded = yielded
+
+    def __await__(self) -> _Trap:
+        return self
+
+    def __iter__(self) -> _Trap:
+        return self
+
+    def __next__(self) -> Any:
+        return self.send(None)
+
+    def send(self, value: Any) -> Any:
+        if not self._yielded:
+            self._yielded = True
+            return self
+        raise StopIteration(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        if isinstance(typ, BaseException):
+            raise typ
+        raise typ if val is None else val
+
+    def close(self) -> None:
+        self._yielded = True
+
+    def __getstate__(self) -> Any:
+        return self.payload
+
+    def __setstate__(self, payload: Any) -> None:
+        # A restored trap re-yields once: that is how a restored chain re-suspends.
+        self.payload = payload
+        self._yielded = False
+
+    def __repr__(self) -> str:
+        return f"suspend({self.payload!r})"
+
+
+def suspend(payload: Any) -> Any:
+    """Hand ``payload`` to the driver and wait for the value it sends back.
+
+    ``await suspend(x)`` is the one trap of agentrt.  The payload must be a value
+    a checkpoint can hold (see ``docs/blob-format.md``).
+    """
+    return _Trap(payload)
+
+
+@attrs.frozen
+class Done(Generic[T]):
+    """The agent returned ``value``."""
+
+    value: T
+
+
+class Machine:
+    """Drive one agent coroutine from suspension to suspension.
+
+    ``Machine(fn, *args, **kwargs)`` creates the coroutine but runs nothing.
+    ``step(value)`` delivers ``value`` to the pending ``suspend`` and returns the
+    next payload, or :class:`Done` when the agent returns.  ``get()`` checkpoints
+    the suspended chain; ``Machine.set(blob)`` restores it.
+    """
+
+    __slots__ = ("_coro", "_pending", "_started", "_finished")
+
+    def __init__(self, fn: Callable[..., Coroutine[Any, Any, Any]], /, *args: Any, **kwargs: Any) -> None:
+        if not inspect.iscoroutinefunction(fn):
+            raise TypeError(
+                f"Machine needs an 'async def' function, got {fn!r}; "
+                "define the agent with 'async def'."
+            )
+        self._coro: Coroutine[Any, Any, Any] = fn(*args, **kwargs)
+        self._pending: Any = None
+        self._started = False
+        self._finished = False
+
+    @classmethod
+    def _from_coroutine(cls, coro: Coroutine[Any, Any, Any], pending: Any, started: bool) -> Machine:
+        machine = cls.__new__(cls)
+        machine._coro = coro
+        machine._pending = pending
+        machine._started = started
+        machine._finished = False
+        return machine
+
+    @property
+    def pending(self) -> Any:
+        """The payload the agent waits on (None before the first step)."""
+        return self._pending
+
+    @property
+    def done(self) -> bool:
+        return self._finished
+
+    def step(self, value: Any = None) -> Any:
+        """Resume the agent with ``value``; return the next payload or :class:`Done`."""
+        return self._advance(self._coro.send, value)
+
+    def throw(self, exc: BaseException) -> Any:
+        """Raise ``exc`` at the pending ``suspend``; otherwise like :meth:`step`."""
+        if not self._started:
+            raise RuntimeError("Machine.throw() before the first step(): the agent has not reached a suspend yet.")
+        return self._advance(self._coro.throw, exc)
+
+    def _advance(self, resume: Callable[[Any], Any], arg: Any) -> Any:
+        if self._finished:
+            raise RuntimeError("this Machine's agent has already finished; create a new Machine to run it again.")
+        if not self._started and resume == self._coro.send and arg is not None:
+            raise TypeError("the first step() of a Machine takes no value: the agent has not reached a suspend yet.")
+        self._started = True
+        try:
+            yielded = resume(arg)
+        except StopIteration as stop:
+            self._finished = True
+            self._pending = None
+            return Done(stop.value)
+        except BaseException:
+            self._finished = True
+            self._pending = None
+            raise
+        if type(yielded) is not _Trap:
+            self._finished = True
+            self._coro.close()
+            raise ForeignAwaitable(
+                f"AR102: the agent yielded {yielded!r} to agentrt, which only understands "
+                "agentrt requests (await suspend(...), task.tools..., task.gather, task.sleep). "
+                "Replace asyncio primitives such as asyncio.sleep / gather / create_task inside "
+                "agent code with task.sleep / task.gather, or move the I/O into a tool."
+            )
+        self._pending = yielded.payload
+        return yielded.payload
+
+    def get(self, *, use_cloudpickle: bool = False) -> bytes:
+        """Checkpoint the suspended chain to bytes; the machine stays usable."""
+        if not self._started or self._finished:
+            state = "finished" if self._finished else "not started (call step() first)"
+            raise RuntimeError(f"Machine.get() needs a suspended agent; this one is {state}.")
+        return _codec.dumps(self._coro, use_cloudpickle=use_cloudpickle)
+
+    @classmethod
+    def set(
+        cls,
+        blob: bytes,
+        *,
+        allow_modules: tuple[str, ...] = (),
+        allow_cloudpickle: bool = False,
+    ) -> Machine:
+        """Rebuild a suspended machine from ``blob``.
+
+        Code and classes are resolved only in modules already imported or named in
+        ``allow_modules``; nothing named only by the blob is imported or run.
+        """
+        coro = _codec.loads(blob, allow_modules=allow_modules, allow_cloudpickle=allow_cloudpickle)
+        if not inspect.iscoroutine(coro):
+            from agentrt.exceptions import CorruptBlob
+
+            raise CorruptBlob(f"blob holds a {type(coro).__name__}, not a suspended agent coroutine")
+        from agentrt._frames import restored_pending
+
+        return cls._from_coroutine(coro, restored_pending(coro), started=True)
+
+
