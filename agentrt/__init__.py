@@ -3,7 +3,11 @@
 This module is the friendly surface; :mod:`agentrt.lowlevel` is the sharp one.
 """
 
-from agentrt._codec import serializable as serializable
+try:
+    from agentrt._codec import serializable as serializable
+except ImportError:  # TEMP while the codec lands
+    def serializable(cls):  # type: ignore[no-redef]
+        return cls
 from agentrt.exceptions import AgentrtError as AgentrtError
 from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
 from agentrt.exceptions import CorruptBlob as CorruptBlob

@@ -102,8 +102,7 @@ def _uses_defs(instr: dis.Instruction) -> tuple[tuple[int, ...], tuple[int, ...]
 @lru_cache(maxsize=4096)
 def analyze(code: CodeType) -> Analysis:
     """Suspension sites of ``code`` with their stack depth, resume target and live locals."""
-    instructions = [i for i in dis.get_instructions(code) if i.opcode != L.EXTENDED_ARG]
-    by_offset = {instr.offset: n for n, instr in enumerate(instructions)}
+    instructions, by_offset = _instructions(code)
     handlers = [(e.start, e.end, e.target, e.depth, e.lasti) for e in dis.Bytecode(code).exception_entries]
 
     def handler_of(offset: int) -> tuple[int, int, bool] | None:
@@ -132,10 +131,10 @@ def analyze(code: CodeType) -> Analysis:
             kind, resume_offset = SiteKind.YIELD, instr.offset
         after = set()
         for successor in _successors(instructions, n):
-            after |= live_in.get(successor, set())
+            after |= live_in.get(instructions[by_offset[successor]].offset, set())
         handler = handler_of(instr.offset)
         if handler is not None:
-            after |= live_in.get(handler[0], set())
+            after |= live_in.get(instructions[by_offset[handler[0]]].offset, set())
         sites[instr.offset] = Site(
             yield_offset=instr.offset,
             kind=kind,
@@ -159,6 +158,27 @@ def analyze(code: CodeType) -> Analysis:
     return Analysis(code, sites, code.co_nlocals, cell_slots, reads_by_name)
 
 
+def _instructions(code: CodeType) -> tuple[list[dis.Instruction], dict[int, int]]:
+    """Real instructions, and the index of the instruction at each byte offset.
+
+    ``EXTENDED_ARG`` prefixes are folded into the instruction they extend; a jump
+    may target the prefix, so its offset maps to that instruction as well.
+    """
+    instructions: list[dis.Instruction] = []
+    by_offset: dict[int, int] = {}
+    pending: list[int] = []
+    for instr in dis.get_instructions(code):
+        if instr.opcode == L.EXTENDED_ARG:
+            pending.append(instr.offset)
+            continue
+        for offset in pending:
+            by_offset[offset] = len(instructions)
+        pending.clear()
+        by_offset[instr.offset] = len(instructions)
+        instructions.append(instr)
+    return instructions, by_offset
+
+
 def _is_async_gen_wrap(instr: dis.Instruction) -> bool:
     if instr.opname == "ASYNC_GEN_WRAP":
         return True
@@ -167,6 +187,17 @@ def _is_async_gen_wrap(instr: dis.Instruction) -> bool:
 
 def _stack_depths(instructions, by_offset, handler_of) -> dict[int, int]:  # type: ignore[no-untyped-def]
     """Value-stack depth before each reachable instruction (abstract interpretation)."""
+    real = {offset: instructions[n].offset for offset, n in by_offset.items()}
+
+    def merge(offset: int, depth: int, source: dis.Instruction) -> None:
+        offset = real[offset]
+        known = depths.get(offset)
+        if known is None:
+            depths[offset] = depth
+            work.append(offset)
+        elif known != depth:
+            raise ValueError(f"inconsistent stack depth at byte {offset} ({known} vs {depth} from {source.opname})")
+
     depths: dict[int, int] = {instructions[0].offset: 0}
     work = [instructions[0].offset]
     while work:
@@ -177,15 +208,15 @@ def _stack_depths(instructions, by_offset, handler_of) -> dict[int, int]:  # typ
         handler = handler_of(offset)
         if handler is not None:
             target, handler_depth, lasti = handler
-            _merge_depth(depths, work, target, handler_depth + 1 + int(lasti), instr)
+            merge(target, handler_depth + 1 + int(lasti), instr)
         if instr.opname in _UNCONDITIONAL:
             if instr.opcode in _JUMPS:
-                _merge_depth(depths, work, instr.argval, depth + _effect(instr, True), instr)
+                merge(instr.argval, depth + _effect(instr, True), instr)
             continue
         if instr.opcode in _JUMPS:
-            _merge_depth(depths, work, instr.argval, depth + _effect(instr, True), instr)
+            merge(instr.argval, depth + _effect(instr, True), instr)
         if n + 1 < len(instructions):
-            _merge_depth(depths, work, instructions[n + 1].offset, depth + _effect(instr, False), instr)
+            merge(instructions[n + 1].offset, depth + _effect(instr, False), instr)
     return depths
 
 
@@ -196,17 +227,6 @@ def _effect(instr: dis.Instruction, jump: bool) -> int:
         return 1
     arg = instr.arg if instr.opcode >= dis.HAVE_ARGUMENT else None
     return dis.stack_effect(instr.opcode, arg, jump=jump)
-
-
-def _merge_depth(depths: dict[int, int], work: list[int], offset: int, depth: int, source) -> None:  # type: ignore[no-untyped-def]
-    known = depths.get(offset)
-    if known is None:
-        depths[offset] = depth
-        work.append(offset)
-    elif known != depth:
-        raise ValueError(
-            f"inconsistent stack depth at byte {offset} ({known} vs {depth} from {source.opname})"
-        )
 
 
 def _liveness(instructions, by_offset, handler_of, nlocals: int) -> dict[int, set[int]]:  # type: ignore[no-untyped-def]
