@@ -65,27 +65,35 @@ FRAME_EXECUTING = 0
 SUSPENDED_TYPES = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
 
 
-def _unsupported(reason: str) -> RuntimeError:
-    version = ".".join(map(str, sys.version_info[:3]))
+def _unsupported(reason: str, version: str | None = None, implementation: str | None = None) -> RuntimeError:
+    version = version or ".".join(map(str, sys.version_info[:3]))
+    implementation = implementation or sys.implementation.name
     return RuntimeError(
-        f"agentrt does not support this interpreter (CPython {version}, {sys.implementation.name}): {reason}. "
-        "Supported: CPython 3.11, 3.12 and 3.13 on 64-bit builds."
+        f"agentrt does not support this interpreter ({implementation} {version}): {reason}. "
+        "Supported: CPython 3.11, 3.12 and 3.13 on 64-bit builds with the GIL."
     )
 
 
-def _pick_layout() -> FrameLayout:
-    if sys.implementation.name != "cpython":
-        raise _unsupported("it reads CPython frame internals")
-    if _POINTER != 8:
-        raise _unsupported("only 64-bit builds have been verified")
-    if PY_MINOR not in _LAYOUTS:
-        raise _unsupported("no verified frame layout for this version")
-    if getattr(sys, "_is_gil_enabled", lambda: True)() is False:
-        raise _unsupported("free-threaded builds have a different frame layout")
-    return _LAYOUTS[PY_MINOR]
+def pick_layout(
+    minor: int = PY_MINOR,
+    implementation: str = sys.implementation.name,
+    pointer_size: int = _POINTER,
+    gil_enabled: bool = getattr(sys, "_is_gil_enabled", lambda: True)(),
+) -> FrameLayout:
+    """The verified layout for this interpreter, or a RuntimeError saying why there is none."""
+    version = f"3.{minor}"
+    if implementation != "cpython":
+        raise _unsupported("it reads CPython frame internals", version, implementation)
+    if pointer_size != 8:
+        raise _unsupported("only 64-bit builds have been verified", version, implementation)
+    if minor not in _LAYOUTS:
+        raise _unsupported("no verified frame layout for this version", version, implementation)
+    if not gil_enabled:
+        raise _unsupported("free-threaded builds have a different frame layout", version, implementation)
+    return _LAYOUTS[minor]
 
 
-LAYOUT = _pick_layout()
+LAYOUT = pick_layout()
 
 
 def localsplus_names(code: types.CodeType) -> tuple[str, ...]:
