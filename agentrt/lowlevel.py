@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from agentrt import _codec
+from agentrt._frames import abandon as _abandon
 from agentrt._frames import install as _install_frames
 from agentrt.exceptions import ForeignAwaitable
 
@@ -168,6 +169,23 @@ class Machine:
             )
         self._pending = yielded.payload
         return yielded.payload
+
+    def discard(self) -> None:
+        """Let go of the agent without running its ``finally`` blocks or ``__exit__`` methods.
+
+        A checkpointed run continues elsewhere; the process that drops its Machine
+        must not run the agent's cleanup code.  Garbage collection of a Machine
+        does the same.  (To end a run for good, ``throw`` an exception into it.)
+        """
+        if not self._finished:
+            self._finished = True
+            _abandon(self._coro)
+
+    def __del__(self) -> None:
+        try:
+            self.discard()
+        except Exception:  # never raise from a finalizer
+            pass
 
     def get(self, *, use_cloudpickle: bool = False) -> bytes:
         """Checkpoint the suspended chain to bytes; the machine stays usable."""

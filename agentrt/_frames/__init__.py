@@ -30,7 +30,7 @@ from agentrt._frames._liveness import Site, SiteKind, analyze
 from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 
-__all__ = ["install", "restored_pending"]
+__all__ = ["abandon", "install", "restored_pending"]
 
 _CODE_FLAG_OF_KIND = {
     Kind.COROUTINE: inspect.CO_COROUTINE,
@@ -121,6 +121,21 @@ def restored_pending(obj: Any) -> Any:
         return _PRIMED.pop(obj)
     except KeyError:
         raise CorruptBlob("the blob's top-level object was not a suspended chain") from None
+
+
+def abandon(obj: Any) -> None:
+    """Drop a suspended chain without running any of its ``finally`` blocks (see ``mark_completed``)."""
+    seen: set[int] = set()
+    while obj is not None and id(obj) not in seen:
+        seen.add(id(obj))
+        if type(obj) is ASEND_TYPE:
+            obj = _agen_of(obj)
+            continue
+        if type(obj) not in FrameObjects.types:
+            return
+        following = L.delegate(obj) if L.lifecycle(obj) == "SUSPENDED" else None
+        L.mark_completed(obj)
+        obj = following
 
 
 def _agen_of(asend: Any) -> Any:

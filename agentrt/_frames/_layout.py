@@ -61,6 +61,7 @@ INTRINSIC_ASYNC_GEN_WRAP = 4
 FRAME_CREATED = -3 if PY313_PLUS else -2
 FRAME_SUSPENDED_STATES = (-1, -2) if PY313_PLUS else (-1,)
 FRAME_EXECUTING = 0
+FRAME_COMPLETED = 1
 
 SUSPENDED_TYPES = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
 
@@ -160,6 +161,22 @@ def exception_being_handled(gen: object) -> BaseException | None:
         return None
     value = ctypes.cast(pointer, ctypes.py_object).value
     return value if isinstance(value, BaseException) else None
+
+
+def mark_completed(gen: object) -> bool:
+    """Let a suspended or unstarted object be freed without running its frame again.
+
+    CPython closes a suspended coroutine when it is garbage collected, which runs
+    its ``finally`` blocks and ``__exit__`` methods.  A checkpointed run that a
+    process merely stops holding must not do that: the run goes on elsewhere.  A
+    frame marked COMPLETED is finalized without executing anything; deallocation
+    then releases its locals and stack as usual.  Only frames we have verified to
+    be suspended or created are touched.
+    """
+    if lifecycle(gen) not in ("SUSPENDED", "CREATED"):
+        return False
+    ctypes.c_int8.from_address(id(gen) + LAYOUT.frame_state_in_gen).value = FRAME_COMPLETED
+    return True
 
 
 def lasti_bytes(gen: object) -> int:

@@ -1,0 +1,89 @@
+"""Agents used by the Machine tests; a real module so fresh processes can import them."""
+
+import re
+import threading
+import traceback
+
+from agentrt.lowlevel import suspend
+
+
+async def api_example(x):
+    y = await suspend(("ask", x))
+    return y + 1
+
+
+async def counter(n):
+    total = 0
+    for i in range(n):
+        total += await suspend(i)
+    return total
+
+
+async def catches(tag):
+    try:
+        await suspend(("risky", tag))
+    except KeyError as error:
+        recovered = await suspend(("recover", error.args[0]))
+        return ("recovered", recovered)
+    return ("no error", tag)
+
+
+async def raises_after(n):
+    for i in range(n):
+        await suspend(i)
+    raise LookupError("gone", n)
+
+
+async def reraises():
+    try:
+        raise ValueError("original")
+    except ValueError:
+        await suspend("inside except")
+        raise
+
+
+async def traceback_line():
+    await suspend("before")
+    raise RuntimeError("boom")  # the traceback must point at this line
+
+
+def format_last_frame(error):
+    frame = traceback.extract_tb(error.__traceback__)[-1]
+    return frame.filename, frame.lineno, frame.line
+
+
+async def foreign_await():
+    import asyncio
+
+    await asyncio.sleep(0)
+
+
+async def lock_live():
+    lock = threading.Lock()
+    await suspend("holding")
+    with lock:
+        return "done"
+
+
+async def match_live():
+    m = re.match("a(b)", "ab")
+    await suspend("match")
+    return m.group(1)
+
+
+async def match_dead():
+    m = re.match("a(b)", "ab")
+    captured = m.group(1)
+    await suspend("match")
+    return captured
+
+
+class Opaque:
+    def __init__(self):
+        self.session = threading.Lock()
+
+
+async def nested_unserializable():
+    state = {"client": [1, Opaque()]}
+    await suspend("nested")
+    return state

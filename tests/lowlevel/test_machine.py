@@ -1,0 +1,184 @@
+"""Machine semantics: step / throw / get / set / pending, and errors that say what to do."""
+
+import gc
+import pickle
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+
+from agentrt import CannotCrossAwait, CorruptBlob, Done, Machine
+from agentrt.exceptions import ForeignAwaitable
+from tests.lowlevel import agents
+
+
+def test_api_example_round_trip():
+    m = agents.api_example and Machine(agents.api_example, 41)
+    assert m.step() == ("ask", 41)
+    blob = m.get()
+    assert isinstance(blob, bytes)
+    m2 = Machine.set(blob)
+    assert m2.pending == ("ask", 41)
+    assert m2.step(1) == Done(value=2)
+
+
+def test_get_leaves_the_machine_usable_and_each_blob_restores_independently():
+    m = Machine(agents.counter, 4)
+    m.step()
+    m.step(10)
+    blob = m.get()
+    assert m.step(20) == 2  # the original goes on
+    assert m.step(30) == 3
+    assert m.step(40) == Done(100)
+    first, second = Machine.set(blob), Machine.set(blob)
+    assert first.pending == second.pending == 1
+    assert [first.step(1), first.step(1), first.step(1)] == [2, 3, Done(13)]
+    assert [second.step(5), second.step(5), second.step(5)] == [2, 3, Done(25)]
+
+
+def test_throw_into_a_restored_chain_runs_the_agents_handler():
+    m = Machine(agents.catches, "t")
+    assert m.step() == ("risky", "t")
+    restored = Machine.set(m.get())
+    assert restored.throw(KeyError("missing")) == ("recover", "missing")
+    assert restored.step("fixed") == Done(("recovered", "fixed"))
+
+
+def test_uncaught_exception_propagates_with_type_and_args():
+    m = Machine(agents.raises_after, 2)
+    m.step()
+    m = Machine.set(m.get())
+    m.step()
+    with pytest.raises(LookupError) as info:
+        m.step()
+    assert info.value.args == ("gone", 2)
+    assert m.done
+
+
+def test_bare_raise_after_restore_reraises_the_handled_exception():
+    m = Machine(agents.reraises)
+    assert m.step() == "inside except"
+    restored = Machine.set(m.get())
+    with pytest.raises(ValueError, match="original"):
+        restored.step()
+
+
+def test_tracebacks_show_the_agents_own_file_and_line():
+    m = Machine(agents.traceback_line)
+    m.step()
+    restored = Machine.set(m.get())
+    with pytest.raises(RuntimeError) as info:
+        restored.step()
+    filename, _, line = agents.format_last_frame(info.value)
+    assert filename == agents.__file__
+    assert line == 'raise RuntimeError("boom")  # the traceback must point at this line'
+
+
+def test_first_step_takes_no_value_and_finished_machines_refuse_work():
+    m = Machine(agents.api_example, 1)
+    with pytest.raises(TypeError, match="first step"):
+        m.step(5)
+    m = Machine(agents.api_example, 1)
+    m.step()
+    m.step(1)
+    with pytest.raises(RuntimeError, match="already finished"):
+        m.step(1)
+    with pytest.raises(RuntimeError, match="finished"):
+        m.get()
+
+
+def test_machine_requires_an_async_function():
+    with pytest.raises(TypeError, match="async def"):
+        Machine(len, [])
+
+
+def test_get_before_the_first_step_says_what_to_do():
+    with pytest.raises(RuntimeError, match="call step"):
+        Machine(agents.api_example, 1).get()
+
+
+def test_foreign_awaitable_is_reported_as_ar102():
+    m = Machine(agents.foreign_await)
+    with pytest.raises(ForeignAwaitable, match="AR102"):
+        m.step()
+
+
+def test_live_lock_is_refused_with_location_and_fix():
+    m = Machine(agents.lock_live)
+    m.step()
+    with pytest.raises(CannotCrossAwait) as info:
+        m.get()
+    error = info.value
+    assert error.code == "AR112"
+    assert error.variable == "lock"
+    assert error.function == "lock_live"
+    assert error.filename == agents.__file__
+    assert error.lineno == agents.lock_live.__code__.co_firstlineno + 2
+    assert "lock" in str(error) and "AR112" in str(error)
+
+
+def test_live_regex_match_is_ar103_but_a_dead_one_is_left_out():
+    m = Machine(agents.match_live)
+    m.step()
+    with pytest.raises(CannotCrossAwait) as info:
+        m.get()
+    assert (info.value.code, info.value.variable) == ("AR103", "m")
+    m = Machine(agents.match_dead)
+    m.step()
+    assert Machine.set(m.get()).step() == Done("b")
+
+
+def test_nested_unserializable_value_names_the_path():
+    m = Machine(agents.nested_unserializable)
+    m.step()
+    with pytest.raises(CannotCrossAwait) as info:
+        m.get()
+    error = info.value
+    assert error.code == "AR105"
+    assert error.variable == "state"
+    assert error.path.startswith('state["client"][1]')
+    assert error.type_name.endswith("Opaque")
+
+
+def test_corrupt_blob_is_refused():
+    m = Machine(agents.counter, 3)
+    m.step()
+    blob = m.get()
+    for bad in (b"", blob[:10], blob[:-1], blob[:20] + bytes([blob[20] ^ 0xFF]) + blob[21:]):
+        with pytest.raises(CorruptBlob):
+            Machine.set(bad)
+
+
+def test_restore_in_a_fresh_process(tmp_path):
+    m = Machine(agents.counter, 3)
+    m.step()
+    m.step(5)
+    (tmp_path / "blob").write_bytes(m.get())
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from tests.lowlevel import agents
+        from agentrt import Machine
+        m = Machine.set(open({str(tmp_path / "blob")!r}, "rb").read())
+        print(m.pending, m.step(7), m.step(9))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "2", "Done(value=21)"]
+
+
+def test_abandoned_restored_machines_do_not_warn():
+    m = Machine(agents.counter, 3)
+    m.step()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            Machine.set(m.get())
+        gc.collect()
+
+
+def test_done_is_a_value():
+    assert Done(3) == Done(3)
+    assert pickle.loads(pickle.dumps(Done(3))) == Done(3)
