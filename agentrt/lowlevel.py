@@ -18,7 +18,8 @@ import attrs
 from agentrt import _codec
 from agentrt._frames import abandon as _abandon
 from agentrt._frames import install as _install_frames
-from agentrt.exceptions import ForeignAwaitable
+from agentrt._frames import restored_pending
+from agentrt.exceptions import CorruptBlob, ForeignAwaitable
 
 __all__ = ["Done", "Machine", "suspend"]
 
@@ -27,6 +28,7 @@ T = TypeVar("T")
 _install_frames()
 
 
+@_codec.serializable
 class _Trap:
     """The awaitable (and its own iterator) made by :func:`suspend`.
 
@@ -209,11 +211,13 @@ class Machine:
         """
         coro = _codec.loads(blob, allow_modules=allow_modules, allow_cloudpickle=allow_cloudpickle)
         if not inspect.iscoroutine(coro):
-            from agentrt.exceptions import CorruptBlob
-
-            raise CorruptBlob(f"blob holds a {type(coro).__name__}, not a suspended agent coroutine")
-        from agentrt._frames import restored_pending
-
-        return cls._from_coroutine(coro, restored_pending(coro), started=True)
+            raise CorruptBlob(f"the blob holds a {type(coro).__name__}, not a suspended agent coroutine")
+        trap = restored_pending(coro)
+        if type(trap) is not _Trap:
+            _abandon(coro)
+            raise CorruptBlob(
+                f"the restored agent re-suspended on {type(trap).__name__}, not on an agentrt suspend()"
+            )
+        return cls._from_coroutine(coro, trap.payload, started=True)
 
 

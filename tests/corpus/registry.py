@@ -23,6 +23,9 @@ class Case(NamedTuple):
 CASES: list[Case] = []
 # name -> ("return", value) | ("raise", (type qualname, args))
 EXPECTED: dict[str, tuple[str, Any]] = {}
+# name -> hazard code: agentrt knowingly refuses to checkpoint this agent at some
+# suspension; modes (b)/(c) then require a CannotCrossAwait carrying that code.
+REFUSED: dict[str, str] = {}
 
 _MISSING = object()
 
@@ -32,6 +35,7 @@ def case(
     expect: Any = _MISSING,
     raises: tuple[str, tuple] | None = None,
     name: str | None = None,
+    refused: str | None = None,
     **kwargs: Any,
 ):
     if (expect is _MISSING) == (raises is None):
@@ -43,6 +47,8 @@ def case(
             raise ValueError(f"duplicate corpus case name {case_name!r}")
         CASES.append(Case(case_name, fn, args, kwargs))
         EXPECTED[case_name] = ("raise", raises) if raises is not None else ("return", expect)
+        if refused is not None:
+            REFUSED[case_name] = refused
         return fn
 
     return register
