@@ -72,7 +72,16 @@ class _LoadSession:
 
     def prime(self) -> None:
         entries = list(self.restored.values())
-        self.restored = {}
+        try:
+            self._prime(entries)
+        except BaseException:
+            for entry in entries:
+                L.mark_completed(entry.obj)
+            raise
+        finally:
+            self.restored = {}
+
+    def _prime(self, entries: list[_Restored]) -> None:
         for entry in entries:
             if len(entry.state) != entry.expected_len:
                 raise CorruptBlob(f"frame state of {_describe(entry)} was never filled in")
@@ -92,6 +101,12 @@ class _LoadSession:
                 raise
             except BaseException as error:
                 raise CorruptBlob(f"restoring {_describe(entry)} failed: {error!r}") from error
+
+    def __del__(self) -> None:
+        # A load that failed before priming leaves unstarted objects behind; let them
+        # go quietly instead of warning "coroutine ... was never awaited".
+        for entry in self.restored.values():
+            L.mark_completed(entry.obj)
 
 
 def _describe(entry: _Restored) -> str:
