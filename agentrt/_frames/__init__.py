@@ -139,18 +139,38 @@ def restored_pending(obj: Any) -> Any:
 
 
 def abandon(obj: Any) -> None:
-    """Drop a suspended chain without running any of its ``finally`` blocks (see ``mark_completed``)."""
-    seen: set[int] = set()
-    while obj is not None and id(obj) not in seen:
-        seen.add(id(obj))
-        if type(obj) is ASEND_TYPE:
-            obj = _agen_of(obj)
+    """Drop a suspended chain without running any ``finally`` block (see ``mark_completed``).
+
+    Covers the chain itself and the coroutines / generators its frames hold
+    directly in locals, cells and the value stack; the objects are collected first
+    and marked afterwards, because a marked frame can no longer be read.
+    """
+    found: dict[int, Any] = {}
+    todo = [obj]
+    while todo:
+        current = todo.pop()
+        if type(current) is ASEND_TYPE:
+            current = _agen_of(current)
+        if type(current) not in FrameObjects.types or id(current) in found:
             continue
-        if type(obj) not in FrameObjects.types:
-            return
-        following = L.delegate(obj) if L.lifecycle(obj) == "SUSPENDED" else None
-        L.mark_completed(obj)
-        obj = following
+        found[id(current)] = current
+        if L.lifecycle(current) not in ("SUSPENDED", "CREATED"):
+            continue
+        for value in L.read_slots(current, L.gen_code(current)):
+            if type(value) is types.CellType:
+                value = value.cell_contents if _cell_is_full(value) else None
+            if type(value) in FrameObjects.types or type(value) is ASEND_TYPE:
+                todo.append(value)
+    for current in found.values():
+        L.mark_completed(current)
+
+
+def _cell_is_full(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - probing whether the cell is empty
+    except ValueError:
+        return False
+    return True
 
 
 def _agen_of(asend: Any) -> Any:

@@ -87,3 +87,38 @@ async def nested_unserializable():
     state = {"client": [1, Opaque()]}
     await suspend("nested")
     return state
+
+
+async def add_later(a, b):
+    extra = await suspend(("extra", a))
+    return a + b + extra
+
+
+def countdown(n):
+    while n:
+        yield n
+        n -= 1
+
+
+async def objects_in_every_state():
+    pending = add_later(1, 2)           # created, not awaited yet
+    unstarted = countdown(3)            # generator never advanced
+    finished = countdown(1)
+    list(finished)                      # exhausted generator
+    await suspend("holding all three")
+    values = list(unstarted) + list(finished)
+    total = await pending
+    return values, total
+
+
+async def ticker(n):
+    for i in range(n):
+        got = await suspend(("tick", i))
+        yield i * got
+
+
+async def consumes_async_generator():
+    out = []
+    async for value in ticker(3):
+        out.append(value)
+    return out

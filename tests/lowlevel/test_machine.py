@@ -182,3 +182,24 @@ def test_abandoned_restored_machines_do_not_warn():
 def test_done_is_a_value():
     assert Done(3) == Done(3)
     assert pickle.loads(pickle.dumps(Done(3))) == Done(3)
+
+
+def run_with_checkpoints(fn, *args, answer=lambda payload: 1):
+    """Drive ``fn`` with Machine.set(m.get()) before every answer; return the result."""
+    m = Machine(fn, *args)
+    payload = m.step()
+    while not isinstance(payload, Done):
+        m = Machine.set(m.get())
+        payload = m.step(answer(payload))
+    return payload.value
+
+
+def test_unstarted_finished_and_pending_objects_cross_awaits():
+    expected = ([3, 2, 1], 1 + 2 + 10)
+    answer = lambda payload: 10 if payload == ("extra", 1) else None  # noqa: E731
+    assert run_with_checkpoints(agents.objects_in_every_state, answer=answer) == expected
+
+
+def test_async_generator_suspended_inside_an_async_for_step():
+    answer = lambda payload: payload[1] + 1  # noqa: E731
+    assert run_with_checkpoints(agents.consumes_async_generator, answer=answer) == [0, 2, 6]
