@@ -156,7 +156,7 @@ def abandon(obj: Any) -> None:
         found[id(current)] = current
         if L.lifecycle(current) not in ("SUSPENDED", "CREATED"):
             continue
-        for value in L.read_slots(current, L.gen_code(current)):
+        for value in L.read_slots(current, L.slot_limit(L.gen_code(current))):
             if type(value) is types.CellType:
                 value = value.cell_contents if _cell_is_full(value) else None
             if type(value) in FrameObjects.types or type(value) is ASEND_TYPE:

@@ -3,18 +3,26 @@
 Reads only frames that are suspended (or not yet started), only the slots below
 ``stacktop``, and tests NULL slots before touching them (see ``_layout``).  Dead
 locals are left out, using the same liveness analysis as the validator.
+
+Everything that depends only on the code object -- which slot holds which
+original local, where the cells are, the liveness per site -- is computed once
+per code object and cached (:class:`CodeView`), so a checkpoint costs a read of
+the slots plus a few tuple builds per frame.
 """
 
 from __future__ import annotations
 
 import enum
+import operator
 import types
+from collections.abc import Callable
 from types import CodeType
 
 import attrs
+from typing import NamedTuple
 
 from agentrt._frames import _layout as L
-from agentrt._frames._liveness import Analysis, Site, analyze
+from agentrt._frames._liveness import Analysis, Site, SiteKind, analyze
 from agentrt._frames._resume import ResumeShape, as_original
 from agentrt.exceptions import UnsupportedSuspension
 
@@ -34,8 +42,9 @@ NOT_STARTED = -1
 FINISHED = -2
 
 
-@attrs.frozen
-class FrameState:
+class FrameState(NamedTuple):
+    """One captured frame.  A NamedTuple: built once per frame per checkpoint, so cheap."""
+
     kind: Kind
     code: CodeType                  # the agent's own code (never resume code)
     module: str
@@ -52,67 +61,141 @@ class FrameState:
         return ResumeShape(self.code, self.site, self.bound_locals, self.null_mask, self.exc is not None)
 
 
+@attrs.frozen
+class CodeView:
+    """How to read frames running ``actual`` (the agent's code or a resume code of it)."""
+
+    actual: CodeType
+    code: CodeType                       # the agent's own code
+    original_offset: dict[int, int] | None  # resume-code byte offset -> original, if resumed
+    slot_limit: int
+    nslots: int                          # locals + cells + free vars of ``actual``
+    local_slot: tuple[int, ...]          # original co_varnames index -> slot in ``actual`` (-1: none)
+    cell_slots: tuple[int, ...]          # slots of original co_freevars + co_cellvars
+    analysis: Analysis
+    site_slots: dict[int, tuple[tuple[int, int], ...]]  # yield offset -> ((local index, slot), ...)
+    site_fast: dict[int, tuple[tuple[int, ...], Callable[[list[object]], tuple[object, ...]], tuple[bool, ...]]]
+    # yield offset -> (live local indices, getter of their values from the slots, all-False NULL mask):
+    # the path for frames without NULL slots, where every tuple is built in C
+
+
+_VIEWS: dict[int, CodeView] = {}  # id(actual code) -> view; the view keeps the code alive
+
+
+def view_of(actual: CodeType) -> CodeView:
+    view = _VIEWS.get(id(actual))
+    if view is None or view.actual is not actual:
+        view = _build_view(actual)
+        _VIEWS[id(actual)] = view
+    return view
+
+
+def _build_view(actual: CodeType) -> CodeView:
+    resumed = as_original(actual)
+    code = resumed.original if resumed else actual
+    names = L.localsplus_names(actual)
+    slot_of = {name: index for index, name in enumerate(names)}
+    local_slot = tuple(slot_of.get(name, -1) for name in code.co_varnames)
+    cell_slots = tuple(slot_of[name] for name in code.co_freevars + code.co_cellvars)
+    analysis = analyze(code)
+    site_slots = {
+        offset: tuple((i, local_slot[i]) for i in site.live_locals if local_slot[i] >= 0)
+        for offset, site in analysis.sites.items()
+    }
+    site_fast = {
+        offset: (tuple(i for i, _ in pairs), _tuple_getter([slot for _, slot in pairs]),
+                 (False,) * analysis.sites[offset].stack_depth)
+        for offset, pairs in site_slots.items()
+    }
+    return CodeView(
+        actual, code, resumed.original_offset if resumed else None, L.slot_limit(actual), len(names),
+        local_slot, cell_slots, analysis, site_slots, site_fast,
+    )
+
+
+def _tuple_getter(indices: list[int]) -> Callable[[list[object]], tuple[object, ...]]:
+    """``lambda seq: tuple(seq[i] for i in indices)``, done by operator.itemgetter in C."""
+    if not indices:
+        return lambda seq: ()
+    if len(indices) == 1:
+        only = indices[0]
+        return lambda seq: (seq[only],)
+    return operator.itemgetter(*indices)
+
+
+_MODULES: dict[int, tuple[dict[str, object], str]] = {}
+
+
+def _module_name(frame: types.FrameType) -> str:
+    globals_ = frame.f_globals
+    cached = _MODULES.get(id(globals_))
+    if cached is not None and cached[0] is globals_:
+        return cached[1]
+    name = globals_.get("__name__") or "__main__"
+    _MODULES[id(globals_)] = (globals_, name)  # type: ignore[assignment]
+    return name  # type: ignore[return-value]
+
+
 def capture(obj: object) -> FrameState:
     """Read the state of a suspended, unstarted or finished coroutine / generator / async generator."""
     kind = KIND_OF_TYPE[type(obj)]
-    state = L.lifecycle(obj)
-    actual_code = L.gen_code(obj)
-    resumed = as_original(actual_code)
-    code = resumed.original if resumed else actual_code
+    frame = L.frame_of(obj)
+    state = L.lifecycle_of_frame(obj, frame)
+    actual = L.gen_code(obj)
     if state == "CLOSED":
-        return FrameState(kind, code, "", None, FINISHED, (), (), (), (), None, ())
+        return FrameState(kind, actual, "", None, FINISHED, (), (), (), (), None, ())
+    view = view_of(actual)
+    code = view.code
     if state == "RUNNING":
         raise UnsupportedSuspension(
             f"{code.co_qualname} is running: a checkpoint can only be taken while the agent is suspended "
             "(call Machine.get() from the driver, not from inside the agent)"
         )
-    frame = L.gen_frame(obj)
-    module = frame.f_globals.get("__name__") or "__main__"
-    slots = L.read_slots(obj, actual_code)
-    names = L.localsplus_names(actual_code)
-    nslots = len(names)
-    by_name = dict(zip(names, slots[:nslots], strict=False))
-    analysis = analyze(code)
-    cells = tuple(by_name.get(name, L.NULL) for name in code.co_freevars + code.co_cellvars)
-    if any(cell is L.NULL or type(cell) is not types.CellType for cell in cells):
-        raise UnsupportedSuspension(f"{code.co_qualname}: a closure cell slot does not hold a cell")
+    module = _module_name(frame)  # type: ignore[arg-type]
+    slots, has_null = L.read_slots_flagged(obj, view.slot_limit)
+    cells = tuple([slots[i] for i in view.cell_slots]) if view.cell_slots else ()
+    for cell in cells:
+        if type(cell) is not types.CellType:
+            raise UnsupportedSuspension(f"{code.co_qualname}: a closure cell slot does not hold a cell")
 
     if state == "CREATED":
-        bound = tuple(i for i in range(code.co_nlocals) if by_name.get(code.co_varnames[i], L.NULL) is not L.NULL)
-        values = tuple(by_name[code.co_varnames[i]] for i in bound)
+        pairs = [(i, slots[s]) for i, s in enumerate(view.local_slot) if s >= 0 and slots[s] is not L.NULL]
+        bound = tuple(i for i, _ in pairs)
+        values = tuple(v for _, v in pairs)
         return FrameState(kind, code, module, None, NOT_STARTED, bound, values, (), (), None, cells)
 
-    lasti = L.lasti_bytes(obj)
-    if resumed is not None:
-        lasti = resumed.original_offset[lasti]
-    site = _site(analysis, lasti, code)
-    stack = slots[nslots:]
+    lasti = L.lasti_bytes(obj, frame)
+    if view.original_offset is not None:
+        lasti = view.original_offset[lasti]
+    site = view.analysis.sites.get(lasti)
+    if site is None:
+        raise UnsupportedSuspension(
+            f"{code.co_qualname} is suspended at byte {lasti}, which is not an await or yield agentrt "
+            "knows how to resume"
+        )
+    stack = slots[view.nslots:]
     if len(stack) != site.stack_depth:
         raise UnsupportedSuspension(
             f"{code.co_qualname} line {site.lineno}: value stack holds {len(stack)} entries, "
             f"analysis expects {site.stack_depth}"
         )
-    bound = tuple(i for i in site.live_locals if by_name.get(code.co_varnames[i], L.NULL) is not L.NULL)
-    values = tuple(by_name[code.co_varnames[i]] for i in bound)
-    null_mask = tuple(value is L.NULL for value in stack)
-    stack_values = tuple(value for value in stack if value is not L.NULL)
+    if has_null:
+        pairs = [(i, slots[s]) for i, s in view.site_slots[lasti] if slots[s] is not L.NULL]
+        bound = tuple([i for i, _ in pairs])
+        values = tuple([v for _, v in pairs])
+        null_mask = tuple([value is L.NULL for value in stack])
+        stack_values = tuple([value for value in stack if value is not L.NULL])
+    else:
+        bound, getter, null_mask = view.site_fast[lasti]
+        values = getter(slots)
+        stack_values = tuple(stack)
     exc = L.exception_being_handled(obj)
     return FrameState(kind, code, module, site, lasti, bound, values, null_mask, stack_values, exc, cells)
-
-
-def _site(analysis: Analysis, lasti: int, code: CodeType) -> Site:
-    try:
-        return analysis.site(lasti)
-    except LookupError:
-        raise UnsupportedSuspension(
-            f"{code.co_qualname} is suspended at byte {lasti}, which is not an await or yield agentrt "
-            "knows how to resume"
-        ) from None
 
 
 def describe_stack_slot(state: FrameState, position: int) -> str:
     """A human label for value-stack entry ``position`` (error messages and dumps)."""
     depth = len(state.null_mask)
-    if state.site is not None and position == depth - 1 and state.site.kind.value == "await":
+    if state.site is not None and position == depth - 1 and state.site.kind is SiteKind.AWAIT:
         return "<awaited object>"
     return f"<stack slot {position}>"

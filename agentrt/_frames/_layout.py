@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import dis
+import operator
 import sys
 import types
 
@@ -64,6 +65,16 @@ FRAME_EXECUTING = 0
 FRAME_COMPLETED = 1
 
 SUSPENDED_TYPES = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
+_FRAME_ATTR = {
+    types.CoroutineType: operator.attrgetter("cr_frame"),
+    types.GeneratorType: operator.attrgetter("gi_frame"),
+    types.AsyncGeneratorType: operator.attrgetter("ag_frame"),
+}
+_CODE_ATTR = {
+    types.CoroutineType: operator.attrgetter("cr_code"),
+    types.GeneratorType: operator.attrgetter("gi_code"),
+    types.AsyncGeneratorType: operator.attrgetter("ag_code"),
+}
 
 
 def _unsupported(reason: str, version: str | None = None, implementation: str | None = None) -> RuntimeError:
@@ -123,7 +134,15 @@ def is_suspended(gen: object) -> bool:
 
 def lifecycle(gen: object) -> str:
     """"CREATED", "SUSPENDED", "RUNNING" or "CLOSED" for any generator-like object."""
-    frame = getattr(gen, "cr_frame", None) or getattr(gen, "gi_frame", None) or getattr(gen, "ag_frame", None)
+    return lifecycle_of_frame(gen, frame_of(gen))
+
+
+def frame_of(gen: object) -> types.FrameType | None:
+    """The frame object of a coroutine / generator / async generator (None once finished)."""
+    return _FRAME_ATTR[type(gen)](gen)  # type: ignore[no-any-return]
+
+
+def lifecycle_of_frame(gen: object, frame: types.FrameType | None) -> str:
     if frame is None:
         return "CLOSED"
     state = frame_state(gen)
@@ -136,22 +155,39 @@ def lifecycle(gen: object) -> str:
     return "RUNNING" if state == FRAME_EXECUTING else "CLOSED"
 
 
-def read_slots(gen: object, code: types.CodeType) -> list[object]:
+_VOID_P = ctypes.c_void_p
+_OBJECT = ctypes.py_object
+_INT = ctypes.c_int
+
+
+def slot_limit(code: types.CodeType) -> int:
+    """The most ``localsplus`` slots a frame of ``code`` can have in use."""
+    return len(localsplus_names(code)) + code.co_stacksize
+
+
+def read_slots(gen: object, limit: int) -> list[object]:
+    return read_slots_flagged(gen, limit)[0]
+
+
+def read_slots_flagged(gen: object, limit: int) -> tuple[list[object], bool]:
     """``localsplus[0:stacktop]`` of a *suspended* frame, with NULL slots as :data:`NULL`.
 
-    Callers must have checked :func:`is_suspended`: a running frame's stacktop is -1
-    and slots above it hold garbage.
+    Callers must have checked :func:`lifecycle`: a running frame's stacktop is -1
+    and slots above it hold garbage.  Two array views over the same memory: raw
+    pointers to find NULLs, then Python objects for everything else (ctypes takes
+    a new reference for each).
     """
-    base = _iframe_address(gen)
-    stacktop = ctypes.c_int.from_address(base + LAYOUT.stacktop_in_iframe).value
-    if not 0 <= stacktop <= len(localsplus_names(code)) + code.co_stacksize:
-        raise RuntimeError(f"frame of {code.co_qualname} reports stacktop {stacktop}: not suspended")
-    array = (ctypes.c_void_p * stacktop).from_address(base + LAYOUT.localsplus_in_iframe)
-    as_object = ctypes.py_object
-    slots: list[object] = []
-    for pointer in array:
-        slots.append(NULL if not pointer else ctypes.cast(pointer, as_object).value)
-    return slots
+    base = id(gen) + LAYOUT.iframe_in_gen
+    stacktop = _INT.from_address(base + LAYOUT.stacktop_in_iframe).value
+    if not 0 <= stacktop <= limit:
+        raise RuntimeError(f"frame of {gen!r} reports stacktop {stacktop} (limit {limit}): not suspended")
+    address = base + LAYOUT.localsplus_in_iframe
+    objects = (_OBJECT * stacktop).from_address(address)
+    try:
+        return objects[:], False  # common case: no NULL slot (ctypes refuses to convert NULL)
+    except ValueError:
+        pointers = (_VOID_P * stacktop).from_address(address)[:]
+        return [objects[i] if pointer else NULL for i, pointer in enumerate(pointers)], True
 
 
 def exception_being_handled(gen: object) -> BaseException | None:
@@ -179,25 +215,23 @@ def mark_completed(gen: object) -> bool:
     return True
 
 
-def lasti_bytes(gen: object) -> int:
+def lasti_bytes(gen: object, frame: types.FrameType | None = None) -> int:
     """Byte offset of the YIELD_VALUE a suspended frame sits at (normalised across versions)."""
-    frame = gen_frame(gen)
-    lasti = frame.f_lasti
+    lasti = (frame or gen_frame(gen)).f_lasti
     if LAYOUT.lasti_at_resume:
         lasti -= 2  # YIELD_VALUE has no cache entries; RESUME follows it directly
     return lasti
 
 
 def gen_frame(gen: object) -> types.FrameType:
-    frame = getattr(gen, "cr_frame", None) or getattr(gen, "gi_frame", None) or getattr(gen, "ag_frame", None)
+    frame = frame_of(gen)
     if frame is None:
         raise RuntimeError(f"{gen!r} has no frame (it has finished)")
-    return frame  # type: ignore[no-any-return]
+    return frame
 
 
 def gen_code(gen: object) -> types.CodeType:
-    return gen.cr_code if type(gen) is types.CoroutineType else (  # type: ignore[attr-defined]
-        gen.gi_code if type(gen) is types.GeneratorType else gen.ag_code)  # type: ignore[attr-defined]
+    return _CODE_ATTR[type(gen)](gen)  # type: ignore[no-any-return]
 
 
 def delegate(gen: object) -> object | None:
@@ -262,7 +296,7 @@ def self_check() -> None:
             raise _unsupported("frame code pointer does not match cr_code")
         if lifecycle(coro) != "SUSPENDED":
             raise _unsupported(f"suspended frame state reads {frame_state(coro)}")
-        slots = read_slots(coro, code)
+        slots = read_slots(coro, slot_limit(code))
         if slots[0] is not sentinel or not (isinstance(slots[1], list) and slots[1][0] is sentinel):
             raise _unsupported("locals are not where expected")
         if slots[-1] is not coro.cr_await:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dis
 import enum
-from functools import lru_cache
 from types import CodeType
 
 import attrs
@@ -99,9 +98,18 @@ def _uses_defs(instr: dis.Instruction) -> tuple[tuple[int, ...], tuple[int, ...]
     return (), ()
 
 
-@lru_cache(maxsize=4096)
+_ANALYSES: dict[int, Analysis] = {}  # id(code) -> analysis (which holds the code alive)
+
+
 def analyze(code: CodeType) -> Analysis:
-    """Suspension sites of ``code`` with their stack depth, resume target and live locals."""
+    """Suspension sites of ``code`` with their stack depth, resume target and live locals (cached)."""
+    cached = _ANALYSES.get(id(code))
+    if cached is None or cached.code is not code:
+        cached = _ANALYSES[id(code)] = _analyze(code)
+    return cached
+
+
+def _analyze(code: CodeType) -> Analysis:
     instructions, by_offset = _instructions(code)
     handlers = [(e.start, e.end, e.target, e.depth, e.lasti) for e in dis.Bytecode(code).exception_entries]
 

@@ -58,28 +58,34 @@ class ResumeCode:
     original_offset: dict[int, int]  # byte offset in ``code`` -> byte offset in ``original``
 
 
-_CACHE: dict[ResumeShape, ResumeCode] = {}
-_BY_CODE: dict[CodeType, ResumeCode] = {}
+# Code objects compare and hash by value (deeply); these caches key on identity
+# instead, and their values hold the code objects, so an id is never reused while
+# its entry exists.
+_CACHE: dict[tuple[object, ...], ResumeCode] = {}
+_BY_CODE: dict[int, ResumeCode] = {}
 _LOCK = threading.Lock()
 
 
 def resume_code(shape: ResumeShape) -> ResumeCode:
     """The (cached) resume code for ``shape``."""
-    cached = _CACHE.get(shape)
-    if cached is not None:
+    site = shape.site.yield_offset if shape.site is not None else None
+    key = (id(shape.code), site, shape.bound_locals, shape.null_mask, shape.has_exc)
+    cached = _CACHE.get(key)
+    if cached is not None and cached.original is shape.code:
         return cached
     with _LOCK:
-        cached = _CACHE.get(shape)
-        if cached is None:
+        cached = _CACHE.get(key)
+        if cached is None or cached.original is not shape.code:
             cached = _synthesize(shape)
-            _CACHE[shape] = cached
-            _BY_CODE[cached.code] = cached
+            _CACHE[key] = cached
+            _BY_CODE[id(cached.code)] = cached
     return cached
 
 
 def as_original(code: CodeType) -> ResumeCode | None:
     """If ``code`` is synthesized resume code, how it maps back to the agent's code."""
-    return _BY_CODE.get(code)
+    resumed = _BY_CODE.get(id(code))
+    return resumed if resumed is not None and resumed.code is code else None
 
 
 def _synthesize(shape: ResumeShape) -> ResumeCode:
