@@ -1,0 +1,61 @@
+"""AR112: open resources live at a suspension, or held by a `with` / `for` across one."""
+
+import asyncio
+import socket
+import sqlite3
+import subprocess
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import requests
+
+from agentrt import suspend
+
+
+async def live_resources(path: str) -> Any:
+    f = open(path)  # noqa: SIM115 - expect: AR112
+    s = socket.socket()  # expect: AR112
+    lock = threading.Lock()  # expect: AR112
+    rlock = threading.RLock()  # expect: AR112
+    event = threading.Event()  # expect: AR112
+    thread = threading.Thread(target=print)  # expect: AR112
+    pool = ThreadPoolExecutor()  # expect: AR112
+    db = sqlite3.connect(":memory:")  # expect: AR112
+    cursor = db.cursor()  # expect: AR112
+    session = requests.Session()  # expect: AR112
+    client = httpx.Client()  # expect: AR112
+    proc = subprocess.Popen(["true"])  # expect: AR112
+    tmp = tempfile.NamedTemporaryFile()  # noqa: SIM115 - expect: AR112
+    loop = asyncio.get_running_loop()  # expect: AR112
+    response = requests.get("http://x")  # expect: AR112
+    await suspend(1)
+    return f, s, lock, rlock, event, thread, pool, db, cursor, session, client, proc, tmp, loop, response
+
+
+async def held_by_with(path: str) -> None:
+    with open(path) as f:  # expect: AR112
+        await suspend(f.name)
+    with threading.Lock():  # expect: AR112
+        await suspend(2)
+
+
+async def held_by_for(path: str) -> None:
+    for line in open(path):  # noqa: SIM115 - expect: AR112
+        await suspend(line)
+
+
+async def closed_in_time(path: str) -> Any:
+    with open(path) as f:  # negative: AR112
+        data = f.read()
+    g = open(path)  # noqa: SIM115 - negative: AR112
+    more = g.read()
+    g.close()
+    del g
+    h = open(path)  # noqa: SIM115 - negative: AR112
+    h.close()
+    h = "closed"
+    await suspend(1)
+    return data, more, h
