@@ -29,7 +29,7 @@ _SHORT_DIGEST_CHARS = 8
 _digests: dict[int, tuple[weakref.ref[CodeType], str]] = {}
 
 
-def _forget(key: int) -> None:
+def _forget(key: int, _ref: object = None) -> None:
     _digests.pop(key, None)
 
 
@@ -69,7 +69,7 @@ def code_digest(code: CodeType) -> str:
     if entry is not None and entry[0]() is code:
         return entry[1]
     digest = _compute_digest(code)
-    _digests[key] = (weakref.ref(code, lambda _ref, key=key: _forget(key)), digest)
+    _digests[key] = (weakref.ref(code, functools.partial(_forget, key)), digest)
     return digest
 
 
@@ -83,7 +83,9 @@ def short(digest: str) -> str:
 _indexes: dict[str, tuple[types.ModuleType, dict[str, list[CodeType]]]] = {}
 
 
-def _codes_of(obj: object, module: types.ModuleType, globals_: dict[str, Any], seen: set[int]) -> Iterator[CodeType]:
+def _codes_of(
+    obj: object, module: types.ModuleType, globals_: dict[str, Any], seen: set[int]
+) -> Iterator[CodeType]:
     """Code objects reachable from one module-level (or class-level) object."""
     if id(obj) in seen:
         return
@@ -105,9 +107,7 @@ def _codes_of(obj: object, module: types.ModuleType, globals_: dict[str, Any], s
         for accessor in (obj.fget, obj.fset, obj.fdel):
             if accessor is not None:
                 yield from _codes_of(accessor, module, globals_, seen)
-    elif isinstance(obj, functools.cached_property):
-        yield from _codes_of(obj.func, module, globals_, seen)
-    elif isinstance(obj, functools.partial):
+    elif isinstance(obj, (functools.cached_property, functools.partial)):
         yield from _codes_of(obj.func, module, globals_, seen)
     elif type(obj).__name__ == "_lru_cache_wrapper" and type(obj).__module__ == "functools":
         yield from _codes_of(getattr(obj, "__wrapped__", None), module, globals_, seen)
@@ -156,7 +156,9 @@ def resolve_code(module: str, qualname: str, digest: str, allow_modules: Iterabl
     is imported).  Raises :class:`IncompatibleBlob` naming the function and what
     changed.
     """
-    allowed = allow_modules if isinstance(allow_modules, (tuple, frozenset, set, list)) else tuple(allow_modules)
+    allowed = (
+        allow_modules if isinstance(allow_modules, (tuple, frozenset, set, list)) else tuple(allow_modules)
+    )
     module_obj = find_module(module, allowed)
     code, candidates = _find(module_obj, qualname, digest)
     if code is not None:
@@ -186,6 +188,6 @@ def findable(code: CodeType, module: str) -> str | None:
         if any(code_digest(candidate) == digest for candidate in candidates):
             return None
     return (
-        f"{module}:{code.co_qualname} cannot be found again from module {module!r} "
+        f"cannot be found again in module {module!r} "
         "(it was created by exec/compile, or is reachable only through a container)"
     )

@@ -11,7 +11,6 @@ import sys
 
 PYTHON_MAJOR: int = sys.version_info[0]
 PYTHON_MINOR: int = sys.version_info[1]
-PYTHON_VERSION: str = f"{PYTHON_MAJOR}.{PYTHON_MINOR}"
 
 #: ``type.__flags__`` bit of classes created by a ``class`` statement (not C types).
 TPFLAGS_HEAPTYPE: int = 1 << 9

@@ -59,8 +59,8 @@ class DecodeContext(Protocol):
 
 
 class Extension(Protocol):
-    name: str                      # stable name written into blobs
-    types: tuple[type, ...]        # exact types handled
+    name: str  # stable name written into blobs
+    types: tuple[type, ...]  # exact types handled
 
     def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]: ...
 

@@ -27,6 +27,8 @@ import hmac
 import json
 import os
 import struct
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -67,27 +69,34 @@ class Header:
     payload_size: int
 
 
-@attrs.frozen
-class Envelope:
+class Envelope(NamedTuple):
     """A verified blob, split into its parts (internal to the codec)."""
 
     flags: int
     codes: tuple[CodeIdentity, ...]
-    payload: memoryview
+    payload: bytes
     keyed: bool
 
 
-_key_cache: tuple[str | None, bytes] = (None, b"")
+_key_cache: tuple[object, bytes] = (None, b"")
+# os.environ keeps the encoded environment in ``_data``; reading it directly saves
+# the key encoding and value decoding of ``os.environ.get`` on every dumps/loads.
+_environ_data: Any = getattr(os.environ, "_data", None)
+_environ_key: Any = os.environ.encodekey(KEY_ENV) if hasattr(os.environ, "encodekey") else KEY_ENV
 
 
 def blob_key() -> bytes:
-    """The digest key from ``AGENTRT_BLOB_KEY`` (b"" when unset): the UTF-8 bytes, hashed when longer than 64."""
+    """The digest key from ``AGENTRT_BLOB_KEY``: its UTF-8 bytes, hashed if over 64 bytes (b"" if unset)."""
     global _key_cache
-    raw = os.environ.get(KEY_ENV)
+    if isinstance(_environ_data, dict):
+        raw: object = _environ_data.get(_environ_key)
+    else:  # pragma: no cover - an os.environ without _data
+        raw = os.environ.get(KEY_ENV)
     cached_raw, cached_key = _key_cache
     if raw == cached_raw:
         return cached_key
-    key = b"" if not raw else raw.encode("utf-8")
+    text = os.environ.get(KEY_ENV)
+    key = b"" if not text else text.encode("utf-8", "surrogateescape")
     if len(key) > _MAX_KEY_BYTES:
         key = hashlib.blake2b(key).digest()
     _key_cache = (raw, key)
@@ -100,9 +109,9 @@ def _digest(head: bytes | memoryview, payload: bytes | memoryview, key: bytes) -
     return h.digest()
 
 
-def pack(codes: list[tuple[str, str, str]], flags: int, payload: bytes | memoryview) -> bytes:
+def pack(codes: Sequence[tuple[str, str, str]], flags: int, payload: bytes | memoryview) -> bytes:
     """Assemble a blob around ``payload``."""
-    header = json.dumps({"codes": codes}, separators=(",", ":")).encode() if codes else _EMPTY_HEADER
+    header = json.dumps({"codes": list(codes)}, separators=(",", ":")).encode() if codes else _EMPTY_HEADER
     head = _PREFIX.pack(MAGIC, FORMAT_VERSION, PYTHON_MAJOR, PYTHON_MINOR, flags, len(header)) + header
     return b"".join((head, _digest(head, payload, blob_key()), payload))
 
@@ -123,6 +132,8 @@ def _split(blob: bytes) -> tuple[int, int, int, int, int, int]:
 
 
 def _parse_codes(raw: bytes | memoryview) -> tuple[CodeIdentity, ...]:
+    if raw == _EMPTY_HEADER:
+        return ()
     try:
         header = json.loads(bytes(raw))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -151,22 +162,26 @@ def _check_compatible(version: int, major: int, minor: int, flags: int) -> None:
         )
     if flags & ~KNOWN_FLAGS:
         raise IncompatibleBlob(
-            f"blob uses header flags {flags:#04x} this agentrt does not know; it was written by a newer agentrt"
+            f"blob uses header flags {flags:#04x} this agentrt does not know; "
+            "it was written by a newer agentrt"
         )
 
 
 def unpack(blob: bytes) -> Envelope:
     """Verify ``blob`` (length, digest, then version) and return its parts."""
     version, major, minor, flags, _, payload_start = _split(blob)
-    view = memoryview(blob)
+    digest_end = payload_start + DIGEST_SIZE_BYTES
+    if type(blob) is not bytes:
+        blob = bytes(blob)
     key = blob_key()
-    expected = _digest(view[:payload_start], view[payload_start + DIGEST_SIZE_BYTES:], key)
-    if not hmac.compare_digest(expected, view[payload_start:payload_start + DIGEST_SIZE_BYTES]):
+    payload = blob[digest_end:]
+    if not hmac.compare_digest(_digest(blob[:payload_start], payload, key), blob[payload_start:digest_end]):
         hint = " (or it was written with a different AGENTRT_BLOB_KEY)" if key else ""
         raise CorruptBlob(f"agentrt blob: digest mismatch — the blob was truncated or modified{hint}")
-    _check_compatible(version, major, minor, flags)
-    codes = _parse_codes(view[PREFIX_SIZE_BYTES:payload_start])
-    return Envelope(flags, codes, view[payload_start + DIGEST_SIZE_BYTES:], bool(key))
+    if version != FORMAT_VERSION or major != PYTHON_MAJOR or minor != PYTHON_MINOR or flags & ~KNOWN_FLAGS:
+        _check_compatible(version, major, minor, flags)
+    codes = _parse_codes(blob[PREFIX_SIZE_BYTES:payload_start])
+    return tuple.__new__(Envelope, (flags, codes, payload, bool(key)))  # skips NamedTuple's Python __new__
 
 
 def read_header(blob: bytes) -> Header:

@@ -41,7 +41,14 @@ FIX_AWAITABLE = (
     "Await it before the suspension, or use task.gather / task.sleep / a tool instead of holding "
     "asyncio tasks, futures or foreign awaitables across an await."
 )
-FIX_MATCH = "Keep the matched text instead (m.group(...), m.groupdict(), m.span()); a re.Match cannot be checkpointed."
+FIX_INTERNAL_AWAITABLE = (
+    "{name} is an awaitable of Python's generator machinery (such as the one aclose() or athrow() "
+    "returns) that agentrt cannot checkpoint; let it finish before the next suspension."
+)
+FIX_MATCH = (
+    "Keep the matched text instead (m.group(...), m.groupdict(), m.span()); "
+    "a re.Match cannot be checkpointed."
+)
 FIX_WEAKREF = "Hold a strong reference or plain data instead; weak references cannot be checkpointed."
 FIX_GENERATOR = (
     "Exhaust it into a list before the await, or close it / `del` it; only generators that are part "
@@ -50,9 +57,29 @@ FIX_GENERATOR = (
 
 _HTTP_PREFIXES = ("httpx", "requests", "aiohttp", "urllib3", "http.client", "httpcore")
 _RESOURCE_PREFIXES = (
-    "socket", "ssl", "selectors", "mmap", "subprocess", "multiprocessing", "concurrent.futures",
-    "threading", "_thread", "queue", "sqlite3", "psycopg", "psycopg2", "asyncpg", "aiosqlite",
-    "redis", "sqlalchemy", "pymongo", "botocore", "boto3", "grpc", "websockets", "asyncio",
+    "socket",
+    "ssl",
+    "selectors",
+    "mmap",
+    "subprocess",
+    "multiprocessing",
+    "concurrent.futures",
+    "threading",
+    "_thread",
+    "queue",
+    "sqlite3",
+    "psycopg",
+    "psycopg2",
+    "asyncpg",
+    "aiosqlite",
+    "redis",
+    "sqlalchemy",
+    "pymongo",
+    "botocore",
+    "boto3",
+    "grpc",
+    "websockets",
+    "asyncio",
 )
 
 
@@ -117,7 +144,9 @@ def _make_rlock() -> Any:
 def _is_weak(obj: object) -> bool:
     if isinstance(obj, (weakref.ref, weakref.ProxyType, weakref.CallableProxyType)):
         return True
-    return isinstance(obj, (weakref.WeakKeyDictionary, weakref.WeakValueDictionary, weakref.WeakSet, weakref.finalize))
+    return isinstance(
+        obj, (weakref.WeakKeyDictionary, weakref.WeakValueDictionary, weakref.WeakSet, weakref.finalize)
+    )
 
 
 def _is_future(obj: object) -> bool:
@@ -143,17 +172,22 @@ def classify(obj: object) -> Refusal:
     if _is_resource(obj):
         return Refusal("AR112", name, FIX_RESOURCE)
     if _has_await(tp):
+        if not tp.__flags__ & TPFLAGS_HEAPTYPE:  # Python's own machinery (aclose()/athrow() awaitables ...)
+            return Refusal("AR111", name, FIX_INTERNAL_AWAITABLE.format(name=name))
         return Refusal("AR101", name, FIX_AWAITABLE)
     if isinstance(obj, (types.BuiltinMethodType, types.MethodWrapperType, types.MethodType)):
         return Refusal("AR106", name, bound_method_fix(obj))
     if isinstance(obj, types.ModuleType):
         return Refusal(
-            "AR111", name,
-            f"Module {obj.__name__!r} is not in sys.modules, so it cannot be found again by name. " + FIX_PLAIN_DATA,
+            "AR111",
+            name,
+            f"Module {obj.__name__!r} is not in sys.modules, so it cannot be found again by name. "
+            + FIX_PLAIN_DATA,
         )
     if tp.__flags__ & TPFLAGS_HEAPTYPE and not isinstance(obj, type):
         return Refusal(
-            "AR105", name,
+            "AR105",
+            name,
             f"Mark class {tp.__qualname__} with @agentrt.serializable, or convert it to plain data before "
             "the await, or move it into a tool.",
         )

@@ -19,8 +19,8 @@ from agentrt.exceptions import IncompatibleBlob
 
 MISSING: Final = object()
 
-_module_dict = types.ModuleType.__dict__["__dict__"].__get__
-_class_dict = type.__dict__["__dict__"].__get__
+_MODULE_DICT: Any = vars(types.ModuleType)["__dict__"]  # the slot descriptor, not a module's dict
+_CLASS_DICT: Any = vars(type)["__dict__"]
 
 #: The types of "builtin" callables referable by name (C functions and method descriptors).
 BUILTIN_CALLABLE_TYPES: Final = (
@@ -33,13 +33,13 @@ BUILTIN_CALLABLE_TYPES: Final = (
 
 def module_dict(module: types.ModuleType) -> dict[str, Any]:
     """``module.__dict__`` read through the module type's own slot (no user code)."""
-    result: dict[str, Any] = _module_dict(module)
+    result: dict[str, Any] = _MODULE_DICT.__get__(module)
     return result
 
 
 def class_dict(cls: type) -> types.MappingProxyType[str, Any]:
     """``cls.__dict__`` read through ``type``'s own slot (no metaclass code)."""
-    result: types.MappingProxyType[str, Any] = _class_dict(cls)
+    result: types.MappingProxyType[str, Any] = _CLASS_DICT.__get__(cls)
     return result
 
 

@@ -23,17 +23,50 @@ from typing import Any, NoReturn
 
 WIRE_MODULE = __name__
 
-SAFE: frozenset[str] = frozenset({
-    "complex", "date", "time", "datetime", "timedelta", "timezone", "decimal",
-    "uuid", "range", "slice", "pattern", "const", "seqiter", "dictiter",
-    "setiter", "enumerate", "zip", "cell", "deque", "odict", "counter", "ext",
-    "state",
-})
+SAFE: frozenset[str] = frozenset(
+    {
+        "complex",
+        "date",
+        "time",
+        "datetime",
+        "timedelta",
+        "timezone",
+        "decimal",
+        "uuid",
+        "range",
+        "slice",
+        "pattern",
+        "const",
+        "seqiter",
+        "dictiter",
+        "setiter",
+        "enumerate",
+        "zip",
+        "cell",
+        "deque",
+        "odict",
+        "counter",
+        "ext",
+        "state",
+    }
+)
 
-REFERENCING: frozenset[str] = frozenset({
-    "ref", "fn", "method", "bmethod", "partial", "obj", "exc", "enum", "map",
-    "filter", "ddict",
-})
+REFERENCING: frozenset[str] = frozenset(
+    {
+        "ref",
+        "descr",
+        "fn",
+        "method",
+        "bmethod",
+        "partial",
+        "obj",
+        "exc",
+        "enum",
+        "map",
+        "filter",
+        "ddict",
+    }
+)
 
 ALL_NAMES: frozenset[str] = SAFE | REFERENCING
 

@@ -1,0 +1,675 @@
+"""The reconstructors: the only functions a blob can call, bound to one load's context.
+
+Every reconstructor treats its arguments as untrusted data: it checks their
+types, builds one object, and never imports a module or calls user code --
+except the restoration of classes their authors marked ``@serializable``
+(``__new__``, ``__setstate__``, ``__iter__`` of their iterators).  Objects that
+need contents after they exist (cells, closures, instances, exceptions,
+extension objects) are registered as *pending*; the ``state`` reconstructor
+fills only pending objects of this load, once, so a blob cannot use it to
+modify functions or classes it merely referenced.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import datetime
+import functools
+import itertools
+import re
+import sys
+import types
+from collections.abc import Callable, Sequence
+from types import CodeType
+from typing import Any
+
+from agentrt._codec import _wire
+from agentrt._codec._compat import TPFLAGS_HEAPTYPE
+from agentrt._codec._extension import Extension, extension_named
+from agentrt._codec._format import CodeIdentity
+from agentrt._codec._hazards import type_name
+from agentrt._codec._reduce import (
+    IMMUTABLE_BASES,
+    MUTABLE_BASES,
+    builtin_base,
+    extension_is_inert,
+    native_members,
+)
+from agentrt._codec._refs import (
+    BUILTIN_CALLABLE_TYPES,
+    MISSING,
+    class_dict,
+    find_module,
+    imported_module,
+    lookup,
+    module_dict,
+    unwrap_method,
+)
+from agentrt._codec._serializable import is_serializable
+from agentrt.exceptions import AgentrtError, CorruptBlob, IncompatibleBlob
+
+Applier = Callable[["DecodeContext", Any, Any, Any], None]
+RECONSTRUCTORS: dict[str, Callable[..., Any]] = {}
+
+
+def _reconstructor(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        RECONSTRUCTORS[name] = fn
+        return fn
+
+    return register
+
+
+def _corrupt(what: str) -> CorruptBlob:
+    return CorruptBlob(f"malformed blob: {what}")
+
+
+def _require(condition: bool, what: str) -> None:
+    if not condition:
+        raise _corrupt(what)
+
+
+class DecodeContext:
+    """One load: the resolved code table, the pending objects, and the after-load callbacks.
+
+    Implements the ``DecodeContext`` protocol of ``_extension``.  ``verified``
+    says whether referencing reconstructors may run (the blob declared them and
+    was authenticated or passed the dry run).
+    """
+
+    def __init__(
+        self,
+        identities: Sequence[CodeIdentity],
+        codes: Sequence[CodeType],
+        allow_modules: frozenset[str],
+        *,
+        verified: bool,
+    ) -> None:
+        self._identities = identities
+        self._codes = codes
+        self.allow_modules = allow_modules
+        self.verified = verified
+        self._pending: dict[int, tuple[Any, Applier, Any]] = {}
+        self._fixups: list[Callable[[], None]] = []
+        self._after: list[Callable[[], None]] = []
+
+    # --- the seam (DecodeContext protocol) ---
+
+    def code(self, index: int) -> CodeType:
+        _require(type(index) is int and 0 <= index < len(self._codes), f"code index {index!r} out of range")
+        return self._codes[index]
+
+    def code_module(self, index: int) -> str:
+        _require(type(index) is int and 0 <= index < len(self._codes), f"code index {index!r} out of range")
+        return self._identities[index].module
+
+    def after_load(self, callback: Callable[[], None]) -> None:
+        self._after.append(callback)
+
+    # --- bookkeeping ---
+
+    def expect_state(self, obj: Any, apply: Applier, extra: Any = None) -> None:
+        self._pending[id(obj)] = (obj, apply, extra)
+
+    def finish_graph(self) -> None:
+        """Codec-internal fixes that need the complete graph (iterator positions)."""
+        for fixup in self._fixups:
+            fixup()
+
+    def run_after_load(self) -> None:
+        for callback in self._after:
+            try:
+                callback()
+            except AgentrtError:
+                raise
+            except Exception as exc:
+                raise CorruptBlob(f"restoring the blob failed after decoding: {exc!r}") from exc
+
+
+# --- state --------------------------------------------------------------------------------
+
+
+@_reconstructor("state")
+def r_state(ctx: DecodeContext, obj: Any, state: Any) -> None:
+    entry = ctx._pending.pop(id(obj), None)
+    if entry is None or entry[0] is not obj:
+        raise _corrupt("it sets the state of an object it did not create")
+    entry[1](ctx, obj, state, entry[2])
+
+
+# --- plain values -------------------------------------------------------------------------
+
+
+@_reconstructor("complex")
+def r_complex(ctx: DecodeContext, real: float, imag: float) -> complex:
+    _require(type(real) is float and type(imag) is float, "complex parts are not floats")
+    return complex(real, imag)
+
+
+# The C constructors also accept the compact state bytes of their pickles (undocumented in
+# typeshed), which is the exact, fold-preserving form pickle protocol 4 records.
+_DATE: Callable[..., datetime.date] = datetime.date
+_TIME: Callable[..., datetime.time] = datetime.time
+_DATETIME: Callable[..., datetime.datetime] = datetime.datetime
+
+
+def _tz(tz: object) -> object:
+    _require(tz is None or isinstance(tz, datetime.tzinfo), "tzinfo is not a tzinfo")
+    return tz
+
+
+@_reconstructor("date")
+def r_date(ctx: DecodeContext, state: bytes) -> datetime.date:
+    _require(type(state) is bytes, "date state is not bytes")
+    return _DATE(state)
+
+
+@_reconstructor("time")
+def r_time(ctx: DecodeContext, state: bytes, tz: object = None) -> datetime.time:
+    _require(type(state) is bytes, "time state is not bytes")
+    return _TIME(state, _tz(tz))
+
+
+@_reconstructor("datetime")
+def r_datetime(ctx: DecodeContext, state: bytes, tz: object = None) -> datetime.datetime:
+    _require(type(state) is bytes, "datetime state is not bytes")
+    return _DATETIME(state, _tz(tz))
+
+
+@_reconstructor("timedelta")
+def r_timedelta(ctx: DecodeContext, days: int, seconds: int, microseconds: int) -> datetime.timedelta:
+    _require(all(type(x) is int for x in (days, seconds, microseconds)), "timedelta fields are not ints")
+    return datetime.timedelta(days, seconds, microseconds)
+
+
+@_reconstructor("timezone")
+def r_timezone(ctx: DecodeContext, offset: datetime.timedelta, *name: str) -> datetime.timezone:
+    _require(
+        type(offset) is datetime.timedelta and all(type(n) is str for n in name) and len(name) <= 1,
+        "timezone arguments",
+    )
+    return datetime.timezone(offset, *name)
+
+
+@_reconstructor("decimal")
+def r_decimal(ctx: DecodeContext, text: str) -> Any:
+    import decimal  # stdlib, imported on first use only
+
+    _require(type(text) is str, "Decimal text is not a str")
+    return decimal.Decimal(text)
+
+
+@_reconstructor("uuid")
+def r_uuid(ctx: DecodeContext, value: int) -> Any:
+    import uuid  # stdlib, imported on first use only
+
+    _require(type(value) is int, "UUID value is not an int")
+    return uuid.UUID(int=value)
+
+
+@_reconstructor("range")
+def r_range(ctx: DecodeContext, start: int, stop: int, step: int) -> range:
+    _require(all(type(x) is int for x in (start, stop, step)), "range bounds are not ints")
+    return range(start, stop, step)
+
+
+@_reconstructor("slice")
+def r_slice(ctx: DecodeContext, start: Any, stop: Any, step: Any) -> slice:
+    return slice(start, stop, step)
+
+
+#: the flags a compiled pattern can report (not DEBUG, which prints while compiling)
+_PATTERN_FLAGS = re.IGNORECASE | re.LOCALE | re.MULTILINE | re.DOTALL | re.UNICODE | re.VERBOSE | re.ASCII
+
+
+@_reconstructor("pattern")
+def r_pattern(ctx: DecodeContext, pattern: str | bytes, flags: int) -> re.Pattern[Any]:
+    _require(
+        type(pattern) in (str, bytes) and type(flags) is int and not flags & ~_PATTERN_FLAGS,
+        "regular expression arguments",
+    )
+    return re.compile(pattern, flags)
+
+
+@_reconstructor("const")
+def r_const(ctx: DecodeContext, name: str) -> Any:
+    _require(name in ("Ellipsis", "NotImplemented"), f"unknown constant {name!r:.40}")
+    return Ellipsis if name == "Ellipsis" else NotImplemented
+
+
+# --- containers from collections ----------------------------------------------------------
+
+
+def _apply_extend(ctx: DecodeContext, obj: Any, items: Any, extra: Any) -> None:
+    _require(type(items) is list, "deque items are not a list")
+    obj.extend(items)
+
+
+def _apply_pairs(ctx: DecodeContext, obj: Any, pairs: Any, extra: Any) -> None:
+    _require(type(pairs) is list and all(type(p) is tuple and len(p) == 2 for p in pairs), "mapping items")
+    for key, value in pairs:
+        obj[key] = value
+
+
+def _apply_dict(ctx: DecodeContext, obj: Any, items: Any, extra: Any) -> None:
+    _require(type(items) is dict, "mapping items are not a dict")
+    dict.update(obj, items)
+
+
+@_reconstructor("deque")
+def r_deque(ctx: DecodeContext, maxlen: int | None) -> collections.deque[Any]:
+    _require(maxlen is None or (type(maxlen) is int and maxlen >= 0), "deque maxlen")
+    obj: collections.deque[Any] = collections.deque(maxlen=maxlen)
+    ctx.expect_state(obj, _apply_extend)
+    return obj
+
+
+@_reconstructor("odict")
+def r_odict(ctx: DecodeContext) -> collections.OrderedDict[Any, Any]:
+    obj: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+    ctx.expect_state(obj, _apply_pairs)
+    return obj
+
+
+@_reconstructor("counter")
+def r_counter(ctx: DecodeContext) -> collections.Counter[Any]:
+    obj: collections.Counter[Any] = collections.Counter()
+    ctx.expect_state(obj, _apply_dict)
+    return obj
+
+
+@_reconstructor("ddict")
+def r_ddict(ctx: DecodeContext, factory: Any) -> collections.defaultdict[Any, Any]:
+    _require(factory is None or callable(factory), "defaultdict factory is not callable")
+    obj: collections.defaultdict[Any, Any] = collections.defaultdict(factory)
+    ctx.expect_state(obj, _apply_dict)
+    return obj
+
+
+# --- iterators ----------------------------------------------------------------------------
+
+_SEQ_MAKERS: dict[str, tuple[type | tuple[type, ...], Callable[[Any], Any]]] = {
+    "list": (list, list.__iter__),
+    "tuple": (tuple, tuple.__iter__),
+    "str": (str, str.__iter__),
+    "bytes": (bytes, bytes.__iter__),
+    "bytearray": (bytearray, bytearray.__iter__),
+    "list_reverse": (list, list.__reversed__),
+    "range": (range, range.__iter__),
+    "reversed": (object, reversed),
+}
+
+_DICT_MAKERS: dict[str, Callable[[dict[Any, Any]], Any]] = {
+    "keys": dict.__iter__,
+    "values": lambda d: iter(dict.values(d)),
+    "items": lambda d: iter(dict.items(d)),
+    "rkeys": dict.__reversed__,
+    "rvalues": lambda d: reversed(dict.values(d)),
+    "ritems": lambda d: reversed(dict.items(d)),
+}
+
+
+def _is_iterator(obj: object) -> bool:
+    return any("__next__" in class_dict(base) for base in type(obj).__mro__)
+
+
+@_reconstructor("seqiter")
+def r_seqiter(ctx: DecodeContext, kind: str, seq: Any, index: int | None) -> Any:
+    spec = _SEQ_MAKERS.get(kind) if type(kind) is str else None
+    if spec is None:
+        raise _corrupt(f"unknown iterator kind {kind!r:.40}")
+    expected, make = spec
+    _require(
+        isinstance(seq, expected) and (index is None or (type(index) is int and index >= -1)),
+        "iterator arguments",
+    )
+    iterator = make(seq)
+    _require(kind != "reversed" or type(iterator) is reversed, "reversed() of a sequence with __reversed__")
+    if index is not None:
+        # The sequence may still be filling up (a list holding its own iterator):
+        # set the position once the whole graph exists.
+        ctx._fixups.append(functools.partial(iterator.__setstate__, index))
+    return iterator
+
+
+@_reconstructor("dictiter")
+def r_dictiter(ctx: DecodeContext, kind: str, owner: dict[Any, Any] | None, consumed: int) -> Any:
+    make = _DICT_MAKERS.get(kind) if type(kind) is str else None
+    if make is None:
+        raise _corrupt(f"unknown dict iterator kind {kind!r:.40}")
+    if owner is None:
+        owner, consumed = {}, 0
+    _require(isinstance(owner, dict) and type(consumed) is int and consumed >= 0, "dict iterator arguments")
+    iterator = make(owner)
+    collections.deque(itertools.islice(iterator, min(consumed, len(owner))), maxlen=0)
+    return iterator
+
+
+@_reconstructor("setiter")
+def r_setiter(ctx: DecodeContext, remaining: list[Any]) -> Any:
+    _require(type(remaining) is list, "set iterator items are not a list")
+    return iter(set(remaining))
+
+
+@_reconstructor("enumerate")
+def r_enumerate(ctx: DecodeContext, iterator: Any, count: int) -> enumerate[Any]:
+    _require(_is_iterator(iterator) and type(count) is int, "enumerate arguments")
+    return enumerate(iterator, count)
+
+
+@_reconstructor("zip")
+def r_zip(ctx: DecodeContext, strict: bool, *iterators: Any) -> zip[Any]:
+    _require(type(strict) is bool and all(_is_iterator(it) for it in iterators), "zip arguments")
+    return zip(*iterators, strict=strict)
+
+
+@_reconstructor("map")
+def r_map(ctx: DecodeContext, func: Any, *iterators: Any) -> map[Any]:
+    _require(callable(func) and bool(iterators) and all(map(_is_iterator, iterators)), "map arguments")
+    return map(func, *iterators)
+
+
+@_reconstructor("filter")
+def r_filter(ctx: DecodeContext, func: Any, iterator: Any) -> filter[Any]:
+    _require((func is None or callable(func)) and _is_iterator(iterator), "filter arguments")
+    return filter(func, iterator)
+
+
+# --- references by name -------------------------------------------------------------------
+
+_KIND_CHECKS: dict[str, Callable[[object], bool]] = {
+    "function": lambda obj: type(obj) is types.FunctionType,
+    "class": lambda obj: isinstance(obj, type),
+    "builtin": lambda obj: isinstance(obj, BUILTIN_CALLABLE_TYPES),
+}
+
+
+@_reconstructor("ref")
+def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
+    _require(type(module) is str and type(qualname) is str and type(kind) is str, "reference arguments")
+    _require(kind == "module" or kind in _KIND_CHECKS, f"unknown reference kind {kind!r:.40}")
+    module_obj = find_module(module, ctx.allow_modules)
+    if kind == "module":
+        _require(qualname == "", "module reference with a qualname")
+        return module_obj
+    found = lookup(module_obj, qualname)
+    if found is MISSING:
+        raise IncompatibleBlob(
+            f"{module}:{qualname} no longer exists (renamed, moved or deleted since the checkpoint); "
+            "finish old runs with the old code, or fork them"
+        )
+    if kind == "function":
+        found = unwrap_method(found)
+    if not _KIND_CHECKS[kind](found):
+        raise IncompatibleBlob(
+            f"{module}:{qualname} is now a {type_name(type(found))}, but the checkpoint recorded a {kind}; "
+            "finish old runs with the old code, or fork them"
+        )
+    return found
+
+
+def _apply_function(ctx: DecodeContext, fn: types.FunctionType, state: Any, extra: Any) -> None:
+    _require(type(state) is tuple and len(state) == 6, "function state")
+    name, qualname, defaults, kwdefaults, attributes, doc = state
+    fn.__name__ = name
+    fn.__qualname__ = qualname
+    fn.__defaults__ = defaults
+    fn.__kwdefaults__ = kwdefaults
+    if attributes is not None:
+        _require(type(attributes) is dict and all(type(k) is str for k in attributes), "function attributes")
+        fn.__dict__.update(attributes)
+    fn.__doc__ = doc
+
+
+@_reconstructor("fn")
+def r_fn(ctx: DecodeContext, index: int, closure: tuple[types.CellType, ...] | None) -> types.FunctionType:
+    code = ctx.code(index)
+    module = find_module(ctx.code_module(index), ctx.allow_modules)
+    _require(
+        closure is None or (type(closure) is tuple and all(type(c) is types.CellType for c in closure)),
+        "closure is not a tuple of cells",
+    )
+    _require(len(closure or ()) == len(code.co_freevars), f"closure of {code.co_qualname} has the wrong size")
+    fn = types.FunctionType(code, module_dict(module), code.co_name, None, closure)
+    ctx.expect_state(fn, _apply_function)
+    return fn
+
+
+def _apply_cell(ctx: DecodeContext, cell: types.CellType, state: Any, extra: Any) -> None:
+    _require(type(state) is tuple and len(state) <= 1, "cell state")
+    if state:
+        cell.cell_contents = state[0]
+
+
+@_reconstructor("cell")
+def r_cell(ctx: DecodeContext) -> types.CellType:
+    cell = types.CellType()
+    ctx.expect_state(cell, _apply_cell)
+    return cell
+
+
+@_reconstructor("method")
+def r_method(ctx: DecodeContext, func: Any, owner: Any) -> types.MethodType:
+    _require(callable(func), "bound method of something not callable")
+    return types.MethodType(func, owner)
+
+
+_C_METHOD_DESCRIPTORS = (types.MethodDescriptorType, types.WrapperDescriptorType)
+
+
+@_reconstructor("descr")
+def r_descr(ctx: DecodeContext, owner: Any, name: str) -> Any:
+    """An unbound C method (``generator.send``) of a class that is itself referable."""
+    _require(isinstance(owner, type) and type(name) is str, "method descriptor arguments")
+    descriptor = class_dict(owner).get(name)
+    if not isinstance(descriptor, BUILTIN_CALLABLE_TYPES):
+        raise IncompatibleBlob(f"{type_name(owner)}.{name} is no longer a builtin method")
+    return descriptor
+
+
+@_reconstructor("bmethod")
+def r_bmethod(ctx: DecodeContext, owner: Any, name: str) -> Any:
+    _require(type(name) is str and not isinstance(owner, types.ModuleType), "builtin method arguments")
+    cls = owner if isinstance(owner, type) else type(owner)
+    descriptor = next((class_dict(base)[name] for base in cls.__mro__ if name in class_dict(base)), None)
+    if isinstance(owner, type):
+        _require(
+            isinstance(descriptor, types.ClassMethodDescriptorType),
+            f"{name!r:.40} is not a builtin classmethod",
+        )
+        bound = descriptor.__get__(None, owner)  # type: ignore[union-attr]
+    else:
+        _require(isinstance(descriptor, _C_METHOD_DESCRIPTORS), f"{name!r:.40} is not a builtin method")
+        bound = descriptor.__get__(owner, cls)  # type: ignore[union-attr]
+    _require(getattr(bound, "__self__", None) is owner, "builtin method not bound to its owner")
+    return bound
+
+
+def _apply_partial(ctx: DecodeContext, p: functools.partial[Any], state: Any, extra: Any) -> None:
+    _require(type(state) is tuple and len(state) == 3, "partial state")
+    args, keywords, attributes = state
+    partial_state: Any = p
+    partial_state.__setstate__((p.func, args, keywords, attributes))
+
+
+@_reconstructor("partial")
+def r_partial(ctx: DecodeContext, func: Any) -> functools.partial[Any]:
+    _require(callable(func), "partial of something not callable")
+    p = functools.partial(func)
+    ctx.expect_state(p, _apply_partial)
+    return p
+
+
+# --- enums, exceptions, instances ---------------------------------------------------------
+
+
+@_reconstructor("enum")
+def r_enum(ctx: DecodeContext, cls: Any, name: str | None, value: Any) -> Any:
+    enum = imported_module("enum")
+    base = module_dict(enum).get("Enum") if enum is not None else None
+    _require(
+        isinstance(cls, type) and isinstance(base, type) and issubclass(cls, base),
+        "enum member of a non-enum",
+    )
+    if name is not None:
+        _require(type(name) is str, "enum member name")
+        member = class_dict(cls)["_member_map_"].get(name)
+        if member is None:
+            raise IncompatibleBlob(
+                f"enum {type_name(cls)} has no member {name!r} any more; finish old runs "
+                "with the old code, or fork them"
+            )
+        return member
+    flag = module_dict(enum).get("Flag") if enum is not None else None
+    _require(isinstance(flag, type) and issubclass(cls, flag), "enum member without a name")
+    return cls(value)
+
+
+def _native_base(cls: type) -> type:
+    return next(base for base in cls.__mro__ if not base.__flags__ & TPFLAGS_HEAPTYPE)
+
+
+def _apply_exception(ctx: DecodeContext, exc: BaseException, state: Any, extra: Any) -> None:
+    _require(type(state) is tuple and len(state) == 6, "exception state")
+    args, cause, context, suppress, attributes, members = state
+    _require(type(args) is tuple and type(suppress) is bool, "exception args")
+    exc.args = args
+    exc.__cause__ = cause
+    exc.__context__ = context
+    exc.__suppress_context__ = suppress
+    if attributes is not None:
+        _require(type(attributes) is dict and all(type(k) is str for k in attributes), "exception attributes")
+        exc.__dict__.update(attributes)
+    if members is not None:
+        known = dict(native_members(type(exc)))
+        _require(type(members) is tuple, "exception fields")
+        for name, value in members:
+            descriptor = known.get(name)
+            if descriptor is None:
+                raise _corrupt(f"exception field {name!r:.40}")
+            with contextlib.suppress(AttributeError):  # read-only fields were set from args by __new__
+                descriptor.__set__(exc, value)
+
+
+@_reconstructor("exc")
+def r_exc(ctx: DecodeContext, cls: Any, group_args: tuple[Any, ...] | None) -> BaseException:
+    _require(isinstance(cls, type) and issubclass(cls, BaseException), "exception of a non-exception class")
+    native: Any = _native_base(cls)
+    if group_args is not None:
+        _require(
+            issubclass(cls, BaseExceptionGroup) and type(group_args) is tuple, "exception group arguments"
+        )
+        exc: BaseException = native.__new__(cls, *group_args)
+    else:
+        exc = native.__new__(cls)
+    ctx.expect_state(exc, _apply_exception)
+    return exc
+
+
+_setstate_cache: dict[type, bool] = {}
+
+
+def _has_custom_setstate(cls: type) -> bool:
+    found = _setstate_cache.get(cls)
+    if found is None:
+        found = _setstate_cache[cls] = any(
+            "__setstate__" in class_dict(base) for base in cls.__mro__ if base is not object
+        )
+    return found
+
+
+def _slot(cls: type, name: str) -> Any:
+    for base in cls.__mro__:
+        descriptor = class_dict(base).get(name)
+        if descriptor is not None:
+            return descriptor if isinstance(descriptor, types.MemberDescriptorType) else None
+    return None
+
+
+def _apply_default_state(obj: Any, state: Any) -> None:
+    """What pickle's BUILD does with a state, minus calling setattr hooks."""
+    if type(state) is tuple and len(state) == 2:
+        attributes, slots = state
+    else:
+        attributes, slots = state, None
+    if attributes:
+        _require(type(attributes) is dict and all(type(k) is str for k in attributes), "instance attributes")
+        try:
+            namespace = obj.__dict__
+        except AttributeError:
+            raise _corrupt(f"{type_name(type(obj))} instances have no __dict__") from None
+        for key, value in attributes.items():
+            namespace[sys.intern(key)] = value
+    if slots:
+        _require(type(slots) is dict, "instance slots")
+        for key, value in slots.items():
+            descriptor = _slot(type(obj), key) if type(key) is str else None
+            if descriptor is None:
+                raise _corrupt(f"{type_name(type(obj))} has no slot {key!r:.40}")
+            descriptor.__set__(obj, value)
+
+
+def _apply_instance(ctx: DecodeContext, obj: Any, state: Any, base: type | None) -> None:
+    if base in MUTABLE_BASES:
+        _require(type(state) is tuple and len(state) == 2, "container instance state")
+        state, items = state
+        _require(type(items) is base, "container instance items")
+        {dict: dict.update, list: list.extend, set: set.update}[base](obj, items)  # type: ignore[index, operator]
+        if state is None:
+            return
+    if _has_custom_setstate(type(obj)):
+        obj.__setstate__(state)
+    else:
+        _apply_default_state(obj, state)
+
+
+@_reconstructor("obj")
+def r_obj(ctx: DecodeContext, cls: Any, value: Any) -> Any:
+    _require(isinstance(cls, type) and not issubclass(cls, BaseException), "instance of a non-class")
+    if not is_serializable(cls):
+        raise IncompatibleBlob(
+            f"class {type_name(cls)} is not marked @agentrt.serializable in this process, but the checkpoint "
+            "holds an instance of it; mark it again, or finish old runs with the old code"
+        )
+    base = builtin_base(cls)
+    if base is None or base in MUTABLE_BASES:
+        _require(value is None, "instance arguments")
+        obj = cls.__new__(cls)
+    else:
+        _require(base in IMMUTABLE_BASES and type(value) is base, "instance of a builtin-derived class")
+        obj = base.__new__(cls, value)
+    ctx.expect_state(obj, _apply_instance, base)
+    return obj
+
+
+# --- extensions ---------------------------------------------------------------------------
+
+
+def _apply_extension(ctx: DecodeContext, obj: Any, state: Any, ext: Extension) -> None:
+    _require(type(state) is tuple and len(state) == 1, "extension state")
+    ext.set_state(ctx, obj, state[0])
+
+
+@_reconstructor("ext")
+def r_ext(ctx: DecodeContext, name: str, *args: Any) -> Any:
+    _require(type(name) is str, "extension name")
+    ext = extension_named(name)
+    if ext is None:
+        raise IncompatibleBlob(
+            f"blob needs the agentrt extension {name!r:.60}, which is not registered in this process; "
+            "import agentrt.lowlevel (or the package that provides it) before loading"
+        )
+    _require(
+        ctx.verified or extension_is_inert(ext),
+        f"extension {name!r} objects need a verified blob, and this one did not declare it",
+    )
+    obj = ext.create(ctx, *args)
+    ctx.expect_state(obj, _apply_extension, ext)
+    return obj
+
+
+if set(RECONSTRUCTORS) != _wire.ALL_NAMES:  # the wire names and the reconstructors are one list
+    raise ImportError(
+        f"agentrt codec: reconstructors and wire names differ: {set(RECONSTRUCTORS) ^ _wire.ALL_NAMES}"
+    )

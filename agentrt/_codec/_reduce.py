@@ -1,0 +1,540 @@
+"""Per-type reducers: how each kind of value becomes a call of an agentrt reconstructor.
+
+The C pickler handles exact builtin atoms and containers itself and never shows
+them to ``reducer_override``; every other object comes here.  A reducer returns
+a reduce tuple whose callable is always a placeholder from ``_wire`` (so the
+payload only ever names agentrt reconstructors), uses the 6-tuple form with the
+``state`` reconstructor when an object must exist before its contents (that is
+what makes cycles through it work), or raises :class:`Refused`.
+
+Dispatch is a dict on the exact type; the first object of a new type pays for
+working out its reducer, later ones are one dict lookup.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import re
+import types
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from agentrt._codec import _wire
+from agentrt._codec._compat import TPFLAGS_HEAPTYPE
+from agentrt._codec._extension import Extension, extension_for_type
+from agentrt._codec._format import FLAG_REFERENCING
+from agentrt._codec._hazards import Refusal, not_referable, type_name
+from agentrt._codec._refs import (
+    class_dict,
+    imported_module,
+    lookup_name,
+    module_dict,
+    unwrap_method,
+)
+from agentrt._codec._serializable import is_serializable
+
+P = _wire.PLACEHOLDERS
+_REF, _FN, _METHOD, _BMETHOD, _PARTIAL = P["ref"], P["fn"], P["method"], P["bmethod"], P["partial"]
+_OBJ, _EXC, _ENUM, _STATE, _CELL, _EXT = P["obj"], P["exc"], P["enum"], P["state"], P["cell"], P["ext"]
+_SEQITER, _DICTITER, _SETITER = P["seqiter"], P["dictiter"], P["setiter"]
+
+#: Exact types the C pickler writes itself; ``reducer_override`` never sees them.
+PASSTHROUGH: frozenset[type] = frozenset(
+    {type(None), bool, int, float, str, bytes, bytearray, list, tuple, dict, set, frozenset}
+)
+
+
+class EncodeState(Protocol):
+    """What reducers need from the encoder: the code table and the header flags."""
+
+    flags: int
+
+    def code_ref(self, code: types.CodeType, module: str) -> int: ...
+
+
+class Refused(Exception):
+    """The encoder cannot hold ``obj``; ``refusal`` explains why (else ``_hazards.classify`` does)."""
+
+    def __init__(self, obj: object, refusal: Refusal | None = None) -> None:
+        super().__init__(type_name(type(obj)))
+        self.obj = obj
+        self.refusal = refusal
+
+
+class Unresolvable(Exception):
+    """``code_ref`` was given a code object that ``resolve_code`` could not find again."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+Reducer = Callable[[EncodeState, Any], Any]
+
+
+# --- plain values ---------------------------------------------------------------------
+
+
+def _r_complex(enc: EncodeState, obj: complex) -> Any:
+    return (P["complex"], (obj.real, obj.imag))
+
+
+def _r_datetime_like(name: str) -> Reducer:
+    placeholder = P[name]
+
+    def reduce(enc: EncodeState, obj: Any) -> Any:
+        # (compact state bytes[, tzinfo]) as pickle protocol 4 records it, fold included
+        return (placeholder, obj.__reduce_ex__(4)[1])
+
+    return reduce
+
+
+def _r_timedelta(enc: EncodeState, obj: Any) -> Any:
+    return (P["timedelta"], (obj.days, obj.seconds, obj.microseconds))
+
+
+def _r_timezone(enc: EncodeState, obj: Any) -> Any:
+    return (P["timezone"], obj.__getinitargs__())
+
+
+def _r_decimal(enc: EncodeState, obj: Any) -> Any:
+    return (P["decimal"], (str(obj),))
+
+
+def _r_uuid(enc: EncodeState, obj: Any) -> Any:
+    return (P["uuid"], (obj.int,))
+
+
+def _r_range(enc: EncodeState, obj: range) -> Any:
+    return (P["range"], (obj.start, obj.stop, obj.step))
+
+
+def _r_slice(enc: EncodeState, obj: slice) -> Any:
+    return (P["slice"], (obj.start, obj.stop, obj.step))
+
+
+def _r_pattern(enc: EncodeState, obj: re.Pattern[Any]) -> Any:
+    return (P["pattern"], (obj.pattern, obj.flags))
+
+
+def _r_const(enc: EncodeState, obj: object) -> Any:
+    return (P["const"], ("Ellipsis" if obj is Ellipsis else "NotImplemented",))
+
+
+def _r_deque(enc: EncodeState, obj: Any) -> Any:
+    return (P["deque"], (obj.maxlen,), list(obj), None, None, _STATE)
+
+
+def _r_odict(enc: EncodeState, obj: Any) -> Any:
+    return (P["odict"], (), list(obj.items()), None, None, _STATE)
+
+
+def _r_counter(enc: EncodeState, obj: Any) -> Any:
+    return (P["counter"], (), dict.copy(obj), None, None, _STATE)
+
+
+def _r_defaultdict(enc: EncodeState, obj: Any) -> Any:
+    return (P["ddict"], (obj.default_factory,), dict.copy(obj), None, None, _STATE)
+
+
+# --- iterators ------------------------------------------------------------------------
+
+SEQ_ITER_KINDS: dict[type, str] = {
+    type(iter([])): "list",
+    type(iter(())): "tuple",
+    type(iter("")): "str",
+    type(iter("\u20ac")): "str",
+    type(iter(b"")): "bytes",
+    type(iter(bytearray())): "bytearray",
+    type(reversed([])): "list_reverse",
+    reversed: "reversed",
+    type(iter(range(0))): "range",
+    type(iter(range(1 << 70))): "range",
+}
+
+DICT_ITER_KINDS: dict[type, str] = {
+    type(iter({})): "keys",
+    type(iter({}.values())): "values",
+    type(iter({}.items())): "items",
+    type(reversed({})): "rkeys",
+    type(reversed({}.values())): "rvalues",
+    type(reversed({}.items())): "ritems",
+}
+
+
+def _r_seqiter(enc: EncodeState, obj: Any) -> Any:
+    reduced = obj.__reduce__()
+    # No index: a fresh or exhausted iterator.  Reverse iterators count down, so 0 is a position.
+    index = reduced[2] if len(reduced) > 2 else None
+    return (_SEQITER, (SEQ_ITER_KINDS[type(obj)], reduced[1][0], index))
+
+
+def _r_dictiter(enc: EncodeState, obj: Any) -> Any:
+    owners = [ref for ref in gc.get_referents(obj) if isinstance(ref, dict)]
+    if not owners:  # exhausted: the iterator dropped its dict
+        return (_DICTITER, (DICT_ITER_KINDS[type(obj)], None, 0))
+    owner = owners[0]
+    consumed = max(0, len(owner) - obj.__length_hint__())
+    return (_DICTITER, (DICT_ITER_KINDS[type(obj)], owner, consumed))
+
+
+def _r_setiter(enc: EncodeState, obj: Any) -> Any:
+    # A set's order depends on hashes, which differ between processes: keep the
+    # remaining elements, not a position.
+    return (_SETITER, (obj.__reduce__()[1][0],))
+
+
+def _r_enumerate(enc: EncodeState, obj: Any) -> Any:
+    return (P["enumerate"], obj.__reduce__()[1])
+
+
+def _r_zip(enc: EncodeState, obj: Any) -> Any:
+    reduced = obj.__reduce__()
+    strict = len(reduced) > 2 and reduced[2] is True
+    return (P["zip"], (strict, *reduced[1]))
+
+
+def _r_map(enc: EncodeState, obj: Any) -> Any:
+    return (P["map"], obj.__reduce__()[1])
+
+
+def _r_filter(enc: EncodeState, obj: Any) -> Any:
+    return (P["filter"], obj.__reduce__()[1])
+
+
+# --- callables ------------------------------------------------------------------------
+
+
+def _r_function(enc: EncodeState, fn: types.FunctionType) -> Any:
+    if fn in _wire.ALL_PLACEHOLDERS:  # a reconstructor's name: let the pickler write the global
+        if fn in _wire.REFERENCING_PLACEHOLDERS:
+            enc.flags |= FLAG_REFERENCING
+        return NotImplemented
+    module, qualname = fn.__module__, fn.__qualname__
+    if unwrap_method(lookup_name(module, qualname)) is fn:
+        return (_REF, (module, qualname, "function"))
+    return _r_function_by_code(enc, fn)
+
+
+def _r_function_by_code(enc: EncodeState, fn: types.FunctionType) -> Any:
+    globals_ = fn.__globals__
+    module_name = globals_.get("__name__")
+    module = imported_module(module_name) if isinstance(module_name, str) else None
+    qualified = f"{module_name}:{fn.__qualname__}"
+    if module is None or module_dict(module) is not globals_:
+        reason = "has globals that are not the namespace of an imported module"
+        raise Refused(fn, Refusal("AR106", "function", not_referable("function", qualified, reason)))
+    try:
+        index = enc.code_ref(fn.__code__, module_name)  # type: ignore[arg-type]
+    except Unresolvable as exc:
+        raise Refused(
+            fn, Refusal("AR106", "function", not_referable("function", qualified, exc.reason))
+        ) from None
+    state = (
+        fn.__name__,
+        fn.__qualname__,
+        fn.__defaults__,
+        fn.__kwdefaults__,
+        fn.__dict__ or None,
+        fn.__doc__,
+    )
+    return (_FN, (index, fn.__closure__), state, None, None, _STATE)
+
+
+def _r_cell(enc: EncodeState, cell: types.CellType) -> Any:
+    try:
+        state: tuple[Any, ...] = (cell.cell_contents,)
+    except ValueError:  # an empty cell: a closure variable not assigned yet
+        state = ()
+    return (_CELL, (), state, None, None, _STATE)
+
+
+def _r_method(enc: EncodeState, method: types.MethodType) -> Any:
+    return (_METHOD, (method.__func__, method.__self__))
+
+
+def _r_builtin(enc: EncodeState, fn: types.BuiltinFunctionType) -> Any:
+    owner = fn.__self__
+    if owner is None or isinstance(owner, types.ModuleType):
+        module = fn.__module__ or getattr(owner, "__name__", None)
+        if lookup_name(module, fn.__qualname__) is fn:
+            return (_REF, (module, fn.__qualname__, "builtin"))
+        reason = "is not reachable by module:qualname"
+        raise Refused(
+            fn, Refusal("AR106", "builtin function", not_referable("builtin", fn.__qualname__, reason))
+        )
+    if isinstance(owner, type) and lookup_name(owner.__module__, f"{owner.__qualname__}.{fn.__name__}") is fn:
+        return (_REF, (owner.__module__, f"{owner.__qualname__}.{fn.__name__}", "builtin"))  # object.__new__
+    return (_BMETHOD, (owner, fn.__name__))
+
+
+def _r_method_wrapper(enc: EncodeState, fn: Any) -> Any:
+    return (_BMETHOD, (fn.__self__, fn.__name__))
+
+
+def _r_descriptor(enc: EncodeState, descr: Any) -> Any:
+    owner: type = descr.__objclass__
+    name: str = descr.__name__
+    module, qualname = owner.__module__, descr.__qualname__
+    if lookup_name(module, qualname) is descr:
+        return (_REF, (module, qualname, "builtin"))
+    if class_dict(owner).get(name) is descr:  # e.g. generator.send: found through its class
+        return (P["descr"], (owner, name))
+    raise Refused(
+        descr,
+        Refusal(
+            "AR106",
+            type_name(type(descr)),
+            not_referable("method", qualname, "is not reachable by module:qualname"),
+        ),
+    )
+
+
+def _r_partial(enc: EncodeState, p: functools.partial[Any]) -> Any:
+    return (_PARTIAL, (p.func,), (p.args, p.keywords or None, p.__dict__ or None), None, None, _STATE)
+
+
+def _r_module(enc: EncodeState, module: types.ModuleType) -> Any:
+    name = module.__name__
+    if imported_module(name) is module:
+        return (_REF, (name, "", "module"))
+    raise Refused(module)
+
+
+_TYPES_ALIASES: dict[int, str] = {
+    id(value): name
+    for name, value in vars(types).items()
+    if isinstance(value, type) and not name.startswith("_")
+}
+
+
+def _r_class(enc: EncodeState, cls: type) -> Any:
+    module, qualname = cls.__module__, cls.__qualname__
+    if lookup_name(module, qualname) is cls:
+        return (_REF, (module, qualname, "class"))
+    alias = _TYPES_ALIASES.get(id(cls))
+    if alias is not None and lookup_name("types", alias) is cls:
+        return (_REF, ("types", alias, "class"))
+    reason = (
+        "is defined inside a function" if "<locals>" in qualname else "is not reachable by module:qualname"
+    )
+    raise Refused(
+        cls,
+        Refusal("AR111", f"class {type_name(cls)}", not_referable("class", f"{module}:{qualname}", reason)),
+    )
+
+
+# --- enums, exceptions, instances -----------------------------------------------------
+
+
+def _r_enum(enc: EncodeState, member: Any) -> Any:
+    cls = type(member)
+    name = member._name_
+    if name is not None and cls._member_map_.get(name) is member:
+        return (_ENUM, (cls, name, None))
+    return (_ENUM, (cls, None, member._value_))
+
+
+_native_members_cache: dict[type, tuple[tuple[str, Any], ...]] = {}
+
+
+def native_members(cls: type) -> tuple[tuple[str, Any], ...]:
+    """``(name, descriptor)`` of the C-level fields of an exception class (errno, value, ...)."""
+    cached = _native_members_cache.get(cls)
+    if cached is None:
+        found: dict[str, Any] = {}
+        for base in cls.__mro__:
+            if base.__flags__ & TPFLAGS_HEAPTYPE or base in (BaseException, object):
+                continue
+            for name, value in class_dict(base).items():
+                if name.startswith("__") or name in found:
+                    continue
+                if isinstance(value, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+                    found[name] = value
+        cached = _native_members_cache[cls] = tuple(found.items())
+    return cached
+
+
+def _r_exception(enc: EncodeState, exc: BaseException) -> Any:
+    cls = type(exc)
+    members = []
+    for name, descr in native_members(cls):
+        try:
+            value = descr.__get__(exc, cls)
+        except (AttributeError, TypeError):  # unset C field, e.g. BlockingIOError.characters_written
+            continue
+        if value is not None:  # None reads back from an unset field; setting it would change str(exc)
+            members.append((name, value))
+    group_args = exc.args if isinstance(exc, BaseExceptionGroup) else None
+    state = (
+        exc.args,
+        exc.__cause__,
+        exc.__context__,
+        exc.__suppress_context__,
+        exc.__dict__ or None,
+        tuple(members) or None,
+    )
+    return (_EXC, (cls, group_args), state, None, None, _STATE)
+
+
+#: builtin bases a @serializable class may extend, and how to read the builtin part.
+IMMUTABLE_BASES: dict[type, Callable[[Any], Any]] = {
+    tuple: lambda obj: tuple(tuple.__iter__(obj)),
+    frozenset: lambda obj: frozenset(frozenset.__iter__(obj)),
+    str: str.__str__,
+    bytes: bytes.__bytes__,
+    int: int.__index__,
+    float: float.__float__,
+}
+MUTABLE_BASES: dict[type, Callable[[Any], Any]] = {dict: dict.copy, list: list.copy, set: set.copy}
+
+
+def builtin_base(cls: type) -> type | None:
+    """The builtin container/atom a class derives from (None for plain ``object`` subclasses)."""
+    for base in cls.__mro__:
+        if base in IMMUTABLE_BASES or base in MUTABLE_BASES:
+            return base
+        if not base.__flags__ & TPFLAGS_HEAPTYPE and base is not object:
+            return base  # some other C type: not supported
+    return None
+
+
+def _r_instance(enc: EncodeState, obj: Any) -> Any:
+    cls = type(obj)
+    state = obj.__getstate__()
+    base = builtin_base(cls)
+    if base is None:
+        return (_OBJ, (cls, None), state, None, None, _STATE)
+    if base in MUTABLE_BASES:
+        return (_OBJ, (cls, None), (state, MUTABLE_BASES[base](obj)), None, None, _STATE)
+    return (_OBJ, (cls, IMMUTABLE_BASES[base](obj)), state, None, None, _STATE)
+
+
+# --- extensions -----------------------------------------------------------------------
+
+_inert_cache: dict[type, bool] = {}
+_PICKLE_TOUCHED = ("__call__", "__setstate__", "__setitem__", "append", "extend", "add")
+
+
+def stack_inert(tp: type) -> bool:
+    """Whether the pickle machine can do nothing with a ``tp`` instance but store it.
+
+    True when the type has no ``__call__``, ``__setstate__``, item assignment,
+    ``append``/``extend``/``add`` and no instance ``__dict__`` -- the only things
+    REDUCE/BUILD/APPENDS/SETITEMS/ADDITEMS could use.
+    """
+    inert = _inert_cache.get(tp)
+    if inert is None:
+        touched = any(
+            name in class_dict(base) for base in tp.__mro__ if base is not object for name in _PICKLE_TOUCHED
+        )
+        inert = _inert_cache[tp] = not touched and not getattr(tp, "__dictoffset__", 0)
+    return inert
+
+
+def extension_is_inert(ext: Extension) -> bool:
+    return all(stack_inert(tp) for tp in ext.types)
+
+
+def reduce_extension(enc: EncodeState, ext: Extension, obj: Any) -> Any:
+    try:
+        args, state = ext.reduce(obj, enc)
+    except Unresolvable as exc:
+        fix = f"Its code {exc.reason}; agentrt can only resume code it can find again by module:qualname."
+        raise Refused(obj, Refusal("AR111", type_name(type(obj)), fix)) from None
+    if not extension_is_inert(ext):
+        enc.flags |= FLAG_REFERENCING
+    return (_EXT, (ext.name, *args), (state,), None, None, _STATE)
+
+
+# --- dispatch -------------------------------------------------------------------------
+
+REDUCERS: dict[type, Reducer] = {
+    complex: _r_complex,
+    range: _r_range,
+    slice: _r_slice,
+    re.Pattern: _r_pattern,
+    type(Ellipsis): _r_const,
+    type(NotImplemented): _r_const,
+    enumerate: _r_enumerate,
+    zip: _r_zip,
+    map: _r_map,
+    filter: _r_filter,
+    types.FunctionType: _r_function,
+    types.CellType: _r_cell,
+    types.MethodType: _r_method,
+    types.BuiltinFunctionType: _r_builtin,
+    types.MethodWrapperType: _r_method_wrapper,
+    types.MethodDescriptorType: _r_descriptor,
+    types.WrapperDescriptorType: _r_descriptor,
+    types.ClassMethodDescriptorType: _r_descriptor,
+    types.ModuleType: _r_module,
+    type: _r_class,
+    functools.partial: _r_partial,
+}
+REDUCERS.update(dict.fromkeys(SEQ_ITER_KINDS, _r_seqiter))
+REDUCERS.update(dict.fromkeys(DICT_ITER_KINDS, _r_dictiter))
+REDUCERS[type(iter(set()))] = _r_setiter
+
+#: Types in modules the codec does not import itself: (module, qualname) -> reducer.
+_BY_NAME: dict[tuple[str, str], Reducer] = {
+    ("datetime", "date"): _r_datetime_like("date"),
+    ("datetime", "time"): _r_datetime_like("time"),
+    ("datetime", "datetime"): _r_datetime_like("datetime"),
+    ("datetime", "timedelta"): _r_timedelta,
+    ("datetime", "timezone"): _r_timezone,
+    ("decimal", "Decimal"): _r_decimal,
+    ("uuid", "UUID"): _r_uuid,
+    ("collections", "deque"): _r_deque,
+    ("collections", "OrderedDict"): _r_odict,
+    ("collections", "Counter"): _r_counter,
+    ("collections", "defaultdict"): _r_defaultdict,
+}
+
+
+def _is_enum_member(obj: object) -> bool:
+    enum = imported_module("enum")
+    return enum is not None and isinstance(obj, module_dict(enum)["Enum"])
+
+
+def reducer_for(tp: type, obj: Any) -> Reducer:
+    """Work out (and remember) the reducer of a type met for the first time; raise Refused if none."""
+    name_key = (getattr(tp, "__module__", None), getattr(tp, "__qualname__", None))
+    reducer: Reducer | None = _BY_NAME.get(name_key)  # type: ignore[arg-type]
+    if reducer is not None and lookup_name(*name_key) is not tp:
+        reducer = None
+    if reducer is None:
+        if isinstance(obj, type):
+            reducer = _r_class
+        elif isinstance(obj, BaseException):
+            reducer = _r_exception
+        elif _is_enum_member(obj):
+            reducer = _r_enum
+        elif is_serializable(tp):
+            base = builtin_base(tp)
+            if base is not None and base not in IMMUTABLE_BASES and base not in MUTABLE_BASES:
+                fix = (
+                    f"Class {tp.__qualname__} derives from the C type {type_name(base)}, which "
+                    "@agentrt.serializable does not support; keep plain data instead."
+                )
+                raise Refused(obj, Refusal("AR111", type_name(tp), fix))
+            reducer = _r_instance
+    if reducer is None:
+        raise Refused(obj)
+    REDUCERS[tp] = reducer
+    return reducer
+
+
+def reduce_value(enc: EncodeState, obj: Any) -> Any:
+    """The reduce tuple for ``obj`` (NotImplemented for builtin atoms and containers)."""
+    tp = type(obj)
+    if tp in PASSTHROUGH:
+        return NotImplemented
+    ext = extension_for_type(tp)
+    if ext is not None:
+        return reduce_extension(enc, ext, obj)
+    reducer = REDUCERS.get(tp)
+    if reducer is None:
+        reducer = reducer_for(tp, obj)
+    return reducer(enc, obj)

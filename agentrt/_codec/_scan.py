@@ -1,0 +1,126 @@
+"""The opcode allowlist: what the C unpickler may be shown from an unauthenticated blob.
+
+agentrt's encoder writes a small, fixed subset of pickle protocol 5 (below).  An
+unkeyed blob is checked against it *before* unpickling, because the C unpickler
+of CPython 3.11–3.13 has sharp edges no reconstructor can blunt: a LONG_BINPUT
+or PUT with a huge memo index makes it allocate and zero an array of that size
+(gigabytes from five bytes; CPython gh-115952), and opcodes such as BUILD,
+NEWOBJ, INST or GLOBAL act on objects without going through ``find_class``.
+
+The check is one compiled regular expression run by the ``re`` engine over the
+payload -- C speed, one Python step per long string and per 64 KiB frame -- so
+it costs a fraction of the unpickling itself.  Blobs authenticated with
+``AGENTRT_BLOB_KEY`` skip it: only agentrt could have written them.
+"""
+
+from __future__ import annotations
+
+import pickletools
+import re
+
+from agentrt.exceptions import CorruptBlob
+
+_CODES = {op.name: op.code.encode("latin-1") for op in pickletools.opcodes}
+
+#: opcodes written by agentrt's encoder, grouped by the shape of their argument
+_NO_ARGUMENT = (
+    "NONE",
+    "NEWTRUE",
+    "NEWFALSE",
+    "EMPTY_LIST",
+    "APPEND",
+    "APPENDS",
+    "EMPTY_DICT",
+    "SETITEM",
+    "SETITEMS",
+    "EMPTY_SET",
+    "ADDITEMS",
+    "FROZENSET",
+    "EMPTY_TUPLE",
+    "TUPLE1",
+    "TUPLE2",
+    "TUPLE3",
+    "TUPLE",
+    "MARK",
+    "POP",
+    "POP_MARK",
+    "MEMOIZE",
+    "STACK_GLOBAL",
+    "REDUCE",
+)
+_FIXED_ARGUMENT_BYTES = {
+    "BININT1": 1,
+    "BINGET": 1,
+    "BININT2": 2,
+    "BININT": 4,
+    "LONG_BINGET": 4,
+    "BINFLOAT": 8,
+    "FRAME": 8,
+}
+_LENGTH1 = ("SHORT_BINUNICODE", "SHORT_BINBYTES", "LONG1")
+_LENGTH4 = ("BINUNICODE", "BINBYTES", "LONG4")
+_LENGTH8 = ("BINUNICODE8", "BINBYTES8", "BYTEARRAY8")
+_PROTO_5 = _CODES["PROTO"] + bytes([5])
+_STOP = _CODES["STOP"][0]
+_MAX_SHORT_LENGTH = 255
+
+
+def _charset(names: tuple[str, ...]) -> bytes:
+    return b"[" + b"".join(re.escape(_CODES[name]) for name in names) + b"]"
+
+
+def _build_run() -> re.Pattern[bytes]:
+    lengths = (
+        b"(?:" + b"|".join(re.escape(bytes([n])) + b".{%d}" % n for n in range(_MAX_SHORT_LENGTH + 1)) + b")"
+    )
+    # The engine tries alternatives in order, so the commonest opcodes of real payloads
+    # (memo reads, memo writes, short strings) come first.
+    alternatives = [
+        re.escape(_CODES["BINGET"]) + b".",
+        re.escape(_CODES["MEMOIZE"]),
+        re.escape(_CODES["SHORT_BINUNICODE"]) + lengths,
+        _charset(_NO_ARGUMENT),
+    ]
+    by_size: dict[int, list[str]] = {}
+    for name, size in _FIXED_ARGUMENT_BYTES.items():
+        by_size.setdefault(size, []).append(name)
+    alternatives += [_charset(tuple(names)) + b".{%d}" % size for size, names in sorted(by_size.items())]
+    alternatives.append(_charset(_LENGTH1) + lengths)
+    # possessive: a run of allowed opcodes, no backtracking state kept
+    return re.compile(b"(?s:(?:" + b"|".join(alternatives) + b")*+)")
+
+
+_RUN = _build_run()
+_LONG_ARGUMENT = {**{_CODES[n][0]: 4 for n in _LENGTH4}, **{_CODES[n][0]: 8 for n in _LENGTH8}}
+_NAMES = {op.code.encode("latin-1")[0]: op.name for op in pickletools.opcodes}
+
+
+def check_payload(payload: bytes) -> None:
+    """Raise ``CorruptBlob`` unless ``payload`` uses only the opcodes agentrt writes, ending at STOP."""
+    size = len(payload)
+    if payload[:2] != _PROTO_5:
+        raise CorruptBlob("blob payload does not start with pickle protocol 5: it was modified")
+    position = 2
+    while True:
+        match = _RUN.match(payload, position)
+        position = match.end() if match is not None else position
+        if position >= size:
+            raise CorruptBlob("blob payload ends without a STOP opcode: it was truncated")
+        opcode = payload[position]
+        if opcode == _STOP:
+            if position != size - 1:
+                raise CorruptBlob(
+                    f"blob payload has {size - position - 1} bytes after its end: it was modified"
+                )
+            return
+        width = _LONG_ARGUMENT.get(opcode)
+        if width is None:
+            name = _NAMES.get(opcode, f"byte {opcode:#04x}")
+            raise CorruptBlob(
+                f"blob payload uses pickle opcode {name} at byte {position}, which agentrt never "
+                "writes: it was modified"
+            )
+        length = int.from_bytes(payload[position + 1 : position + 1 + width], "little")
+        position += 1 + width + length
+        if position > size:
+            raise CorruptBlob("blob payload ends inside a string: it was truncated")
