@@ -59,8 +59,15 @@ class DecodeContext(Protocol):
 
 
 class Extension(Protocol):
-    name: str  # stable name written into blobs
-    types: tuple[type, ...]  # exact types handled
+    @property
+    def name(self) -> str:
+        """Stable name written into blobs."""
+        ...
+
+    @property
+    def types(self) -> tuple[type, ...]:
+        """Exact types handled."""
+        ...
 
     def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]: ...
 
