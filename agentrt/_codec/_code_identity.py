@@ -175,9 +175,26 @@ def resolve_code(module: str, qualname: str, digest: str, allow_modules: Iterabl
     )
 
 
+_FINDABLE: dict[tuple[int, str], tuple[CodeType, object]] = {}  # positive answers only
+
+
 def findable(code: CodeType, module: str) -> str | None:
-    """Encode-side check that ``resolve_code`` will find ``code`` again; the reason if not."""
+    """Encode-side check that ``resolve_code`` will find ``code`` again; the reason if not.
+
+    A positive answer is remembered per (code, module object): the same code found
+    in the same module stays findable, and every checkpoint of a chain asks again.
+    """
     module_obj = imported_module(module)
+    known = _FINDABLE.get((id(code), module))
+    if known is not None and known[0] is code and known[1] is module_obj:
+        return None
+    reason = _findable(code, module, module_obj)
+    if reason is None:
+        _FINDABLE[(id(code), module)] = (code, module_obj)
+    return reason
+
+
+def _findable(code: CodeType, module: str, module_obj: object) -> str | None:
     if module_obj is None:
         return f"its module {module!r} is not in sys.modules"
     for refresh in (False, True):

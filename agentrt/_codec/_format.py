@@ -109,9 +109,28 @@ def _digest(head: bytes | memoryview, payload: bytes | memoryview, key: bytes) -
     return h.digest()
 
 
+_HEADERS: dict[tuple[tuple[str, str, str], ...], bytes] = {}
+_PARSED: dict[bytes, tuple[CodeIdentity, ...]] = {}
+_MAX_CACHED_HEADERS = 1024  # a process checkpoints a bounded set of chains; never grow without bound
+
+
+def _header_bytes(codes: Sequence[tuple[str, str, str]]) -> bytes:
+    """The JSON header for a code table, cached: a run checkpoints the same chain again and again."""
+    if not codes:
+        return _EMPTY_HEADER
+    key = tuple(codes)
+    header = _HEADERS.get(key)
+    if header is None:
+        header = json.dumps({"codes": list(codes)}, separators=(",", ":")).encode()
+        if len(_HEADERS) >= _MAX_CACHED_HEADERS:
+            _HEADERS.clear()
+        _HEADERS[key] = header
+    return header
+
+
 def pack(codes: Sequence[tuple[str, str, str]], flags: int, payload: bytes | memoryview) -> bytes:
     """Assemble a blob around ``payload``."""
-    header = json.dumps({"codes": list(codes)}, separators=(",", ":")).encode() if codes else _EMPTY_HEADER
+    header = _header_bytes(codes)
     head = _PREFIX.pack(MAGIC, FORMAT_VERSION, PYTHON_MAJOR, PYTHON_MINOR, flags, len(header)) + header
     return b"".join((head, _digest(head, payload, blob_key()), payload))
 
@@ -134,6 +153,17 @@ def _split(blob: bytes) -> tuple[int, int, int, int, int, int]:
 def _parse_codes(raw: bytes | memoryview) -> tuple[CodeIdentity, ...]:
     if raw == _EMPTY_HEADER:
         return ()
+    raw = bytes(raw)
+    cached = _PARSED.get(raw)
+    if cached is None:
+        cached = _parse_codes_uncached(raw)
+        if len(_PARSED) >= _MAX_CACHED_HEADERS:
+            _PARSED.clear()
+        _PARSED[raw] = cached
+    return cached
+
+
+def _parse_codes_uncached(raw: bytes) -> tuple[CodeIdentity, ...]:
     try:
         header = json.loads(bytes(raw))
     except (ValueError, UnicodeDecodeError) as exc:

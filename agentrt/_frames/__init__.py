@@ -214,6 +214,50 @@ def _finished(kind: Kind) -> Any:
     return obj
 
 
+@attrs.frozen
+class _Plan:
+    """A validated frame shape and its resume code: checked once, reused by every restore."""
+
+    code: Any
+    kind: Kind
+    site: Site | None
+    resumed: Any
+    expected_len: int
+    ncells: int
+
+
+_PLANS: dict[tuple[Any, ...], _Plan] = {}
+
+
+def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, has_exc: Any) -> _Plan:
+    """Validate one frame record against the code it names (CorruptBlob / IncompatibleBlob)."""
+    _check(type(kind_value) is int and kind_value in (0, 1, 2), "unknown kind")
+    kind = Kind(kind_value)
+    _check(type(status) is int, "status is not an int")
+    _check(bool(code.co_flags & _CODE_FLAG_OF_KIND[kind]), f"{code.co_qualname} is not a {kind.name.lower()}")
+    _check(type(bound) is tuple and all(type(i) is int for i in bound), "bound locals")
+    _check(list(bound) == sorted(set(bound)), "bound locals are not sorted")
+    _check(type(null_mask) is tuple and all(type(b) is bool for b in null_mask), "stack NULL mask")
+    _check(type(has_exc) is bool, "exception flag")
+    site: Site | None = None
+    if status == NOT_STARTED:
+        _check(not null_mask and not has_exc, "an unstarted frame has no stack")
+        _check(all(0 <= i < code.co_nlocals for i in bound), "local index out of range")
+    else:
+        site = analyze(code).sites.get(status)
+        if site is None:
+            raise IncompatibleBlob(
+                f"{code.co_qualname} has no suspension point at byte {status}: the code changed "
+                "since the checkpoint"
+            )
+        _check(set(bound) <= set(site.live_locals), "a restored local is not live at the suspension")
+        _check(len(null_mask) == site.stack_depth, "value stack depth does not match the code")
+        _check(site.kind is not SiteKind.AWAIT or not null_mask[-1], "the awaited object is NULL")
+    resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
+    expected = 1 + len(bound) + null_mask.count(False)
+    return _Plan(code, kind, site, resumed, expected, len(code.co_freevars) + len(code.co_cellvars))
+
+
 def _check(condition: bool, what: str) -> None:
     if not condition:
         raise CorruptBlob(f"malformed frame record: {what}")
@@ -237,42 +281,26 @@ class FrameObjects:
     def create(self, ctx: DecodeContext, *args: Any) -> Any:
         _check(len(args) == 7, "wrong number of fields")
         kind_value, index, status, bound, null_mask, has_exc, cells = args
-        _check(type(kind_value) is int and kind_value in (0, 1, 2), "unknown kind")
-        kind = Kind(kind_value)
-        _check(type(status) is int, "status is not an int")
         if status == FINISHED:
-            return _finished(kind)
+            _check(type(kind_value) is int and kind_value in (0, 1, 2), "unknown kind")
+            return _finished(Kind(kind_value))
         _check(type(index) is int, "code index is not an int")
         code = ctx.code(index)
-        _check(bool(code.co_flags & _CODE_FLAG_OF_KIND[kind]), f"{code.co_qualname} is not a {kind.name.lower()}")
-        _check(type(bound) is tuple and all(type(i) is int for i in bound), "bound locals")
-        _check(list(bound) == sorted(set(bound)), "bound locals are not sorted")
-        _check(type(null_mask) is tuple and all(type(b) is bool for b in null_mask), "stack NULL mask")
-        _check(type(has_exc) is bool, "exception flag")
-        _check(type(cells) is tuple and all(type(c) is types.CellType for c in cells), "closure cells")
-        _check(len(cells) == len(code.co_freevars) + len(code.co_cellvars), "closure cell count")
-        site: Site | None = None
-        if status == NOT_STARTED:
-            _check(not null_mask and not has_exc, "an unstarted frame has no stack")
-            _check(all(0 <= i < code.co_nlocals for i in bound), "local index out of range")
-        else:
-            analysis = analyze(code)
-            site = analysis.sites.get(status)
-            if site is None:
-                raise IncompatibleBlob(
-                    f"{code.co_qualname} has no suspension point at byte {status}: the code changed "
-                    "since the checkpoint"
-                )
-            _check(set(bound) <= set(site.live_locals), "a restored local is not live at the suspension")
-            _check(len(null_mask) == site.stack_depth, "value stack depth does not match the code")
-            _check(site.kind is not SiteKind.AWAIT or not null_mask[-1], "the awaited object is NULL")
+        try:
+            key = (id(code), kind_value, status, bound, null_mask, has_exc)
+            plan = _PLANS.get(key)
+        except TypeError:  # unhashable garbage
+            raise CorruptBlob("malformed frame record: unhashable fields") from None
+        if plan is None or plan.code is not code:
+            plan = _PLANS[key] = _plan(code, kind_value, status, bound, null_mask, has_exc)
+        _check(type(cells) is tuple and len(cells) == plan.ncells, "closure cell count")
+        for cell in cells:
+            _check(type(cell) is types.CellType, "closure cells")
         module = sys.modules.get(ctx.code_module(index))
         _check(module is not None, f"module {ctx.code_module(index)!r} vanished during the load")
-        resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
         state: list[Any] = []
-        obj = new_frame_object(resumed, module.__dict__, cells, state)  # type: ignore[union-attr]
-        expected = 1 + len(bound) + null_mask.count(False)
-        _session(ctx).restored[id(obj)] = _Restored(obj, kind, site, state, expected, has_exc)
+        obj = new_frame_object(plan.resumed, module.__dict__, cells, state)  # type: ignore[union-attr]
+        _session(ctx).restored[id(obj)] = _Restored(obj, plan.kind, plan.site, state, plan.expected_len, has_exc)
         return obj
 
     def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:
