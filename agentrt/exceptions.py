@@ -7,6 +7,8 @@ without swallowing the agent's exceptions, which always propagate unchanged.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class AgentrtError(Exception):
     """Base class of every error raised by agentrt itself."""
@@ -49,13 +51,13 @@ class CannotCrossAwait(AgentrtError):
         )
         super().__init__(message)
 
-    def __reduce__(self):  # keep keyword-only construction picklable
+    def __reduce__(self) -> tuple[object, tuple[dict[str, Any]]]:  # keyword-only __init__
         return (_rebuild_cannot_cross_await, (self.__dict__.copy(),))
 
 
-def _rebuild_cannot_cross_await(fields: dict) -> CannotCrossAwait:
-    return CannotCrossAwait(**{k: fields[k] for k in (
-        "code", "variable", "path", "function", "filename", "lineno", "type_name", "fix")})
+def _rebuild_cannot_cross_await(fields: dict[str, Any]) -> CannotCrossAwait:
+    names = ("code", "variable", "path", "function", "filename", "lineno", "type_name", "fix")
+    return CannotCrossAwait(**{name: fields[name] for name in names})
 
 
 class IncompatibleBlob(AgentrtError):

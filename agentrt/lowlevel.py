@@ -9,8 +9,9 @@ step and can checkpoint the whole suspended chain to bytes at any suspension
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -37,7 +38,7 @@ class _Trap:
     value in a checkpoint: only its payload is stored.
     """
 
-    __slots__ = ("payload", "_yielded")
+    __slots__ = ("_yielded", "payload")
 
     def __init__(self, payload: Any, yielded: bool = False) -> None:
         self.payload = payload
@@ -103,13 +104,12 @@ class Machine:
     the suspended chain; ``Machine.set(blob)`` restores it.
     """
 
-    __slots__ = ("_coro", "_pending", "_started", "_finished")
+    __slots__ = ("_coro", "_finished", "_pending", "_started")
 
     def __init__(self, fn: Callable[..., Coroutine[Any, Any, Any]], /, *args: Any, **kwargs: Any) -> None:
         if not inspect.iscoroutinefunction(fn):
             raise TypeError(
-                f"Machine needs an 'async def' function, got {fn!r}; "
-                "define the agent with 'async def'."
+                f"Machine needs an 'async def' function, got {fn!r}; define the agent with 'async def'."
             )
         self._coro: Coroutine[Any, Any, Any] = fn(*args, **kwargs)
         self._pending: Any = None
@@ -141,14 +141,20 @@ class Machine:
     def throw(self, exc: BaseException) -> Any:
         """Raise ``exc`` at the pending ``suspend``; otherwise like :meth:`step`."""
         if not self._started:
-            raise RuntimeError("Machine.throw() before the first step(): the agent has not reached a suspend yet.")
+            raise RuntimeError(
+                "Machine.throw() before the first step(): the agent has not reached a suspend yet."
+            )
         return self._advance(self._coro.throw, exc)
 
     def _advance(self, resume: Callable[[Any], Any], arg: Any) -> Any:
         if self._finished:
-            raise RuntimeError("this Machine's agent has already finished; create a new Machine to run it again.")
+            raise RuntimeError(
+                "this Machine's agent has already finished; create a new Machine to run it again."
+            )
         if not self._started and resume == self._coro.send and arg is not None:
-            raise TypeError("the first step() of a Machine takes no value: the agent has not reached a suspend yet.")
+            raise TypeError(
+                "the first step() of a Machine takes no value: the agent has not reached a suspend yet."
+            )
         self._started = True
         try:
             yielded = resume(arg)
@@ -184,10 +190,8 @@ class Machine:
             _abandon(self._coro)
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # never raise from a finalizer
             self.discard()
-        except Exception:  # never raise from a finalizer
-            pass
 
     def get(self, *, use_cloudpickle: bool = False) -> bytes:
         """Checkpoint the suspended chain to bytes; the machine stays usable."""
@@ -219,5 +223,3 @@ class Machine:
                 f"the restored agent re-suspended on {type(trap).__name__}, not on an agentrt suspend()"
             )
         return cls._from_coroutine(coro, trap.payload, started=True)
-
-

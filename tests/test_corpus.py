@@ -31,7 +31,6 @@ from pathlib import Path
 import pytest
 
 from tests.corpus import CASES, EXPECTED, protocol
-from tests.corpus.registry import REFUSED
 from tests.corpus.harness import (
     HarnessError,
     Outcome,
@@ -42,6 +41,7 @@ from tests.corpus.harness import (
     run_machine,
     show,
 )
+from tests.corpus.registry import REFUSED
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_DIR = Path(__file__).resolve().parent / "corpus"

@@ -194,7 +194,7 @@ def findable(code: CodeType, module: str) -> str | None:
     return reason
 
 
-def _findable(code: CodeType, module: str, module_obj: object) -> str | None:
+def _findable(code: CodeType, module: str, module_obj: Any) -> str | None:
     if module_obj is None:
         return f"its module {module!r} is not in sys.modules"
     for refresh in (False, True):

@@ -13,6 +13,7 @@ innermost ``suspend`` re-yields its payload, which becomes ``Machine.pending``.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import inspect
 import sys
@@ -191,26 +192,25 @@ def _session(ctx: Any) -> _LoadSession:
 
 def _finished(kind: Kind) -> Any:
     if kind is Kind.COROUTINE:
+
         async def finished_coroutine() -> None:
             return None
+
         obj: Any = finished_coroutine()
-        try:
+        with contextlib.suppress(StopIteration):
             obj.send(None)
-        except StopIteration:
-            pass
         return obj
     if kind is Kind.GENERATOR:
-        obj = (x for x in ())
+        obj = (x for x in ())  # type: ignore[var-annotated]
         obj.close()
         return obj
 
     async def finished_agen() -> Any:
         yield None
+
     obj = finished_agen()
-    try:
+    with contextlib.suppress(StopIteration):
         obj.aclose().send(None)
-    except StopIteration:
-        pass
     return obj
 
 
@@ -274,8 +274,15 @@ class FrameObjects:
         if state.status == FINISHED:
             return (int(state.kind), -1, FINISHED, (), (), False, ()), None
         index = ctx.code_ref(state.code, state.module)
-        args = (int(state.kind), index, state.status, state.bound_locals, state.null_mask,
-                state.exc is not None, state.cells)
+        args = (
+            int(state.kind),
+            index,
+            state.status,
+            state.bound_locals,
+            state.null_mask,
+            state.exc is not None,
+            state.cells,
+        )
         return args, [state.exc, *state.local_values, *state.stack_values]
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any:
@@ -300,7 +307,9 @@ class FrameObjects:
         _check(module is not None, f"module {ctx.code_module(index)!r} vanished during the load")
         state: list[Any] = []
         obj = new_frame_object(plan.resumed, module.__dict__, cells, state)  # type: ignore[union-attr]
-        _session(ctx).restored[id(obj)] = _Restored(obj, plan.kind, plan.site, state, plan.expected_len, has_exc)
+        _session(ctx).restored[id(obj)] = _Restored(
+            obj, plan.kind, plan.site, state, plan.expected_len, has_exc
+        )
         return obj
 
     def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:
@@ -310,7 +319,9 @@ class FrameObjects:
             return
         _check(type(state) is list and len(state) == entry.expected_len, "frame state length")
         exc = state[0]
-        _check(exc is None if not entry.has_exc else isinstance(exc, BaseException), "exception being handled")
+        _check(
+            exc is None if not entry.has_exc else isinstance(exc, BaseException), "exception being handled"
+        )
         entry.state[:] = state
 
     def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
@@ -323,7 +334,9 @@ class FrameObjects:
 def frame_children(state: FrameState) -> Iterator[tuple[str, Any, Location | None]]:
     """Named values of a captured frame, for error paths and dumps."""
     code = state.code
-    location = Location(code.co_qualname, code.co_filename, state.site.lineno if state.site else code.co_firstlineno)
+    location = Location(
+        code.co_qualname, code.co_filename, state.site.lineno if state.site else code.co_firstlineno
+    )
     for index, value in zip(state.bound_locals, state.local_values, strict=True):
         yield code.co_varnames[index], value, location
     for name, cell in zip(code.co_freevars + code.co_cellvars, state.cells, strict=True):

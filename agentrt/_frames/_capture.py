@@ -17,9 +17,9 @@ import operator
 import types
 from collections.abc import Callable
 from types import CodeType
+from typing import NamedTuple
 
 import attrs
-from typing import NamedTuple
 
 from agentrt._frames import _layout as L
 from agentrt._frames._liveness import Analysis, Site, SiteKind, analyze
@@ -46,16 +46,16 @@ class FrameState(NamedTuple):
     """One captured frame.  A NamedTuple: built once per frame per checkpoint, so cheap."""
 
     kind: Kind
-    code: CodeType                  # the agent's own code (never resume code)
+    code: CodeType  # the agent's own code (never resume code)
     module: str
-    site: Site | None               # None when not started or finished
-    status: int                     # yield offset, NOT_STARTED or FINISHED
+    site: Site | None  # None when not started or finished
+    status: int  # yield offset, NOT_STARTED or FINISHED
     bound_locals: tuple[int, ...]
     local_values: tuple[object, ...]
     null_mask: tuple[bool, ...]
     stack_values: tuple[object, ...]  # non-NULL stack entries, bottom first
     exc: BaseException | None
-    cells: tuple[object, ...]       # cell objects for co_freevars + co_cellvars, in that order
+    cells: tuple[object, ...]  # cell objects for co_freevars + co_cellvars, in that order
 
     def shape(self) -> ResumeShape:
         return ResumeShape(self.code, self.site, self.bound_locals, self.null_mask, self.exc is not None)
@@ -66,15 +66,17 @@ class CodeView:
     """How to read frames running ``actual`` (the agent's code or a resume code of it)."""
 
     actual: CodeType
-    code: CodeType                       # the agent's own code
+    code: CodeType  # the agent's own code
     original_offset: dict[int, int] | None  # resume-code byte offset -> original, if resumed
     slot_limit: int
-    nslots: int                          # locals + cells + free vars of ``actual``
-    local_slot: tuple[int, ...]          # original co_varnames index -> slot in ``actual`` (-1: none)
-    cell_slots: tuple[int, ...]          # slots of original co_freevars + co_cellvars
+    nslots: int  # locals + cells + free vars of ``actual``
+    local_slot: tuple[int, ...]  # original co_varnames index -> slot in ``actual`` (-1: none)
+    cell_slots: tuple[int, ...]  # slots of original co_freevars + co_cellvars
     analysis: Analysis
     site_slots: dict[int, tuple[tuple[int, int], ...]]  # yield offset -> ((local index, slot), ...)
-    site_fast: dict[int, tuple[tuple[int, ...], Callable[[list[object]], tuple[object, ...]], tuple[bool, ...]]]
+    site_fast: dict[
+        int, tuple[tuple[int, ...], Callable[[list[object]], tuple[object, ...]], tuple[bool, ...]]
+    ]
     # yield offset -> (live local indices, getter of their values from the slots, all-False NULL mask):
     # the path for frames without NULL slots, where every tuple is built in C
 
@@ -103,13 +105,24 @@ def _build_view(actual: CodeType) -> CodeView:
         for offset, site in analysis.sites.items()
     }
     site_fast = {
-        offset: (tuple(i for i, _ in pairs), _tuple_getter([slot for _, slot in pairs]),
-                 (False,) * analysis.sites[offset].stack_depth)
+        offset: (
+            tuple(i for i, _ in pairs),
+            _tuple_getter([slot for _, slot in pairs]),
+            (False,) * analysis.sites[offset].stack_depth,
+        )
         for offset, pairs in site_slots.items()
     }
     return CodeView(
-        actual, code, resumed.original_offset if resumed else None, L.slot_limit(actual), len(names),
-        local_slot, cell_slots, analysis, site_slots, site_fast,
+        actual,
+        code,
+        resumed.original_offset if resumed else None,
+        L.slot_limit(actual),
+        len(names),
+        local_slot,
+        cell_slots,
+        analysis,
+        site_slots,
+        site_fast,
     )
 
 
@@ -173,7 +186,7 @@ def capture(obj: object) -> FrameState:
             f"{code.co_qualname} is suspended at byte {lasti}, which is not an await or yield agentrt "
             "knows how to resume"
         )
-    stack = slots[view.nslots:]
+    stack = slots[view.nslots :]
     if len(stack) != site.stack_depth:
         raise UnsupportedSuspension(
             f"{code.co_qualname} line {site.lineno}: value stack holds {len(stack)} entries, "

@@ -14,6 +14,7 @@ import dis
 import operator
 import sys
 import types
+from typing import Any
 
 import attrs
 
@@ -30,13 +31,13 @@ _POINTER = ctypes.sizeof(ctypes.c_void_p)
 class FrameLayout:
     """Byte offsets inside a generator-like object and its embedded ``_PyInterpreterFrame``."""
 
-    iframe_in_gen: int            # where the frame lives inside the coroutine object
-    code_in_iframe: int           # f_code / f_executable
-    stacktop_in_iframe: int       # int stacktop (count of live localsplus slots)
-    localsplus_in_iframe: int     # first localsplus slot
-    frame_state_in_gen: int       # int8 gi_frame_state
-    exc_value_in_gen: int         # gi_exc_state.exc_value (PyObject*)
-    lasti_at_resume: bool         # frame.f_lasti names the RESUME after YIELD_VALUE (3.13)
+    iframe_in_gen: int  # where the frame lives inside the coroutine object
+    code_in_iframe: int  # f_code / f_executable
+    stacktop_in_iframe: int  # int stacktop (count of live localsplus slots)
+    localsplus_in_iframe: int  # first localsplus slot
+    frame_state_in_gen: int  # int8 gi_frame_state
+    exc_value_in_gen: int  # gi_exc_state.exc_value (PyObject*)
+    lasti_at_resume: bool  # frame.f_lasti names the RESUME after YIELD_VALUE (3.13)
 
 
 _LAYOUTS = {
@@ -133,7 +134,7 @@ def is_suspended(gen: object) -> bool:
 
 
 def lifecycle(gen: object) -> str:
-    """"CREATED", "SUSPENDED", "RUNNING" or "CLOSED" for any generator-like object."""
+    """ "CREATED", "SUSPENDED", "RUNNING" or "CLOSED" for any generator-like object."""
     return lifecycle_of_frame(gen, frame_of(gen))
 
 
@@ -182,7 +183,7 @@ def read_slots_flagged(gen: object, limit: int) -> tuple[list[object], bool]:
     if not 0 <= stacktop <= limit:
         raise RuntimeError(f"frame of {gen!r} reports stacktop {stacktop} (limit {limit}): not suspended")
     address = base + LAYOUT.localsplus_in_iframe
-    objects = (_OBJECT * stacktop).from_address(address)
+    objects: Any = (_OBJECT * stacktop).from_address(address)
     try:
         return objects[:], False  # common case: no NULL slot (ctypes refuses to convert NULL)
     except ValueError:
@@ -281,7 +282,7 @@ def self_check() -> None:
             await _Probe()
         return b
 
-    coro = probe(sentinel)
+    coro: Any = probe(sentinel)
     try:
         code = coro.cr_code
         if lifecycle(coro) != "CREATED":

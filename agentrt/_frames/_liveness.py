@@ -25,9 +25,18 @@ import attrs
 from agentrt._frames import _layout as L
 
 _UNCONDITIONAL = frozenset(
-    name for name in (
-        "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT",
-        "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "RETURN_GENERATOR_NOT_USED",
+    name
+    for name in (
+        "JUMP_FORWARD",
+        "JUMP_BACKWARD",
+        "JUMP_BACKWARD_NO_INTERRUPT",
+        "JUMP",
+        "JUMP_NO_INTERRUPT",
+        "RETURN_VALUE",
+        "RETURN_CONST",
+        "RAISE_VARARGS",
+        "RERAISE",
+        "RETURN_GENERATOR_NOT_USED",
     )
 )
 _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
@@ -38,8 +47,8 @@ _INTROSPECTION = frozenset({"locals", "vars", "eval", "exec", "dir"})
 
 
 class SiteKind(enum.Enum):
-    AWAIT = "await"            # SEND/YIELD_VALUE pair: await, yield from, async for/with
-    YIELD = "yield"            # a plain yield in a generator
+    AWAIT = "await"  # SEND/YIELD_VALUE pair: await, yield from, async for/with
+    YIELD = "yield"  # a plain yield in a generator
     ASYNC_YIELD = "async-yield"  # a plain yield in an async generator (value wrapped first)
 
 
@@ -47,10 +56,10 @@ class SiteKind(enum.Enum):
 class Site:
     """One place a frame of this code can be suspended."""
 
-    yield_offset: int          # byte offset of the YIELD_VALUE the frame sits at
+    yield_offset: int  # byte offset of the YIELD_VALUE the frame sits at
     kind: SiteKind
-    resume_offset: int         # byte offset the resume code jumps to
-    stack_depth: int           # value-stack entries while suspended (the delegate included)
+    resume_offset: int  # byte offset the resume code jumps to
+    stack_depth: int  # value-stack entries while suspended (the delegate included)
     live_locals: tuple[int, ...]  # localsplus indices of plain locals live after resumption
     lineno: int | None
 
@@ -59,7 +68,7 @@ class Site:
 class Analysis:
     code: CodeType
     sites: dict[int, Site]
-    nlocals: int               # plain locals (co_varnames); cells and free vars follow
+    nlocals: int  # plain locals (co_varnames); cells and free vars follow
     cell_slots: tuple[int, ...]  # localsplus indices holding cells or free vars (always kept)
     reads_locals_by_name: bool
 
@@ -111,7 +120,7 @@ def analyze(code: CodeType) -> Analysis:
 
 def _analyze(code: CodeType) -> Analysis:
     instructions, by_offset = _instructions(code)
-    handlers = [(e.start, e.end, e.target, e.depth, e.lasti) for e in dis.Bytecode(code).exception_entries]
+    handlers = [(e.start, e.end, e.target, e.depth, e.lasti) for e in dis.Bytecode(code).exception_entries]  # type: ignore[attr-defined]
 
     def handler_of(offset: int) -> tuple[int, int, bool] | None:
         for start, end, target, depth, lasti in handlers:
@@ -204,7 +213,9 @@ def _stack_depths(instructions, by_offset, handler_of) -> dict[int, int]:  # typ
             depths[offset] = depth
             work.append(offset)
         elif known != depth:
-            raise ValueError(f"inconsistent stack depth at byte {offset} ({known} vs {depth} from {source.opname})")
+            raise ValueError(
+                f"inconsistent stack depth at byte {offset} ({known} vs {depth} from {source.opname})"
+            )
 
     depths: dict[int, int] = {instructions[0].offset: 0}
     work = [instructions[0].offset]

@@ -44,15 +44,15 @@ class ResumeShape:
     """Everything that changes the synthesized code for one restored frame."""
 
     code: CodeType
-    site: Site | None              # None: the frame never started
+    site: Site | None  # None: the frame never started
     bound_locals: tuple[int, ...]  # original co_varnames indices restored from the state
-    null_mask: tuple[bool, ...]    # one entry per value-stack slot, True for NULL
-    has_exc: bool                  # an exception is being handled at the suspension
+    null_mask: tuple[bool, ...]  # one entry per value-stack slot, True for NULL
+    has_exc: bool  # an exception is being handled at the suspension
 
 
 @attrs.frozen
 class ResumeCode:
-    code: CodeType                 # the synthesized code object
+    code: CodeType  # the synthesized code object
     original: CodeType
     closure_names: tuple[str, ...]  # co_freevars of ``code``: original free vars then cell vars
     original_offset: dict[int, int]  # byte offset in ``code`` -> byte offset in ``original``
@@ -102,8 +102,9 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
     target_instr = None
     if shape.site is not None:
         target_offset = shape.site.resume_offset
-        target_instr = next(ins for ins, d in zip(original_instrs, original_dis, strict=True)
-                            if d.offset == target_offset)
+        target_instr = next(
+            ins for ins, d in zip(original_instrs, original_dis, strict=True) if d.offset == target_offset
+        )
 
     cell_names = tuple(original.co_cellvars)
     closure_names = tuple(original.co_freevars) + cell_names
@@ -126,7 +127,11 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         body.insert(0, Instr("COPY_FREE_VARS", len(closure_names)))
 
     resume_at = next(
-        (n for n, item in enumerate(body) if isinstance(item, Instr) and item.name == "RESUME" and item.arg == 0),
+        (
+            n
+            for n, item in enumerate(body)
+            if isinstance(item, Instr) and item.name == "RESUME" and item.arg == 0
+        ),
         None,
     )
     if resume_at is None:
@@ -140,7 +145,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         if target_at <= resume_at:
             raise UnsupportedSuspension(f"{original.co_qualname}: resume target precedes RESUME 0")
         body.insert(target_at, label)
-    body[resume_at + 1:resume_at + 1] = prologue
+    body[resume_at + 1 : resume_at + 1] = prologue
 
     bc.clear()
     bc.extend(body)  # type: ignore[arg-type]
@@ -166,7 +171,8 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
     if len(resumed_dis) != len(resumed_instrs):
         raise UnsupportedSuspension(f"resume code of {original.co_qualname} does not line up with its source")
     original_offset = {
-        d.offset: offset_of[id(ins)] for ins, d in zip(resumed_instrs, resumed_dis, strict=True)
+        d.offset: offset_of[id(ins)]
+        for ins, d in zip(resumed_instrs, resumed_dis, strict=True)
         if id(ins) in offset_of
     }
     return ResumeCode(code, original, closure_names, original_offset)
@@ -186,8 +192,11 @@ def _prologue(shape: ResumeShape, lineno: int) -> list[Instr]:
     if shape.has_exc:
         # Make the restored exception "the one being handled" (sys.exc_info(), bare raise).
         out += item(0)
-        out += [Instr("PUSH_EXC_INFO", lineno=lineno), Instr("POP_TOP", lineno=lineno),
-                Instr("POP_TOP", lineno=lineno)]
+        out += [
+            Instr("PUSH_EXC_INFO", lineno=lineno),
+            Instr("POP_TOP", lineno=lineno),
+            Instr("POP_TOP", lineno=lineno),
+        ]
     index = 1
     for local in shape.bound_locals:
         out += item(index)
@@ -199,9 +208,9 @@ def _prologue(shape: ResumeShape, lineno: int) -> list[Instr]:
         else:
             out += item(index)
             index += 1
-    out += [Instr("LOAD_CONST", None, lineno=lineno), Instr("STORE_FAST", STATE_ARG, lineno=lineno)]
+    out += [Instr("LOAD_CONST", None, lineno=lineno), Instr("STORE_FAST", STATE_ARG, lineno=lineno)]  # type: ignore[arg-type]
     if shape.site is not None and shape.site.kind is not SiteKind.AWAIT:
-        out.append(Instr("LOAD_CONST", None, lineno=lineno))  # stands for the value already yielded
+        out.append(Instr("LOAD_CONST", None, lineno=lineno))  # type: ignore[arg-type]  # the value already yielded
     return out
 
 

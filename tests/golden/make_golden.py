@@ -11,12 +11,12 @@ from agentrt import Machine
 from tests.golden import agents
 
 HERE = Path(__file__).parent
-OLD_CHANGED = '''
+OLD_CHANGED = """
 from agentrt.lowlevel import suspend
 async def changed_since_checkpoint(x):
     y = await suspend(("changed", x, "old version"))
     return y - 1
-'''
+"""
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrt import Done, IncompatibleBlob, Machine
+from agentrt import IncompatibleBlob, Machine
 from tests.golden import agents
 
 VERSION_DIR = Path(__file__).parent / f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -40,7 +40,9 @@ def test_blob_of_changed_code_is_incompatible_and_names_the_function():
 
 
 def test_blob_of_another_python_minor_is_incompatible():
-    others = [d for d in Path(__file__).parent.iterdir() if d.is_dir() and d.name[0].isdigit() and d != VERSION_DIR]
+    others = [
+        d for d in Path(__file__).parent.iterdir() if d.is_dir() and d.name[0].isdigit() and d != VERSION_DIR
+    ]
     if not others:
         pytest.skip("golden blobs of only one Python version are committed")
     blob = (others[0] / "mixed_state.blob").read_bytes()

@@ -101,10 +101,10 @@ def countdown(n):
 
 
 async def objects_in_every_state():
-    pending = add_later(1, 2)           # created, not awaited yet
-    unstarted = countdown(3)            # generator never advanced
+    pending = add_later(1, 2)  # created, not awaited yet
+    unstarted = countdown(3)  # generator never advanced
     finished = countdown(1)
-    list(finished)                      # exhausted generator
+    list(finished)  # exhausted generator
     await suspend("holding all three")
     values = list(unstarted) + list(finished)
     total = await pending
