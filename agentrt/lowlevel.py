@@ -155,6 +155,8 @@ class Machine:
             raise TypeError(
                 "the first step() of a Machine takes no value: the agent has not reached a suspend yet."
             )
+        if Machine.roundtrip_hook is not None and self._started:
+            resume = self._roundtrip(resume)
         self._started = True
         try:
             yielded = resume(arg)
@@ -177,6 +179,15 @@ class Machine:
             )
         self._pending = yielded.payload
         return yielded.payload
+
+    def _roundtrip(self, resume: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        hook = Machine.roundtrip_hook
+        assert hook is not None
+        restored = Machine.set(hook(self))
+        old, self._coro = self._coro, restored._coro
+        restored._finished = True  # the coroutine now belongs to this machine
+        _abandon(old)
+        return self._coro.send if resume == old.send else self._coro.throw
 
     def discard(self) -> None:
         """Let go of the agent without running its ``finally`` blocks or ``__exit__`` methods.

@@ -203,3 +203,21 @@ def test_unstarted_finished_and_pending_objects_cross_awaits():
 def test_async_generator_suspended_inside_an_async_for_step():
     answer = lambda payload: payload[1] + 1  # noqa: E731
     assert run_with_checkpoints(agents.consumes_async_generator, answer=answer) == [0, 2, 6]
+
+
+def test_roundtrip_hook_restores_before_every_resume():
+    blobs = []
+
+    def hook(machine):
+        blobs.append(machine.get())
+        return blobs[-1]
+
+    Machine.roundtrip_hook = hook
+    try:
+        m = Machine(agents.catches, "t")
+        assert m.step() == ("risky", "t")
+        assert m.throw(KeyError("k")) == ("recover", "k")
+        assert m.step("ok") == Done(("recovered", "ok"))
+    finally:
+        Machine.roundtrip_hook = None
+    assert len(blobs) == 2
