@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Callable, Coroutine
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import attrs
 
@@ -105,6 +105,12 @@ class Machine:
     """
 
     __slots__ = ("_coro", "_finished", "_pending", "_started")
+
+    #: Test seam (used by the ``--agentrt-roundtrip`` pytest option): when set, every
+    #: resume first checkpoints the machine and continues on the restored copy, so a
+    #: test suite proves that each suspension survives ``get()`` / ``Machine.set()``.
+    #: It is called with the machine and must return the blob to restore from.
+    roundtrip_hook: ClassVar[Callable[[Machine], bytes] | None] = None
 
     def __init__(self, fn: Callable[..., Coroutine[Any, Any, Any]], /, *args: Any, **kwargs: Any) -> None:
         if not inspect.iscoroutinefunction(fn):
