@@ -39,14 +39,31 @@ class CodeTable:
             self._code_index, self.codes, self._code_keep = {}, [], []
         index = self._code_index.get(id(code))
         if index is None:
-            reason = findable(code, module)
-            if reason is not None:
-                raise Unresolvable(reason)
             index = len(self.codes)
-            self.codes.append((module, code.co_qualname, code_digest(code)))  # type: ignore[union-attr]
+            self.codes.append(_identity(code, module))  # type: ignore[union-attr]
             self._code_index[id(code)] = index
             self._code_keep.append(code)  # ids stay unique while the blob is written
         return index
+
+
+_IDENTITIES: dict[tuple[int, str], tuple[types.CodeType, tuple[str, str, str]]] = {}
+
+
+def _identity(code: types.CodeType, module: str) -> tuple[str, str, str]:
+    """The header entry for ``code``, after checking ``resolve_code`` will find it again.
+
+    ``findable`` caches its positive answers per module object; the digest is cached
+    here, so a chain checkpointed again and again pays two dict lookups per frame.
+    """
+    reason = findable(code, module)
+    if reason is not None:
+        raise Unresolvable(reason)
+    known = _IDENTITIES.get((id(code), module))
+    if known is not None and known[0] is code:
+        return known[1]
+    identity = (module, code.co_qualname, code_digest(code))
+    _IDENTITIES[(id(code), module)] = (code, identity)
+    return identity
 
 
 class Encoder(CodeTable, pickle.Pickler):
@@ -73,13 +90,16 @@ def dumps(root: object, *, use_cloudpickle: bool = False) -> bytes:
     """
     buffer = io.BytesIO()
     encoder = _encoder(buffer, use_cloudpickle)
+    refusal: Refused | None = None
     try:
         encoder.dump(root)  # type: ignore[attr-defined]
     except Refused as refused:
-        raise explain_refusal(root, refused) from None
+        refusal = refused  # raised below, outside this handler: the error keeps no __context__
     except AgentrtError:
         raise
     except Exception as exc:
         raise explain_failure(root, exc, use_cloudpickle=use_cloudpickle) from exc
+    if refusal is not None:
+        raise explain_refusal(root, refusal)
     flags = encoder.flags | (FLAG_CLOUDPICKLE if use_cloudpickle else 0)
     return pack(encoder.codes, flags, buffer.getbuffer())

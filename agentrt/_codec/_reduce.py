@@ -433,8 +433,14 @@ def stack_inert(tp: type) -> bool:
     return inert
 
 
+_inert_extensions: dict[str, bool] = {}
+
+
 def extension_is_inert(ext: Extension) -> bool:
-    return all(stack_inert(tp) for tp in ext.types)
+    inert = _inert_extensions.get(ext.name)
+    if inert is None:
+        inert = _inert_extensions[ext.name] = all(stack_inert(tp) for tp in ext.types)
+    return inert
 
 
 def reduce_extension(enc: EncodeState, ext: Extension, obj: Any) -> Any:

@@ -161,6 +161,18 @@ _OBJECT = ctypes.py_object
 _INT = ctypes.c_int
 
 
+_ARRAY_TYPES: dict[tuple[type, int], Any] = {}
+
+
+def _array_type(item: type, length: int) -> Any:
+    """``item * length``, kept alive here: ctypes caches array types only weakly, so a
+    temporary one is rebuilt (a whole new type object) on every read otherwise."""
+    array = _ARRAY_TYPES.get((item, length))
+    if array is None:
+        array = _ARRAY_TYPES[(item, length)] = item * length
+    return array
+
+
 def slot_limit(code: types.CodeType) -> int:
     """The most ``localsplus`` slots a frame of ``code`` can have in use."""
     return len(localsplus_names(code)) + code.co_stacksize
@@ -183,11 +195,11 @@ def read_slots_flagged(gen: object, limit: int) -> tuple[list[object], bool]:
     if not 0 <= stacktop <= limit:
         raise RuntimeError(f"frame of {gen!r} reports stacktop {stacktop} (limit {limit}): not suspended")
     address = base + LAYOUT.localsplus_in_iframe
-    objects: Any = (_OBJECT * stacktop).from_address(address)
+    objects: Any = _array_type(_OBJECT, stacktop).from_address(address)
     try:
         return objects[:], False  # common case: no NULL slot (ctypes refuses to convert NULL)
     except ValueError:
-        pointers = (_VOID_P * stacktop).from_address(address)[:]
+        pointers = _array_type(_VOID_P, stacktop).from_address(address)[:]
         return [objects[i] if pointer else NULL for i, pointer in enumerate(pointers)], True
 
 

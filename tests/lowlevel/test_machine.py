@@ -221,3 +221,15 @@ def test_roundtrip_hook_restores_before_every_resume():
     finally:
         Machine.roundtrip_hook = None
     assert len(blobs) == 2
+
+
+def test_cannot_cross_await_keeps_no_reference_to_the_refused_value():
+    m = Machine(agents.lock_live)
+    m.step()
+    with pytest.raises(CannotCrossAwait) as info:
+        m.get()
+    assert info.value.__context__ is None and info.value.__cause__ is None
+    from agentrt import _codec
+
+    restored = _codec.loads(_codec.dumps(info.value))
+    assert (restored.code, restored.variable) == ("AR112", "lock")
