@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 OPS = 300
 
-DRIVER = r'''
+DRIVER = r"""
 import sys
 sys.path.insert(0, {root!r})
 import cloudpickle
@@ -55,7 +55,7 @@ elif what == "set":
     for _ in range(n): Machine.set(blob).step(1)
 else:
     for _ in range(n): cloudpickle.loads(cloudpickle.dumps(values))
-'''
+"""
 
 
 def instructions(driver: Path, case: str, what: str, n: int, key: str | None) -> int:
@@ -65,9 +65,20 @@ def instructions(driver: Path, case: str, what: str, n: int, key: str | None) ->
         env["AGENTRT_BLOB_KEY"] = key
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out",
-             sys.executable, str(driver), case, what, str(n)],
-            capture_output=True, text=True, env=env, check=True,
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={tmp}/cg.out",
+                sys.executable,
+                str(driver),
+                case,
+                what,
+                str(n),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
         )
     match = re.search(r"Collected : (\d+)", out.stderr)
     if not match:
@@ -97,14 +108,21 @@ def main() -> int:
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"instructions-{version}.json"
-    out.write_text(json.dumps({"python": platform.python_version(), "ops": OPS, "cases": rows}, indent=2) + "\n")
+    report = {"python": platform.python_version(), "ops": OPS, "cases": rows}
+    out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"CPU instructions per suspension, CPython {platform.python_version()} (callgrind):\n")
-    print("| case | cloudpickle dumps+loads | get / set+step (unkeyed) | ratio | get / set+step (keyed) | ratio |")
+    print(
+        "| case | cloudpickle dumps+loads | get / set+step (unkeyed) | ratio "
+        "| get / set+step (keyed) | ratio |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
     for label, row in rows.items():
         u, k = row["unkeyed"], row["keyed"]
-        print(f"| {label} | {row['cloudpickle_dumps_loads']:,} | {u['get']:,} / {u['set_step']:,} | {u['ratio']}× "
-              f"| {k['get']:,} / {k['set_step']:,} | {k['ratio']}× |")
+        print(
+            f"| {label} | {row['cloudpickle_dumps_loads']:,} "
+            f"| {u['get']:,} / {u['set_step']:,} | {u['ratio']}× "
+            f"| {k['get']:,} / {k['set_step']:,} | {k['ratio']}× |"
+        )
     print(f"\nwritten to {out.relative_to(ROOT)}")
     return 0
 

@@ -169,7 +169,7 @@ def _array_type(item: type, length: int) -> Any:
     temporary one is rebuilt (a whole new type object) on every read otherwise."""
     array = _ARRAY_TYPES.get((item, length))
     if array is None:
-        array = _ARRAY_TYPES[(item, length)] = item * length
+        array = _ARRAY_TYPES[(item, length)] = item * length  # type: ignore[operator]
     return array
 
 
