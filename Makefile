@@ -3,7 +3,7 @@
 #   make test                    pytest on every installed CPython 3.11 / 3.12 / 3.13, one after another
 #   make test PY=3.12            ... on one of them (PY="3.11 3.13" for two)
 #   make test PYTEST_ARGS='-k foo -x'
-#   make demo                    examples/lowlevel_demo.py: checkpoint in one process, finish in another
+#   make demo                    examples/crash_demo.py: SIGKILL an agent mid-run, finish it with agentrt resume
 #   make bench [BENCH_ARGS=...]  benchmarks/checkpoint.py;  make bench-smoke adds --quick
 #   make lint                    ruff check, ruff format --check, mypy (3.12 venv with .[dev])
 #   make clean
@@ -152,7 +152,7 @@ demo:
 	@$(SHELL_LIB)
 	v=$$(main_version)
 	$(MAKE) -s --no-print-directory .venv-$$v/.stamp-test
-	.venv-$$v/bin/python examples/lowlevel_demo.py
+	.venv-$$v/bin/python examples/crash_demo.py
 
 bench bench-smoke:
 	@$(SHELL_LIB)

@@ -1,0 +1,265 @@
+"""Shared plumbing of the run/resume/runs/show commands: options, errors, output, live progress."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from agentrt._runtime.runtime import RuntimeEvent
+from agentrt._sdk.errors import AgentSpecError, LeaseHeld, NotWaiting, RunExists, RunNotFound, SchemaError
+from agentrt.exceptions import AgentrtError
+from agentrt.stores import Store, StoreError, open_store
+from agentrt.stores.base import LeaseLost, RunRecord
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_HOST",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "add_store_option",
+    "fail",
+    "guarded",
+    "open_cli_store",
+    "result_object",
+]
+
+EXIT_OK = 0  # completed, or waiting for a reply
+EXIT_FAILED = 1  # the run failed
+EXIT_USAGE = 2  # bad input: spec, JSON, schema, unknown run, reply to a run that is not waiting
+EXIT_HOST = 3  # the store cannot be used, another process drives the run, a checkpoint cannot be restored
+
+
+def add_store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        metavar="S",
+        default=None,
+        help="store: a SQLite file path or 'memory' (default: $AGENTRT_STORE or .agentrt/agentrt.db)",
+    )
+
+
+def add_output_options(parser: argparse.ArgumentParser, *, log_format: bool = True) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object with the result on stdout")
+    if log_format:
+        parser.add_argument(
+            "--log-format",
+            choices=("auto", "pretty", "json", "none"),
+            default="auto",
+            help="progress on stderr: live lines on a terminal (auto), structlog JSON otherwise",
+        )
+
+
+def add_runtime_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--step-budget",
+        type=float,
+        metavar="SECONDS",
+        default=None,
+        help="stop an agent computing longer than this between two awaits (AR110; 0 = no limit; "
+        "default $AGENTRT_STEP_BUDGET or 5)",
+    )
+
+
+def fail(message: str, code: int) -> int:
+    print(f"agentrt: error: {message}", file=sys.stderr)
+    return code
+
+
+def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Run a command handler: a known error becomes one line on stderr and an exit code, no traceback."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except KeyboardInterrupt:
+            print("agentrt: interrupted; the run stays resumable (agentrt resume RUN_ID)", file=sys.stderr)
+            return 130
+        except (AgentSpecError, SchemaError, RunNotFound, NotWaiting, RunExists) as exc:
+            return fail(str(exc), EXIT_USAGE)
+        except (StoreError, LeaseHeld, LeaseLost) as exc:
+            return fail(str(exc), EXIT_HOST)
+        except AgentrtError as exc:
+            return fail(f"{type(exc).__name__}: {exc}", EXIT_HOST)
+
+    run.__name__ = handler.__name__
+    run.__doc__ = handler.__doc__
+    return run
+
+
+def open_cli_store(args: argparse.Namespace) -> Store:
+    return open_store(getattr(args, "store", None))
+
+
+def parse_json_arg(text: str, option: str) -> Any:
+    if text.startswith("@"):
+        path = text[1:]
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise SchemaError(option, f"cannot read {path!r}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SchemaError(
+            option, f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}): {text[:80]!r}"
+        ) from None
+
+
+def step_budget(args: argparse.Namespace) -> float | None:
+    value = args.step_budget
+    if value is None:
+        value = float(os.environ.get("AGENTRT_STEP_BUDGET", "5"))
+    return value if value > 0 else None
+
+
+def lease_seconds() -> float:
+    return float(os.environ.get("AGENTRT_LEASE_SECONDS", "10"))
+
+
+# ---------------------------------------------------------------------------- results
+
+
+def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
+    """What ``--json`` prints: run_id, status, output or error, and what the run waits on."""
+    obj: dict[str, Any] = {"run_id": rec.run_id, "status": rec.status, "agent": rec.agent}
+    if rec.status == "completed":
+        obj["output"] = rec.output
+    elif rec.status == "failed":
+        error = dict(rec.error or {})
+        obj["error"] = error
+    else:
+        obj["seq"] = rec.seq
+        if rec.pending is not None:
+            obj["pending"] = rec.pending
+        if rec.waiting_on:
+            obj["waiting_on"] = rec.waiting_on
+        if (rec.pending or {}).get("kind") == "ask":
+            obj["prompt"] = rec.pending.get("prompt")
+        if rec.status == "running":
+            obj["interrupted"] = not rec.lease_live()
+    if rec.parent_id:
+        obj["parent_id"] = rec.parent_id
+    return obj
+
+
+def show_prompt(prompt: Any) -> str:
+    return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
+
+
+def print_result(rec: RunRecord, as_json: bool, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    obj = result_object(rec)
+    if as_json:
+        print(json.dumps(obj, indent=None, sort_keys=False), file=out)
+    else:
+        if rec.status == "completed":
+            print(f"run {rec.run_id} completed", file=out)
+            print(json.dumps(rec.output, indent=2, ensure_ascii=False), file=out)
+        elif rec.status == "failed":
+            error = rec.error or {}
+            print(f"run {rec.run_id} failed: {error.get('type')}: {error.get('message')}", file=out)
+        elif rec.status == "waiting":
+            pending = rec.pending or {}
+            if rec.waiting_on == "reply" or pending.get("kind") == "ask":
+                print(
+                    f"run {rec.run_id} is waiting for a reply: {show_prompt(pending.get('prompt'))}", file=out
+                )
+                print(f"  reply with: agentrt resume {rec.run_id} --reply JSON", file=out)
+            else:
+                print(f"run {rec.run_id} is waiting ({rec.waiting_on})", file=out)
+                print(f"  continue with: agentrt resume {rec.run_id}", file=out)
+        else:
+            print(
+                f"run {rec.run_id} is {rec.status} at seq {rec.seq}; "
+                f"continue with: agentrt resume {rec.run_id}",
+                file=out,
+            )
+    if rec.status == "failed":
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- live progress and logs
+
+
+class Progress:
+    """Observer of runtime events: live lines on a terminal, or structlog JSON lines."""
+
+    def __init__(self, mode: str, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        if mode == "auto":
+            mode = "pretty" if self.stream.isatty() else "json"
+        self.mode = mode
+        self._logger: Any = None
+        if mode == "json":
+            import structlog
+
+            self._logger = structlog.wrap_logger(
+                structlog.PrintLogger(self.stream),
+                processors=[
+                    structlog.processors.add_log_level,
+                    structlog.processors.TimeStamper(fmt="iso", utc=True),
+                    structlog.processors.JSONRenderer(default=repr),
+                ],
+            )
+        self._started = time.monotonic()
+
+    def __call__(self, event: RuntimeEvent) -> None:
+        if self.mode == "none":
+            return
+        if self.mode == "json":
+            data = dict(event.data)
+            level = data.pop("level", None) if event.kind == "log" else None
+            method = {"failed": "error", "driver_error": "error", "lease_lost": "warning"}.get(
+                event.kind, "info"
+            )
+            if event.kind == "log" and level in ("debug", "info", "warning", "error"):
+                method = level
+            getattr(self._logger, method)(event.kind, run_id=event.run_id, **data)
+            return
+        line = self._pretty(event)
+        if line:
+            elapsed = time.monotonic() - self._started
+            print(f"[{elapsed:6.2f}s] {line}", file=self.stream, flush=True)
+
+    def _pretty(self, e: RuntimeEvent) -> str | None:
+        d = e.data
+        run = e.run_id
+        if e.kind == "started":
+            return f"▶ run {run} started ({d.get('agent')})"
+        if e.kind == "resumed":
+            return f"▶ run {run} resumed from checkpoint {d.get('seq')}"
+        if e.kind == "child_started":
+            return f"▶ sub-run {run} of {d.get('parent')} started ({d.get('agent')})"
+        if e.kind == "tool_started":
+            return f"  → {run}: {d.get('tool')} (key {d.get('key')})"
+        if e.kind == "tool_finished":
+            mark = "✓" if d.get("ok") else "✗"
+            extra = "" if d.get("ok") else f" {d.get('error')}"
+            return f"  {mark} {run}: {d.get('tool')} {d.get('seconds', 0):.2f}s{extra}"
+        if e.kind == "notify":
+            msg = d.get("message") or json.dumps({k: v for k, v in d.items() if k != "level"})
+            pct = f" ({d['percent']:g}%)" if d.get("percent") is not None else ""
+            return f"  · {run}: {msg}{pct}"
+        if e.kind == "log":
+            return f"  [{d.get('level')}] {run}: {d.get('message')}"
+        if e.kind == "emit":
+            return f"  ◆ {run}: {d.get('type')} {json.dumps(d.get('data'))}"
+        if e.kind == "waiting":
+            if d.get("waiting_on") == "reply":
+                return f"⏸ run {run} waits for a reply: {show_prompt(d.get('prompt'))}"
+            return f"⏸ run {run} waits ({d.get('waiting_on')})"
+        if e.kind == "completed":
+            return f"✔ run {run} completed"
+        if e.kind == "failed":
+            err = d.get("error") or {}
+            return f"✘ run {run} failed: {err.get('type')}: {err.get('message')}"
+        if e.kind in ("driver_error", "lease_lost"):
+            return f"! run {run}: {d.get('error') or d.get('message')}"
+        return None

@@ -1,0 +1,135 @@
+"""``agentrt run`` and ``agentrt resume``: drive a run in this process until it finishes or waits."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from agentrt._cli.common import (
+    EXIT_HOST,
+    EXIT_USAGE,
+    Progress,
+    add_output_options,
+    add_runtime_options,
+    add_store_option,
+    fail,
+    guarded,
+    lease_seconds,
+    open_cli_store,
+    parse_json_arg,
+    print_result,
+    step_budget,
+)
+from agentrt._runtime.runtime import Runtime
+from agentrt._sdk.agent import load_agent
+from agentrt._sdk.errors import RunNotFound
+from agentrt.stores import Store
+
+
+def register(commands: Any) -> None:
+    run = commands.add_parser(
+        "run",
+        help="start a run and drive it until it completes or waits",
+        description="Start a run of the agent MODULE:ATTR (or path/to/file.py:ATTR) and drive it until it "
+        "completes, fails, or waits for a reply. Exit status: 0 completed or waiting, 1 failed, "
+        "2 bad input, 3 store or host problem.",
+    )
+    run.add_argument(
+        "spec", metavar="MODULE:ATTR", help="the agent, e.g. examples.issue_summarizer:summarize_issue"
+    )
+    run.add_argument(
+        "--input", metavar="JSON", default="{}", help="the agent's input as JSON (or @file.json)"
+    )
+    run.add_argument("--run-id", metavar="ID", default=None, help="id of the new run (default: random)")
+    add_store_option(run)
+    add_output_options(run)
+    add_runtime_options(run)
+    run.set_defaults(handler=guarded(cmd_run))
+
+    resume = commands.add_parser(
+        "resume",
+        help="continue an interrupted or waiting run",
+        description="Continue run ID from its last checkpoint: finished tool calls are not repeated, calls "
+        "that were in flight are dispatched again. With --reply, deliver the reply the run waits for.",
+    )
+    resume.add_argument("run_id", metavar="ID")
+    resume.add_argument(
+        "--reply", metavar="JSON", default=None, help="the reply to the run's question, as JSON"
+    )
+    add_store_option(resume)
+    add_output_options(resume)
+    add_runtime_options(resume)
+    resume.set_defaults(handler=guarded(cmd_resume))
+
+
+def _runtime(store: Store, args: argparse.Namespace) -> Runtime:
+    return Runtime(
+        store,
+        step_budget_seconds=step_budget(args),
+        lease_seconds=lease_seconds(),
+        observers=[Progress(args.log_format)],
+    )
+
+
+async def _finish(rt: Runtime, run_id: str, args: argparse.Namespace) -> int:
+    rec = await rt.settle(run_id)
+    error = rt.driver_error(run_id)
+    if error is not None and not rec.finished:
+        await rt.close()
+        return fail(f"run {run_id!r} could not be driven: {type(error).__name__}: {error}", EXIT_HOST)
+    await rt.close()
+    return print_result(rt.status(run_id), args.json)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    agent = load_agent(args.spec)
+    value = parse_json_arg(args.input, "--input")
+    agent.convert_input(value)  # a schema error is reported before the store is touched
+    store = open_cli_store(args)
+    try:
+
+        async def main() -> int:
+            rt = _runtime(store, args)
+            try:
+                run_id = await rt.start(agent, value, run_id=args.run_id)
+                return await _finish(rt, run_id, args)
+            finally:
+                await rt.close()
+
+        return asyncio.run(main())
+    finally:
+        store.close()
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    reply: Any = None
+    if args.reply is not None:
+        reply = parse_json_arg(args.reply, "--reply")
+    store = open_cli_store(args)
+    try:
+        rec = store.get_run(args.run_id)
+        if rec is None:
+            raise RunNotFound(args.run_id, store.location)
+        if rec.finished:
+            if args.reply is not None:
+                return fail(f"run {rec.run_id!r} is {rec.status}; there is nothing to reply to", EXIT_USAGE)
+            return print_result(rec, args.json)
+
+        async def main() -> int:
+            rt = _runtime(store, args)
+            try:
+                rt.agent_of(rec)  # import the agent's module first: a bad spec is a clear error
+                if args.reply is not None:
+                    target = await rt.reply(args.run_id, reply)
+                    if target != args.run_id:
+                        await rt.resume(args.run_id)
+                else:
+                    await rt.resume(args.run_id)
+                return await _finish(rt, args.run_id, args)
+            finally:
+                await rt.close()
+
+        return asyncio.run(main())
+    finally:
+        store.close()

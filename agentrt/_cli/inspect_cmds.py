@@ -1,0 +1,182 @@
+"""``agentrt runs`` and ``agentrt show``: read-only views of the store."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from typing import Any
+
+from agentrt._cli.common import (
+    add_store_option,
+    guarded,
+    open_cli_store,
+    result_object,
+    show_prompt,
+)
+from agentrt._sdk.errors import RunNotFound
+from agentrt.stores.base import STATUSES, RunRecord
+
+
+def register(commands: Any) -> None:
+    runs = commands.add_parser(
+        "runs", help="list runs", description="List the runs in the store, newest first."
+    )
+    runs.add_argument("--status", choices=STATUSES, default=None, help="only runs with this status")
+    runs.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="at most N runs (default 50; 0 = all)"
+    )
+    runs.add_argument("--json", action="store_true", help="print a JSON array")
+    add_store_option(runs)
+    runs.set_defaults(handler=guarded(cmd_runs))
+
+    show = commands.add_parser(
+        "show",
+        help="status, output or error, pending request, checkpoint history",
+        description="Show one run: status, output or error, the request it waits on, its checkpoint "
+        "history and its latest events.",
+    )
+    show.add_argument("run_id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="print one JSON object")
+    show.add_argument(
+        "--events", type=int, default=20, metavar="N", help="show the last N events (default 20)"
+    )
+    add_store_option(show)
+    show.set_defaults(handler=guarded(cmd_show))
+
+
+def _when(ts: float | None) -> str:
+    if not ts:
+        return "-"
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _detail(rec: RunRecord) -> str:
+    if rec.status == "failed":
+        err = rec.error or {}
+        return f"{err.get('type')}: {err.get('message')}"[:70]
+    if rec.status == "completed":
+        return json.dumps(rec.output)[:70]
+    pending = rec.pending or {}
+    kind = pending.get("kind")
+    if rec.status == "waiting":
+        if rec.waiting_on == "reply":
+            return f"waiting for a reply: {show_prompt(pending.get('prompt'))}"[:70]
+        return f"waiting ({rec.waiting_on})"
+    state = "running" if rec.lease_live() else "interrupted: agentrt resume " + rec.run_id
+    return f"{state}; seq {rec.seq}" + (f", {kind} {pending.get('name', '')}".rstrip() if kind else "")
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    store = open_cli_store(args)
+    try:
+        runs = store.list_runs(status=args.status, limit=args.limit or None)
+        if args.json:
+            print(json.dumps([result_object(r) for r in runs]))
+            return 0
+        if not runs:
+            print(
+                "no runs" + (f" with status {args.status}" if args.status else "") + f" in {store.location}"
+            )
+            return 0
+        width = max(6, *(len(r.run_id) for r in runs))
+        agents = [r.agent.rsplit("/", 1)[-1] for r in runs]
+        awidth = min(max(5, *(len(a) for a in agents)), 48)
+        print(f"{'RUN ID':<{width}}  {'STATUS':<9}  {'UPDATED':<19}  {'AGENT':<{awidth}}  DETAIL")
+        for r, agent in zip(runs, agents, strict=True):
+            print(
+                f"{r.run_id:<{width}}  {r.status:<9}  {_when(r.updated_at):<19}  "
+                f"{agent[:awidth]:<{awidth}}  {_detail(r)}"
+            )
+        return 0
+    finally:
+        store.close()
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    store = open_cli_store(args)
+    try:
+        rec = store.get_run(args.run_id)
+        if rec is None:
+            raise RunNotFound(args.run_id, store.location)
+        checkpoints = store.list_checkpoints(rec.run_id)
+        events = store.list_events(rec.run_id, limit=args.events or None)
+        children = store.children(rec.run_id)
+        obj = result_object(rec)
+        obj.update(
+            {
+                "input": rec.input,
+                "created_at": rec.created_at,
+                "updated_at": rec.updated_at,
+                "lease_owner": rec.lease_owner if rec.lease_live() else None,
+                "checkpoints": [
+                    {
+                        "seq": c.seq,
+                        "size_bytes": c.size_bytes,
+                        "created_at": c.created_at,
+                        "request": c.pending,
+                    }
+                    for c in checkpoints
+                ],
+                "children": [{"run_id": c.run_id, "status": c.status} for c in children],
+                "events": [
+                    {
+                        "seq": e.seq,
+                        "n": e.n,
+                        "kind": e.kind,
+                        "level": e.level,
+                        "data": e.data,
+                        "at": e.created_at,
+                    }
+                    for e in events
+                ],
+            }
+        )
+        if args.json:
+            print(json.dumps(obj))
+            return 0
+        _print_show(rec, obj)
+        return 0
+    finally:
+        store.close()
+
+
+def _print_show(rec: RunRecord, obj: dict[str, Any]) -> None:
+    print(f"run       {rec.run_id}")
+    print(f"agent     {rec.agent}")
+    print(
+        f"status    {rec.status}" + ("" if rec.status != "running" or rec.lease_live() else " (interrupted)")
+    )
+    if rec.parent_id:
+        print(f"parent    {rec.parent_id}")
+    print(f"created   {_when(rec.created_at)}   updated {_when(rec.updated_at)}")
+    print(f"input     {json.dumps(rec.input)}")
+    if rec.status == "completed":
+        print("output    " + json.dumps(rec.output, indent=2).replace("\n", "\n          "))
+    elif rec.status == "failed":
+        err = rec.error or {}
+        print(f"error     {err.get('type')}: {err.get('message')}")
+        if err.get("traceback"):
+            print("traceback")
+            print("  " + err["traceback"].rstrip().replace("\n", "\n  "))
+    else:
+        print(f"pending   seq {rec.seq}: {json.dumps(rec.pending)}")
+        if rec.waiting_on:
+            print(f"waiting   on {rec.waiting_on}")
+        if obj.get("lease_owner"):
+            print(f"driven by {obj['lease_owner']}")
+    if obj["children"]:
+        print("children  " + ", ".join(f"{c['run_id']} ({c['status']})" for c in obj["children"]))
+    cps = obj["checkpoints"]
+    print(f"checkpoints ({len(cps)} kept)")
+    for c in cps[-20:]:
+        req = c["request"] or {}
+        what = req.get("kind", "?") + (f" {req['name']}" if req.get("name") else "")
+        print(f"  seq {c['seq']:>5}  {c['size_bytes']:>7} B  {_when(c['created_at'])}  {what}")
+    if obj["events"]:
+        print(f"events (last {len(obj['events'])})")
+        for e in obj["events"]:
+            data = e["data"]
+            text = data.get("message") if isinstance(data, dict) and "message" in data else json.dumps(data)
+            level = f" {e['level']}" if e["level"] else ""
+            print(f"  seq {e['seq']:>5}  {e['kind']}{level}: {text}")

@@ -1,0 +1,30 @@
+"""The agent SDK: ``agent``, ``tool``, ``Task``, requests and schemas (re-exported by :mod:`agentrt`)."""
+
+from agentrt._sdk.agent import Agent as Agent
+from agentrt._sdk.agent import agent as agent
+from agentrt._sdk.agent import agent_spec as agent_spec
+from agentrt._sdk.agent import load_agent as load_agent
+from agentrt._sdk.errors import AgentSpecError as AgentSpecError
+from agentrt._sdk.errors import LeaseHeld as LeaseHeld
+from agentrt._sdk.errors import NotWaiting as NotWaiting
+from agentrt._sdk.errors import RunExists as RunExists
+from agentrt._sdk.errors import RunFailed as RunFailed
+from agentrt._sdk.errors import RunNotFound as RunNotFound
+from agentrt._sdk.errors import SchemaError as SchemaError
+from agentrt._sdk.errors import StepBudgetExceeded as StepBudgetExceeded
+from agentrt._sdk.errors import ToolError as ToolError
+from agentrt._sdk.requests import Ask as Ask
+from agentrt._sdk.requests import ChildRun as ChildRun
+from agentrt._sdk.requests import Fulfilled as Fulfilled
+from agentrt._sdk.requests import Gather as Gather
+from agentrt._sdk.requests import Progress as Progress
+from agentrt._sdk.requests import Rejected as Rejected
+from agentrt._sdk.requests import Sleep as Sleep
+from agentrt._sdk.requests import ToolCall as ToolCall
+from agentrt._sdk.requests import progress as progress
+from agentrt._sdk.task import Task as Task
+from agentrt._sdk.tools import Tool as Tool
+from agentrt._sdk.tools import omit as omit
+from agentrt._sdk.tools import pick as pick
+from agentrt._sdk.tools import tool as tool
+from agentrt._sdk.tools import ui_tools as ui_tools

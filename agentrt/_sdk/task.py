@@ -1,0 +1,248 @@
+"""``Task``: the agent's handle on its host.
+
+A ``Task`` lives in the agent's frame, so it is checkpointed with every
+suspension; its state is tiny (run id, agent name, tool names).  Requests that
+must wait (tool calls, sub-agents, ``gather``, ``ui.ask``, ``sleep``) are
+awaitable values that suspend the run.  Events that must not wait
+(``ui.notify``, ``console.*``, ``emit``) are recorded at once into the step the
+runtime is driving (see :func:`recording`) and keyed by the step's sequence
+number, so re-running a step after a crash records nothing twice; they return
+an already-completed awaitable, so ``await task.ui.notify(...)`` and a bare
+``task.console.info(...)`` both work.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Generator, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+
+from agentrt._codec._serializable import serializable
+from agentrt._sdk.requests import MEMBER_TYPES, Ask, ChildRun, Gather, Progress, Sleep, ToolCall
+from agentrt._sdk.schema import jsonable_or_repr
+
+__all__ = ["Event", "StepRecorder", "Task", "recording"]
+
+
+@attrs.define
+class Event:
+    """A non-blocking event recorded during one step: ``notify``, ``log`` or ``emit``."""
+
+    kind: str
+    data: dict[str, Any]
+    level: str | None = None
+
+
+@attrs.define
+class StepRecorder:
+    """Collects the events of the step the runtime is driving for ``run_id``."""
+
+    run_id: str
+    events: list[Event] = attrs.field(factory=list)
+
+
+_local = threading.local()
+
+
+@contextmanager
+def recording(recorder: StepRecorder | None) -> Iterator[StepRecorder | None]:
+    """Route the non-blocking events of the agent stepped inside this block to ``recorder``."""
+    previous = getattr(_local, "recorder", None)
+    _local.recorder = recorder
+    try:
+        yield recorder
+    finally:
+        _local.recorder = previous
+
+
+def _record(run_id: str, event: Event) -> None:
+    recorder: StepRecorder | None = getattr(_local, "recorder", None)
+    if recorder is not None and recorder.run_id == run_id:
+        recorder.events.append(event)
+        return
+    # Outside a runtime step (an agent driven by hand): log it rather than lose it.
+    import structlog
+
+    structlog.get_logger("agentrt.agent").info(event.kind, run_id=run_id, level=event.level, **event.data)
+
+
+@serializable
+@attrs.frozen
+class _Completed:
+    """An awaitable that is already done (what non-blocking task methods return)."""
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        return iter(())  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return "<completed>"
+
+
+_COMPLETED = _Completed()
+
+
+@serializable
+@attrs.frozen
+class _ToolRef:
+    """``task.tools.NAME``: calling it with keyword arguments makes the request."""
+
+    name: str
+    is_agent: bool
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ToolCall | ChildRun:
+        if args:
+            raise TypeError(
+                f"task.tools.{self.name}() takes keyword arguments only "
+                f"(got {len(args)} positional); write task.tools.{self.name}(name=value, ...)"
+            )
+        return ChildRun(self.name, kwargs) if self.is_agent else ToolCall(self.name, kwargs)
+
+
+@serializable
+@attrs.frozen
+class _Tools:
+    """``task.tools``: one attribute per tool of the agent."""
+
+    _agent: str
+    _names: tuple[str, ...]
+    _agents: tuple[str, ...]
+
+    def __getattr__(self, name: str) -> _ToolRef:
+        if name.startswith("__") or name.startswith("_"):
+            raise AttributeError(name)
+        if name in self._agents:
+            return _ToolRef(name, True)
+        if name in self._names:
+            return _ToolRef(name, False)
+        known = ", ".join(sorted(self._names + self._agents)) or "(none)"
+        raise AttributeError(
+            f"agent {self._agent!r} has no tool {name!r}; its tools are: {known}. "
+            "Add the tool to agent(tools=[...])."
+        )
+
+    def __dir__(self) -> list[str]:
+        return sorted(self._names + self._agents)
+
+
+@serializable
+@attrs.frozen
+class _UI:
+    """``task.ui``: ``notify`` (does not wait) and ``ask`` (waits for a reply)."""
+
+    _run_id: str
+
+    def notify(self, event: Any) -> _Completed:
+        if isinstance(event, str):
+            event = Progress(event)
+        data = jsonable_or_repr(event)
+        if not isinstance(data, dict):
+            data = {"value": data}
+        _record(self._run_id, Event("notify", data))
+        return _COMPLETED
+
+    def ask(self, prompt: Any) -> Ask:
+        return Ask(prompt)
+
+
+@serializable
+@attrs.frozen
+class _Console:
+    """``task.console``: log lines recorded with the run (does not wait)."""
+
+    _run_id: str
+
+    def _log(self, level: str, message: Any, fields: dict[str, Any]) -> _Completed:
+        data = {"message": str(message), **{k: jsonable_or_repr(v) for k, v in fields.items()}}
+        _record(self._run_id, Event("log", data, level))
+        return _COMPLETED
+
+    def debug(self, message: Any, **fields: Any) -> _Completed:
+        return self._log("debug", message, fields)
+
+    def info(self, message: Any, **fields: Any) -> _Completed:
+        return self._log("info", message, fields)
+
+    def warn(self, message: Any, **fields: Any) -> _Completed:
+        return self._log("warning", message, fields)
+
+    warning = warn
+
+    def error(self, message: Any, **fields: Any) -> _Completed:
+        return self._log("error", message, fields)
+
+
+@serializable
+@attrs.frozen
+class Task:
+    """The handle ``run(input, task)`` receives.
+
+    - ``await task.tools.NAME(**kwargs)`` calls a tool or a sub-agent;
+    - ``await task.gather([...])`` / ``task.gather_settled([...])`` run several at once;
+    - ``await task.ui.ask(prompt)`` waits for a reply; ``task.ui.notify(event)`` does not wait;
+    - ``task.console.info(...)`` logs; ``task.emit(event)`` records a typed domain event;
+    - ``await task.sleep(seconds)`` is a durable timer.
+    """
+
+    run_id: str
+    agent: str
+    tool_names: tuple[str, ...] = ()
+    agent_tool_names: tuple[str, ...] = ()
+    has_ui: bool = False
+
+    @property
+    def tools(self) -> _Tools:
+        return _Tools(self.agent, self.tool_names, self.agent_tool_names)
+
+    @property
+    def ui(self) -> _UI:
+        if not self.has_ui:
+            raise AttributeError(
+                f"agent {self.agent!r} has no user interface tools: add them with "
+                "agent(tools=[..., *agentrt.ui_tools]) to use task.ui"
+            )
+        return _UI(self.run_id)
+
+    @property
+    def console(self) -> _Console:
+        return _Console(self.run_id)
+
+    def gather(self, requests: Iterable[Any]) -> Gather:
+        """All of ``requests`` at once; their results in source order; raises the first failure."""
+        return Gather(_members(requests, "gather"), settled=False)
+
+    def gather_settled(self, requests: Iterable[Any]) -> Gather:
+        """All of ``requests`` at once; ``Fulfilled(value)`` or ``Rejected(error)`` per request, in order."""
+        return Gather(_members(requests, "gather_settled"), settled=True)
+
+    def sleep(self, seconds: float) -> Sleep:
+        """A durable timer: the run waits (out of memory) and carries on after ``seconds``."""
+        if seconds < 0:
+            raise ValueError(f"task.sleep({seconds!r}): seconds must be >= 0")
+        return Sleep(until=time.time() + seconds, seconds=float(seconds))
+
+    def emit(self, event: Any) -> _Completed:
+        """Record a typed domain event (an attrs instance or plain data) with the run; does not wait."""
+        data = jsonable_or_repr(event)
+        payload = {"type": type(event).__qualname__, "data": data}
+        _record(self.run_id, Event("emit", payload))
+        return _COMPLETED
+
+
+def _members(requests: Iterable[Any], name: str) -> tuple[Any, ...]:
+    members = tuple(requests)
+    for i, member in enumerate(members):
+        if not isinstance(member, MEMBER_TYPES):
+            hint = ""
+            if hasattr(member, "__await__") or hasattr(member, "cr_frame"):
+                hint = " (an arbitrary awaitable or coroutine cannot be checkpointed or dispatched)"
+                if hasattr(member, "close"):
+                    member.close()
+            raise TypeError(
+                f"task.{name}: member {i} is {type(member).__name__}{hint}; members must be "
+                "task.tools.NAME(...) calls, sub-agent calls or task.sleep(...)"
+            )
+    return members

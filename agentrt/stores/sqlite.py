@@ -1,0 +1,569 @@
+"""``SqliteStore``: runs, checkpoints, journal and events in one SQLite file.
+
+- WAL journal, ``synchronous=NORMAL`` by default (a committed checkpoint survives
+  a crash of the process; ``synchronous="FULL"`` also survives a power loss).
+- Versioned schema: ``PRAGMA user_version`` and a list of migrations applied in
+  order; a file from a newer agentrt is refused with a clear message.
+- Safe across processes on one machine: a lease (owner + expiry) on each run
+  row, so two processes never drive one run at once; a lease whose owner pid is
+  dead on this machine is taken over at once, any other one when it expires.
+- ``sqlite3`` errors are translated once, here, into :class:`StoreError`
+  subclasses that say what happened and what to do.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import Any, TypeVar
+
+from agentrt._sdk.errors import LeaseHeld, RunExists, RunNotFound
+from agentrt.stores.base import (
+    FINAL,
+    CheckpointInfo,
+    EventRecord,
+    EventRow,
+    LeaseLost,
+    NewRun,
+    RunRecord,
+    StoreCorrupt,
+    StoreError,
+    StoreLocked,
+    StoreSchemaTooNew,
+    owner_is_dead,
+)
+
+__all__ = ["SCHEMA_VERSION", "SqliteStore"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Each entry migrates the schema from version i to i + 1.
+MIGRATIONS: list[str] = [
+    # 0 -> 1: runs, checkpoints, results (the journal), events
+    """
+    CREATE TABLE runs (
+        run_id        TEXT PRIMARY KEY,
+        agent         TEXT NOT NULL,
+        status        TEXT NOT NULL,
+        input         TEXT NOT NULL,
+        output        TEXT,
+        error         TEXT,
+        error_blob    BLOB,
+        seq           INTEGER NOT NULL DEFAULT 0,
+        pending       TEXT,
+        waiting_on    TEXT,
+        wake_at       REAL,
+        parent_id     TEXT,
+        parent_seq    INTEGER,
+        parent_idx    INTEGER,
+        created_at    REAL NOT NULL,
+        updated_at    REAL NOT NULL,
+        lease_owner   TEXT,
+        lease_expires REAL
+    );
+    CREATE INDEX runs_by_status ON runs (status, created_at);
+    CREATE INDEX runs_by_parent ON runs (parent_id);
+    CREATE TABLE checkpoints (
+        run_id     TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        blob       BLOB NOT NULL,
+        pending    TEXT,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE results (
+        run_id     TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        idx        INTEGER NOT NULL,
+        ok         INTEGER NOT NULL,
+        blob       BLOB NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (run_id, seq, idx)
+    );
+    CREATE TABLE events (
+        run_id     TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        n          INTEGER NOT NULL,
+        kind       TEXT NOT NULL,
+        level      TEXT,
+        data       TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (run_id, seq, n)
+    );
+    """,
+    # 1 -> 2: store metadata (which agentrt created the file), timers index
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE INDEX runs_by_wake ON runs (wake_at) WHERE wake_at IS NOT NULL;
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_RUN_COLUMNS = (
+    "run_id, agent, status, input, output, error, error_blob, seq, pending, waiting_on, wake_at, "
+    "parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires"
+)
+
+
+def _translate(method: F) -> F:
+    """Turn ``sqlite3`` errors into :class:`StoreError` subclasses naming the file and the fix."""
+
+    @functools.wraps(method)
+    def wrapper(self: SqliteStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise self._translate_error(exc) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"))
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+class SqliteStore:
+    """The default store: one SQLite file (created with its directory on first use)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        retention: int | None = 100,
+        busy_timeout_seconds: float | None = None,
+        synchronous: str = "NORMAL",
+    ) -> None:
+        self.path = os.fspath(path)
+        self.location = self.path
+        self.retention = retention
+        if busy_timeout_seconds is None:
+            busy_timeout_seconds = float(os.environ.get("AGENTRT_STORE_TIMEOUT", "5"))
+        self.busy_timeout_seconds = busy_timeout_seconds
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        directory = os.path.dirname(os.path.abspath(self.path))
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store directory {directory!r}: {exc.strerror}") from None
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=busy_timeout_seconds, isolation_level=None, check_same_thread=False
+            )
+            self._setup(synchronous)
+        except sqlite3.Error as exc:
+            self.close()
+            raise self._translate_error(exc) from None
+        except StoreError:
+            self.close()
+            raise
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.path!r})"
+
+    # ------------------------------------------------------------------ setup and errors
+
+    def _setup(self, synchronous: str) -> None:
+        conn = self._conn
+        assert conn is not None
+        version = conn.execute("PRAGMA user_version").fetchone()[
+            0
+        ]  # reads the header: fails if not a database
+        if version > SCHEMA_VERSION:
+            raise StoreSchemaTooNew(
+                f"store {self.path!r} has schema version {version}, written by a newer agentrt; this agentrt "
+                f"understands up to version {SCHEMA_VERSION}. Upgrade agentrt, or use another store "
+                "(--store PATH or AGENTRT_STORE)."
+            )
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"store {self.path!r}: cannot switch to WAL journal mode (got {mode!r})")
+        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
+        conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        conn.execute("PRAGMA foreign_keys=ON")
+        if version < SCHEMA_VERSION:
+            self._migrate()
+
+    def _migrate(self) -> None:
+        conn = self._conn
+        assert conn is not None
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]  # re-read under the write lock
+            for target in range(version, SCHEMA_VERSION):
+                for statement in _statements(MIGRATIONS[target]):
+                    conn.execute(statement)
+                if target == 1:
+                    from agentrt import __version__
+
+                    conn.execute(
+                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('created_by', ?)",
+                        (f"agentrt {__version__}",),
+                    )
+                conn.execute(f"PRAGMA user_version={target + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _translate_error(self, exc: sqlite3.Error) -> StoreError:
+        text = str(exc)
+        lowered = text.lower()
+        if "locked" in lowered or "busy" in lowered:
+            return StoreLocked(
+                f"store {self.path!r} is locked by another process "
+                f"(waited {self.busy_timeout_seconds:g} s): {text}. "
+                "Wait for it to finish, or raise the wait with AGENTRT_STORE_TIMEOUT=SECONDS."
+            )
+        if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+            return StoreCorrupt(
+                f"store {self.path!r} is not a valid agentrt store ({text}). "
+                "Point --store / AGENTRT_STORE at "
+                "another file; keep this one aside for inspection rather than deleting it."
+            )
+        if "readonly" in lowered or "unable to open" in lowered:
+            return StoreError(
+                f"store {self.path!r} cannot be opened for writing ({text}); check the path and permissions"
+            )
+        return StoreError(f"store {self.path!r}: {type(exc).__name__}: {text}")
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE``: takes the write lock up front)."""
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                raise StoreError(f"store {self.path!r} is closed")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _q(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            if self._conn is None:
+                raise StoreError(f"store {self.path!r} is closed")
+            return self._conn.execute(sql, params).fetchall()
+
+    @staticmethod
+    def _record(row: tuple[Any, ...]) -> RunRecord:
+        (run_id, agent, status, input_, output, error, error_blob, seq, pending, waiting_on, wake_at,
+         parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires,
+         ) = row  # fmt: skip
+        return RunRecord(
+            run_id=run_id,
+            agent=agent,
+            status=status,
+            input=_loads(input_),
+            output=_loads(output),
+            error=_loads(error),
+            error_blob=error_blob,
+            seq=seq,
+            pending=_loads(pending),
+            waiting_on=waiting_on,
+            wake_at=wake_at,
+            parent_id=parent_id,
+            parent_seq=parent_seq,
+            parent_idx=parent_idx,
+            created_at=created_at,
+            updated_at=updated_at,
+            lease_owner=lease_owner,
+            lease_expires=lease_expires,
+        )
+
+    # ------------------------------------------------------------------ runs
+
+    @_translate
+    def create_run(self, run: NewRun) -> RunRecord:
+        now = time.time()
+        with self._tx() as conn:
+            try:
+                conn.execute(
+                    "INSERT INTO runs (run_id, agent, status, input, parent_id, parent_seq, parent_idx, "
+                    "created_at, updated_at) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                    (
+                        run.run_id,
+                        run.agent,
+                        _dumps(run.input),
+                        run.parent_id,
+                        run.parent_seq,
+                        run.parent_idx,
+                        now,
+                        now,
+                    ),
+                )
+            except sqlite3.IntegrityError:
+                raise RunExists(
+                    f"a run with id {run.run_id!r} already exists in {self.path}; choose another --run-id"
+                ) from None
+        rec = self.get_run(run.run_id)
+        assert rec is not None
+        return rec
+
+    @_translate
+    def get_run(self, run_id: str) -> RunRecord | None:
+        rows = self._q(f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,))
+        return self._record(rows[0]) if rows else None
+
+    @_translate
+    def list_runs(self, status: str | None = None, limit: int | None = None) -> list[RunRecord]:
+        sql = f"SELECT {_RUN_COLUMNS} FROM runs"
+        params: tuple[Any, ...] = ()
+        if status is not None:
+            sql += " WHERE status = ?"
+            params = (status,)
+        sql += " ORDER BY created_at DESC, run_id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [self._record(r) for r in self._q(sql, params)]
+
+    @_translate
+    def children(self, run_id: str) -> list[RunRecord]:
+        rows = self._q(f"SELECT {_RUN_COLUMNS} FROM runs WHERE parent_id = ? ORDER BY created_at", (run_id,))
+        return [self._record(r) for r in rows]
+
+    # ------------------------------------------------------------------ leases
+
+    @_translate
+    def acquire_lease(self, run_id: str, owner: str, ttl_seconds: float) -> RunRecord:
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT lease_owner, lease_expires FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                raise RunNotFound(run_id, self.path)
+            held_by, expires = row
+            now = time.time()
+            if (
+                held_by not in (None, owner)
+                and expires is not None
+                and expires > now
+                and not owner_is_dead(held_by)
+            ):
+                raise LeaseHeld(run_id, held_by, expires - now)
+            conn.execute(
+                "UPDATE runs SET lease_owner = ?, lease_expires = ? WHERE run_id = ?",
+                (owner, now + ttl_seconds, run_id),
+            )
+            row = conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return self._record(row)
+
+    @_translate
+    def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:
+        lost = []
+        expires = time.time() + ttl_seconds
+        with self._tx() as conn:
+            for run_id in run_ids:
+                cur = conn.execute(
+                    "UPDATE runs SET lease_expires = ? WHERE run_id = ? AND lease_owner = ?",
+                    (expires, run_id, owner),
+                )
+                if cur.rowcount == 0:
+                    lost.append(run_id)
+        return lost
+
+    @_translate
+    def release_lease(self, run_id: str, owner: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE runs SET lease_owner = NULL, lease_expires = NULL "
+                "WHERE run_id = ? AND lease_owner = ?",
+                (run_id, owner),
+            )
+
+    def _check_owner(self, conn: sqlite3.Connection, run_id: str, owner: str) -> tuple[Any, ...]:
+        row = conn.execute("SELECT lease_owner, status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise RunNotFound(run_id, self.path)
+        if row[0] != owner:
+            raise LeaseLost(f"run {run_id!r} is now driven by {row[0]}; this process stops driving it")
+        return row  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ checkpoints
+
+    @_translate
+    def save_checkpoint(
+        self, run_id: str, owner: str, seq: int, blob: bytes, pending: Any, events: list[EventRow]
+    ) -> None:
+        now = time.time()
+        pending_json = _dumps(pending)
+        with self._tx() as conn:
+            self._check_owner(conn, run_id, owner)
+            conn.execute(
+                "INSERT OR REPLACE INTO checkpoints (run_id, seq, blob, pending, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (run_id, seq, blob, pending_json, now),
+            )
+            self._insert_events(conn, run_id, events, now)
+            conn.execute(
+                "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
+                "wake_at = NULL, "
+                "updated_at = ? WHERE run_id = ?",
+                (seq, pending_json, now, run_id),
+            )
+            if self.retention is not None and seq > self.retention:
+                cutoff = seq - self.retention
+                conn.execute("DELETE FROM checkpoints WHERE run_id = ? AND seq <= ?", (run_id, cutoff))
+                conn.execute("DELETE FROM results WHERE run_id = ? AND seq <= ?", (run_id, cutoff))
+
+    @_translate
+    def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None:
+        rows = self._q(
+            "SELECT seq, blob FROM checkpoints WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,)
+        )
+        return (rows[0][0], bytes(rows[0][1])) if rows else None
+
+    @_translate
+    def get_checkpoint(self, run_id: str, seq: int) -> bytes | None:
+        rows = self._q("SELECT blob FROM checkpoints WHERE run_id = ? AND seq = ?", (run_id, seq))
+        return bytes(rows[0][0]) if rows else None
+
+    @_translate
+    def list_checkpoints(self, run_id: str) -> list[CheckpointInfo]:
+        rows = self._q(
+            "SELECT seq, length(blob), created_at, pending FROM checkpoints WHERE run_id = ? ORDER BY seq",
+            (run_id,),
+        )
+        return [CheckpointInfo(s, n, t, _loads(p)) for s, n, t, p in rows]
+
+    # ------------------------------------------------------------------ journal
+
+    @_translate
+    def put_result(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> bool:
+        with self._tx() as conn:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO results (run_id, seq, idx, ok, blob, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, seq, idx, int(ok), blob, time.time()),
+            )
+            return cur.rowcount == 1
+
+    @_translate
+    def get_results(self, run_id: str, seq: int) -> dict[int, tuple[bool, bytes]]:
+        rows = self._q("SELECT idx, ok, blob FROM results WHERE run_id = ? AND seq = ?", (run_id, seq))
+        return {idx: (bool(ok), bytes(blob)) for idx, ok, blob in rows}
+
+    # ------------------------------------------------------------------ status
+
+    @_translate
+    def set_waiting(
+        self, run_id: str, owner: str, waiting_on: str, wake_at: float | None, events: list[EventRow]
+    ) -> None:
+        now = time.time()
+        with self._tx() as conn:
+            self._check_owner(conn, run_id, owner)
+            self._insert_events(conn, run_id, events, now)
+            conn.execute(
+                "UPDATE runs SET status = 'waiting', waiting_on = ?, wake_at = ?, updated_at = ? "
+                "WHERE run_id = ?",
+                (waiting_on, wake_at, now, run_id),
+            )
+
+    @_translate
+    def finish_run(
+        self,
+        run_id: str,
+        owner: str,
+        status: str,
+        *,
+        output: Any = None,
+        error: dict[str, Any] | None = None,
+        error_blob: bytes | None = None,
+        events: list[EventRow] = (),  # type: ignore[assignment]
+    ) -> bool:
+        assert status in FINAL
+        now = time.time()
+        with self._tx() as conn:
+            row = self._check_owner_or_finished(conn, run_id, owner)
+            if row is None:
+                return False
+            self._insert_events(conn, run_id, events, now)
+            cur = conn.execute(
+                "UPDATE runs SET status = ?, output = ?, error = ?, error_blob = ?, pending = NULL, "
+                "waiting_on = NULL, "
+                "wake_at = NULL, updated_at = ? WHERE run_id = ? AND status NOT IN ('completed', 'failed')",
+                (status, _dumps(output), _dumps(error), error_blob, now, run_id),
+            )
+            return cur.rowcount == 1
+
+    def _check_owner_or_finished(
+        self, conn: sqlite3.Connection, run_id: str, owner: str
+    ) -> tuple[Any, ...] | None:
+        row = conn.execute("SELECT lease_owner, status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise RunNotFound(run_id, self.path)
+        if row[1] in FINAL:
+            return None
+        if row[0] != owner:
+            raise LeaseLost(f"run {run_id!r} is now driven by {row[0]}; this process stops driving it")
+        return row  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ events
+
+    @staticmethod
+    def _insert_events(conn: sqlite3.Connection, run_id: str, events: list[EventRow], now: float) -> None:
+        if events:
+            conn.executemany(
+                "INSERT OR IGNORE INTO events (run_id, seq, n, kind, level, data, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (run_id, seq, n, kind, level, json.dumps(data), now)
+                    for seq, n, kind, level, data in events
+                ],
+            )
+
+    @_translate
+    def add_events(self, run_id: str, events: list[EventRow]) -> None:
+        with self._tx() as conn:
+            self._insert_events(conn, run_id, events, time.time())
+
+    @_translate
+    def list_events(self, run_id: str, limit: int | None = None) -> list[EventRecord]:
+        if limit:
+            rows = self._q(
+                "SELECT seq, n, kind, level, data, created_at FROM (SELECT * FROM events WHERE run_id = ? "
+                "ORDER BY seq DESC, n DESC LIMIT ?) ORDER BY seq, n",
+                (run_id, int(limit)),
+            )
+        else:
+            rows = self._q(
+                "SELECT seq, n, kind, level, data, created_at FROM events WHERE run_id = ? ORDER BY seq, n",
+                (run_id,),
+            )
+        return [EventRecord(s, n, k, lv, json.loads(d), t) for s, n, k, lv, d, t in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                with suppress(sqlite3.Error):
+                    self._conn.close()
+                self._conn = None
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into statements (``executescript`` would commit our transaction)."""
+    out, buf = [], []
+    for line in script.splitlines():
+        buf.append(line)
+        candidate = "\n".join(buf).strip()
+        if candidate.endswith(";") and sqlite3.complete_statement(candidate):
+            out.append(candidate)
+            buf = []
+    rest = "\n".join(buf).strip()
+    if rest:
+        out.append(rest)
+    return out
