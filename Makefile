@@ -4,7 +4,7 @@
 #   make test PY=3.12            ... on one of them (PY="3.11 3.13" for two)
 #   make test PYTEST_ARGS='-k foo -x'
 #   make demo                    examples/crash_demo.py: SIGKILL an agent mid-run, finish it with agentrt resume
-#   make bench [BENCH_ARGS=...]  benchmarks/checkpoint.py;  make bench-smoke adds --quick
+#   make bench [BENCH_ARGS=...]  benchmarks/checkpoint.py and resume.py;  make bench-smoke adds --quick
 #   make lint                    ruff check, ruff format --check, mypy (3.12 venv with .[dev])
 #   make clean
 #
@@ -162,6 +162,7 @@ bench bench-smoke:
 	v=$$(main_version)
 	$(MAKE) -s --no-print-directory .venv-$$v/.stamp-test
 	.venv-$$v/bin/python benchmarks/checkpoint.py $(if $(filter bench-smoke,$@),--quick) $(BENCH_ARGS)
+	.venv-$$v/bin/python benchmarks/resume.py $(if $(filter bench-smoke,$@),--quick)
 
 # ----------------------------------------------------------------------------- lint
 
