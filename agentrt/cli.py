@@ -42,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the subcommands: ``commands.add_parser(NAME, help=...)`` then
     ``.set_defaults(handler=FUNCTION)``.  None yet; each command issue adds its own."""
+    __import__("agentrt.validate._cli", fromlist=["register"]).register(commands)  # agentrt check
+    from agentrt._cli import register_run_commands
+
+    register_run_commands(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
