@@ -29,7 +29,7 @@ from agentrt._frames import _layout as L
 from agentrt._frames._capture import FINISHED, NOT_STARTED, FrameState, Kind, capture, describe_stack_slot
 from agentrt._frames._liveness import Site, SiteKind, analyze
 from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
-from agentrt.exceptions import CorruptBlob, IncompatibleBlob
+from agentrt.exceptions import CorruptBlob, IncompatibleBlob, UnsupportedSuspension
 
 __all__ = ["abandon", "install", "restored_pending"]
 
@@ -270,6 +270,17 @@ class FrameObjects:
     types = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
 
     def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]:
+        # Pickle asks again for an object it has not memoised yet only while encoding that
+        # object's own constructor arguments: here, its closure cells reach back to it.
+        reducing: set[int] = ctx.__dict__.setdefault("frames_reducing", set())
+        if id(obj) in reducing:
+            code = L.gen_code(obj)
+            raise UnsupportedSuspension(
+                f"AR111: {code.co_qualname} ({code.co_filename}) is reachable from its own closure "
+                "variables, so it cannot be rebuilt before them. Do not keep the coroutine or "
+                "generator object in a variable its inner functions capture."
+            )
+        reducing.add(id(obj))
         state = capture(obj)
         if state.status == FINISHED:
             return (int(state.kind), -1, FINISHED, (), (), False, ()), None

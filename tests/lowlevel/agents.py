@@ -122,3 +122,11 @@ async def consumes_async_generator():
     async for value in ticker(3):
         out.append(value)
     return out
+
+
+async def captures_its_box(box):
+    def peek():
+        return box
+
+    await suspend("holding")
+    return len(peek())

@@ -233,3 +233,16 @@ def test_cannot_cross_await_keeps_no_reference_to_the_refused_value():
 
     restored = _codec.loads(_codec.dumps(info.value))
     assert (restored.code, restored.variable) == ("AR112", "lock")
+
+
+def test_a_frame_reachable_from_its_own_closure_cells_is_refused_at_checkpoint():
+    from agentrt import UnsupportedSuspension
+
+    box = []
+    m = Machine(agents.captures_its_box, box)
+    m.step()
+    box.append(m._coro)  # the closure cell now reaches the suspended coroutine itself
+    with pytest.raises(UnsupportedSuspension, match="AR111: captures_its_box .* own closure variables"):
+        m.get()
+    box.clear()
+    assert Machine.set(m.get()).step() == Done(0)
