@@ -242,7 +242,7 @@ def test_a_frame_reachable_from_its_own_closure_cells_is_refused_at_checkpoint()
     m = Machine(agents.captures_its_box, box)
     m.step()
     box.append(m._coro)  # the closure cell now reaches the suspended coroutine itself
-    with pytest.raises(UnsupportedSuspension, match="AR111: captures_its_box .* own closure variables"):
+    with pytest.raises(UnsupportedSuspension, match=r"AR111: captures_its_box .* own closure variables"):
         m.get()
     box.clear()
     assert Machine.set(m.get()).step() == Done(0)
