@@ -243,6 +243,7 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
     if status == NOT_STARTED:
         _check(not null_mask and not has_exc, "an unstarted frame has no stack")
         _check(all(0 <= i < code.co_nlocals for i in bound), "local index out of range")
+        _check(set(range(_parameter_count(code))) <= set(bound), "an unstarted frame misses an argument")
     else:
         site = analyze(code).sites.get(status)
         if site is None:
@@ -251,11 +252,19 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
                 "since the checkpoint"
             )
         _check(set(bound) <= set(site.live_locals), "a restored local is not live at the suspension")
+        _check(set(site.must_bind) <= set(bound), "a local the code reads unchecked is missing")
         _check(len(null_mask) == site.stack_depth, "value stack depth does not match the code")
         _check(site.kind is not SiteKind.AWAIT or not null_mask[-1], "the awaited object is NULL")
     resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
     expected = 1 + len(bound) + null_mask.count(False)
     return _Plan(code, kind, site, resumed, expected, len(code.co_freevars) + len(code.co_cellvars))
+
+
+def _parameter_count(code: Any) -> int:
+    """How many leading locals are parameters (bound by the call before the frame starts)."""
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return count
 
 
 def _check(condition: bool, what: str) -> None:

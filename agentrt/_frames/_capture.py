@@ -23,7 +23,7 @@ import attrs
 
 from agentrt._frames import _layout as L
 from agentrt._frames._liveness import Analysis, Site, SiteKind, analyze
-from agentrt._frames._resume import ResumeShape, as_original
+from agentrt._frames._resume import STATE_ARG, ResumeShape, as_original
 from agentrt.exceptions import UnsupportedSuspension
 
 
@@ -68,6 +68,8 @@ class CodeView:
     actual: CodeType
     code: CodeType  # the agent's own code
     original_offset: dict[int, int] | None  # resume-code byte offset -> original, if resumed
+    resumed_bound: tuple[int, ...] | None  # if resumed: the locals its state list restores
+    state_slot: int  # if resumed: the slot of the state argument
     slot_limit: int
     nslots: int  # locals + cells + free vars of ``actual``
     local_slot: tuple[int, ...]  # original co_varnames index -> slot in ``actual`` (-1: none)
@@ -113,16 +115,18 @@ def _build_view(actual: CodeType) -> CodeView:
         for offset, pairs in site_slots.items()
     }
     return CodeView(
-        actual,
-        code,
-        resumed.original_offset if resumed else None,
-        L.slot_limit(actual),
-        len(names),
-        local_slot,
-        cell_slots,
-        analysis,
-        site_slots,
-        site_fast,
+        actual=actual,
+        code=code,
+        original_offset=resumed.original_offset if resumed else None,
+        resumed_bound=resumed.shape.bound_locals if resumed else None,
+        state_slot=slot_of.get(STATE_ARG, -1),
+        slot_limit=L.slot_limit(actual),
+        nslots=len(names),
+        local_slot=local_slot,
+        cell_slots=cell_slots,
+        analysis=analysis,
+        site_slots=site_slots,
+        site_fast=site_fast,
     )
 
 
@@ -172,9 +176,20 @@ def capture(obj: object) -> FrameState:
             raise UnsupportedSuspension(f"{code.co_qualname}: a closure cell slot does not hold a cell")
 
     if state == "CREATED":
-        pairs = [(i, slots[s]) for i, s in enumerate(view.local_slot) if s >= 0 and slots[s] is not L.NULL]
-        bound = tuple(i for i, _ in pairs)
-        values = tuple(v for _, v in pairs)
+        if view.resumed_bound is not None:
+            # A restored object that never ran: its locals are still in the state list the
+            # prologue would have stored them from (slot 0 of that list is the exception).
+            restored = slots[view.state_slot]
+            if type(restored) is not list or len(restored) < 1 + len(view.resumed_bound):
+                raise UnsupportedSuspension(f"{code.co_qualname}: restored state is not filled in yet")
+            bound = view.resumed_bound
+            values = tuple(restored[1 : 1 + len(bound)])
+        else:
+            pairs = [
+                (i, slots[s]) for i, s in enumerate(view.local_slot) if s >= 0 and slots[s] is not L.NULL
+            ]
+            bound = tuple(i for i, _ in pairs)
+            values = tuple(v for _, v in pairs)
         return FrameState(kind, code, module, None, NOT_STARTED, bound, values, (), (), None, cells)
 
     lasti = L.lasti_bytes(obj, frame)
@@ -194,6 +209,13 @@ def capture(obj: object) -> FrameState:
         )
     if has_null:
         pairs = [(i, slots[s]) for i, s in view.site_slots[lasti] if slots[s] is not L.NULL]
+        missing = set(site.must_bind) - {i for i, _ in pairs}
+        if missing:
+            names = ", ".join(sorted(code.co_varnames[i] for i in missing))
+            raise UnsupportedSuspension(
+                f"{code.co_qualname} line {site.lineno}: local(s) {names} are unbound although the "
+                "code reads them unchecked; refusing to write a checkpoint that could not resume"
+            )
         bound = tuple([i for i, _ in pairs])
         values = tuple([v for _, v in pairs])
         null_mask = tuple([value is L.NULL for value in stack])

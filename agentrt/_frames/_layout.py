@@ -63,6 +63,11 @@ INTRINSIC_ASYNC_GEN_WRAP = 4
 FRAME_CREATED = -3 if PY313_PLUS else -2
 FRAME_SUSPENDED_STATES = (-1, -2) if PY313_PLUS else (-1,)
 FRAME_EXECUTING = 0
+# 3.12 made LOAD_FAST unchecked (the compiler proves the local bound; a NULL crashes) and
+# added LOAD_FAST_CHECK for the rest.  On 3.11 every LOAD_FAST raises UnboundLocalError.
+UNCHECKED_LOADS = (
+    frozenset({"LOAD_FAST", "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST"}) if PY312_PLUS else frozenset()
+)
 FRAME_COMPLETED = 1
 
 SUSPENDED_TYPES = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)

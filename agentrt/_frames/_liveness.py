@@ -62,6 +62,9 @@ class Site:
     stack_depth: int  # value-stack entries while suspended (the delegate included)
     live_locals: tuple[int, ...]  # localsplus indices of plain locals live after resumption
     lineno: int | None
+    # Live locals the code will read with an unchecked load (3.12+): a restored frame
+    # must have them bound, or the interpreter would dereference NULL.
+    must_bind: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -101,7 +104,9 @@ def _uses_defs(instr: dis.Instruction) -> tuple[tuple[int, ...], tuple[int, ...]
     if name == "LOAD_FAST_LOAD_FAST":
         return (arg >> 4, arg & 15), ()  # type: ignore[operator]
     if name == "STORE_FAST_LOAD_FAST":
-        return (arg & 15,), (arg >> 4,)  # type: ignore[operator]
+        # stores first, then loads: a load of the local just stored is not a use from above
+        stored, loaded = arg >> 4, arg & 15  # type: ignore[operator]
+        return (() if loaded == stored else (loaded,)), (stored,)
     if name == "STORE_FAST_STORE_FAST":
         return (), (arg >> 4, arg & 15)  # type: ignore[operator]
     return (), ()
@@ -130,6 +135,11 @@ def _analyze(code: CodeType) -> Analysis:
 
     depths = _stack_depths(instructions, by_offset, handler_of)
     live_in = _liveness(instructions, by_offset, handler_of, code.co_nlocals)
+    unchecked_in = (
+        _liveness(instructions, by_offset, handler_of, code.co_nlocals, unchecked_only=True)
+        if L.UNCHECKED_LOADS
+        else {}
+    )
 
     sites: dict[int, Site] = {}
     for n, instr in enumerate(instructions):
@@ -146,12 +156,15 @@ def _analyze(code: CodeType) -> Analysis:
             kind, resume_offset = SiteKind.ASYNC_YIELD, previous.offset
         else:
             kind, resume_offset = SiteKind.YIELD, instr.offset
-        after = set()
-        for successor in _successors(instructions, n):
-            after |= live_in.get(instructions[by_offset[successor]].offset, set())
+        after: set[int] = set()
+        must: set[int] = set()
+        targets = [instructions[by_offset[successor]].offset for successor in _successors(instructions, n)]
         handler = handler_of(instr.offset)
         if handler is not None:
-            after |= live_in.get(instructions[by_offset[handler[0]]].offset, set())
+            targets.append(instructions[by_offset[handler[0]]].offset)
+        for target in targets:
+            after |= live_in.get(target, set())
+            must |= unchecked_in.get(target, set())
         sites[instr.offset] = Site(
             yield_offset=instr.offset,
             kind=kind,
@@ -159,6 +172,7 @@ def _analyze(code: CodeType) -> Analysis:
             stack_depth=depths[instr.offset] - 1,
             live_locals=tuple(sorted(after)),
             lineno=instr.positions.lineno if instr.positions else None,
+            must_bind=tuple(sorted(must & after)),
         )
 
     names = L.localsplus_names(code)
@@ -248,9 +262,18 @@ def _effect(instr: dis.Instruction, jump: bool) -> int:
     return dis.stack_effect(instr.opcode, arg, jump=jump)
 
 
-def _liveness(instructions, by_offset, handler_of, nlocals: int) -> dict[int, set[int]]:  # type: ignore[no-untyped-def]
-    """Backward data-flow: the plain locals live on entry to each instruction."""
-    uses_defs = [_uses_defs(i) for i in instructions]
+def _liveness(
+    instructions, by_offset, handler_of, nlocals: int, unchecked_only: bool = False
+) -> dict[int, set[int]]:  # type: ignore[no-untyped-def]
+    """Backward data-flow: the plain locals live on entry to each instruction.
+
+    With ``unchecked_only``, only unchecked loads count as uses: the result is the
+    set of locals some path will read without a NULL check before writing them.
+    """
+    uses_defs = [
+        _uses_defs(i) if not unchecked_only or i.opname in L.UNCHECKED_LOADS else ((), _uses_defs(i)[1])
+        for i in instructions
+    ]
     successors = []
     for n, instr in enumerate(instructions):
         succ = _successors(instructions, n)

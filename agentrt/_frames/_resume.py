@@ -56,6 +56,7 @@ class ResumeCode:
     original: CodeType
     closure_names: tuple[str, ...]  # co_freevars of ``code``: original free vars then cell vars
     original_offset: dict[int, int]  # byte offset in ``code`` -> byte offset in ``original``
+    shape: ResumeShape
 
 
 # Code objects compare and hash by value (deeply); these caches key on identity
@@ -175,7 +176,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         for ins, d in zip(resumed_instrs, resumed_dis, strict=True)
         if id(ins) in offset_of
     }
-    return ResumeCode(code, original, closure_names, original_offset)
+    return ResumeCode(code, original, closure_names, original_offset, shape)
 
 
 def _prologue(shape: ResumeShape, lineno: int) -> list[Instr]:

@@ -130,3 +130,8 @@ async def captures_its_box(box):
 
     await suspend("holding")
     return len(peek())
+
+
+async def keeps_parameter(x):
+    y = await suspend("x stays live")
+    return x + y

@@ -246,3 +246,44 @@ def test_a_frame_reachable_from_its_own_closure_cells_is_refused_at_checkpoint()
         m.get()
     box.clear()
     assert Machine.set(m.get()).step() == Done(0)
+
+
+def test_an_unstarted_coroutine_survives_repeated_checkpoints():
+    # Restored-but-never-run objects keep their locals in the resume state until they start;
+    # a second checkpoint must read them from there (this crashed 3.12/3.13 before).
+    answer = lambda payload: 10 if payload == ("extra", 1) else None  # noqa: E731
+    m = Machine(agents.objects_in_every_state)
+    payload = m.step()
+    for _ in range(3):
+        m = Machine.set(m.get())
+    while not isinstance(payload, Done):
+        m = Machine.set(Machine.set(m.get()).get())
+        payload = m.step(answer(payload))
+    assert payload.value == ([3, 2, 1], 13)
+
+
+def test_a_frame_record_missing_a_local_the_code_reads_unchecked_is_refused():
+    # A tampered (re-signed) blob could leave out a live local; on 3.12+ the code would
+    # then dereference NULL.  The restore plan refuses it instead.
+    from agentrt._frames import _layout, _plan
+    from agentrt._frames._liveness import analyze
+
+    code = agents.keeps_parameter.__code__
+    site = next(iter(analyze(code).sites.values()))
+    if not _layout.UNCHECKED_LOADS:  # 3.11 checks every LOAD_FAST
+        assert site.must_bind == ()
+        return
+    assert [code.co_varnames[i] for i in site.must_bind] == ["x"]
+    null_mask = (False,) * site.stack_depth
+    assert _plan(code, 0, site.yield_offset, site.live_locals, null_mask, False)
+    with pytest.raises(CorruptBlob, match="reads unchecked"):
+        _plan(code, 0, site.yield_offset, (), null_mask, False)
+
+
+def test_an_unstarted_frame_record_must_bind_every_argument():
+    from agentrt._frames import NOT_STARTED, _plan
+
+    code = agents.add_later.__code__
+    assert _plan(code, 0, NOT_STARTED, (0, 1), (), False)
+    with pytest.raises(CorruptBlob, match="misses an argument"):
+        _plan(code, 0, NOT_STARTED, (0,), (), False)
