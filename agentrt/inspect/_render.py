@@ -1,0 +1,278 @@
+"""Text and JSON renderings of a :class:`Dump` (``agentrt dump`` and ``agentrt dump --json``)."""
+
+from __future__ import annotations
+
+import dis
+import inspect
+from typing import Any
+
+from agentrt.inspect._model import Dump, FrameView, HeaderView, StackEntry, Variable
+from agentrt.inspect._stack import InstrRef
+from agentrt.inspect._values import ValueView
+
+__all__ = ["DUMP_SCHEMA_VERSION", "disassembly", "render_text", "to_json"]
+
+#: Bumped when a key of the JSON dump changes meaning or disappears (new keys may appear).
+DUMP_SCHEMA_VERSION = 1
+DISASM_BEFORE = 12  # instructions shown before the suspended one
+DISASM_AFTER = 6
+# 3.13 hides byte offsets unless asked (and only 3.13 has the option).
+_DIS_HAS_SHOW_OFFSETS = "show_offsets" in inspect.signature(dis.Bytecode).parameters
+
+
+# --------------------------------------------------------------------------- text
+
+
+def render_text(dump: Dump, *, disasm: bool = False) -> str:
+    out: list[str] = [f"agentrt dump of {dump.source.describe()}"]
+    if dump.source.agent:
+        out.append(f"agent: {dump.source.agent}")
+    if dump.header is not None:
+        out.extend(_header_lines(dump.header))
+    if dump.frames is None:
+        out.append("")
+        out.append(f"frames cannot be shown: {dump.frames_error}")
+        return "\n".join(out) + "\n"
+    if dump.value is not None:
+        out.append("")
+        out.append(f"the blob holds a value, not a suspended chain: {dump.value.repr}")
+        return "\n".join(out) + "\n"
+    if dump.pending is not None:
+        out.append(f"pending request: {dump.pending.repr}")
+    chain = dump.chain
+    for frame in dump.frames:
+        out.append("")
+        out.extend(_frame_lines(frame, len(chain), disasm))
+    return "\n".join(out) + "\n"
+
+
+def _header_lines(header: HeaderView) -> list[str]:
+    lines = [
+        f"blob: format {header.format_version}, written by Python {header.python}, "
+        f"codec {header.codec}, payload {header.payload_size_bytes} bytes",
+        "code table:",
+    ]
+    for n, code in enumerate(header.codes):
+        lines.append(f"  [{n}] {code.module}:{code.qualname}  digest {code.digest}")
+    if not header.codes:
+        lines.append("  (empty)")
+    return lines
+
+
+def _frame_title(frame: FrameView, chain_length: int) -> str:
+    if frame.held_by is not None:
+        where = f"held by the chain at {frame.held_by}"
+    elif chain_length == 1:
+        where = "the only frame"
+    elif frame.index == 0:
+        where = "outermost"
+    elif frame.index == chain_length - 1:
+        where = "innermost"
+    else:
+        where = "awaited by frame " + str(frame.index - 1)
+    name = f"{frame.module}.{frame.qualname}" if frame.module else frame.qualname
+    return f"frame {frame.index} ({where}): {frame.kind} {name}"
+
+
+def _frame_lines(frame: FrameView, chain_length: int, disasm: bool) -> list[str]:
+    lines = [_frame_title(frame, chain_length)]
+    if frame.error is not None:
+        lines.append(f"  cannot read this frame: {frame.error}")
+        lines.append(f"  file {frame.filename}")
+        return lines
+    if frame.state == "finished":
+        lines.append("  finished (nothing to resume)")
+        return lines
+    where = f"  {frame.filename}:{frame.lineno}"
+    if frame.state == "not started":
+        lines.append(where + ", not started yet")
+    else:
+        lines.append(where + f", suspended at {_site_words(frame.site_kind)}")
+    width = len(str(max((s.lineno for s in frame.source), default=0)))
+    for src in frame.source:
+        marker = "-->" if src.current else "   "
+        lines.append(f"  {marker} {src.lineno:>{width}} | {src.text}".rstrip())
+    lines.append("  locals:" if frame.locals else "  locals: none stored")
+    lines.extend(f"    {_variable(v)}" for v in frame.locals)
+    if frame.dead:
+        lines.append(f"  not in the checkpoint (dead at this point): {', '.join(frame.dead)}")
+    if frame.unbound:
+        lines.append(f"  unbound: {', '.join(frame.unbound)}")
+    if frame.cells:
+        lines.append("  closure cells:")
+        lines.extend(f"    {_variable(v)}" for v in frame.cells)
+    if frame.stack:
+        lines.append("  value stack (bottom first):")
+        lines.extend(f"    {_stack_entry(e)}" for e in frame.stack)
+    elif frame.state == "suspended":
+        lines.append("  value stack: empty")
+    lines.append(f"  exception being handled: {frame.exception.repr if frame.exception else 'none'}")
+    if frame.awaiting:
+        lines.append(f"  awaiting: {frame.awaiting}")
+    if disasm and frame.code is not None and frame.yield_offset_bytes is not None:
+        lines.append(
+            "  bytecode around the suspension (--> marks the instruction the frame is suspended at):"
+        )
+        lines.extend(f"    {text}".rstrip() for text in disassembly(frame.code, frame.yield_offset_bytes))
+    return lines
+
+
+def _site_words(kind: str | None) -> str:
+    return {
+        "await": "an await",
+        "yield": "a yield",
+        "async-yield": "a yield (async generator)",
+    }.get(kind or "", "an unknown point")
+
+
+def _variable(v: Variable) -> str:
+    if v.value is None:
+        return f"{v.name} = <empty cell>"
+    return f"{v.name} = {v.value.repr}"
+
+
+def _stack_entry(e: StackEntry) -> str:
+    text = f"[{e.position}] {e.label}"
+    if e.value is not None:
+        text += f": {e.value.repr}"
+    return text
+
+
+def disassembly(code: Any, yield_offset_bytes: int) -> list[str]:
+    """``dis`` output of ``code`` around ``yield_offset_bytes``, the suspended instruction marked ``-->``."""
+    options = {"show_offsets": True} if _DIS_HAS_SHOW_OFFSETS else {}
+    text = dis.Bytecode(code, current_offset=yield_offset_bytes, **options).dis()
+    lines = text.splitlines()
+    marked = next((n for n, line in enumerate(lines) if "-->" in line), None)
+    if marked is None:
+        return lines
+    start = max(0, marked - DISASM_BEFORE)
+    end = min(len(lines), marked + DISASM_AFTER + 1)
+    window = lines[start:end]
+    if start > 0:
+        window.insert(0, "...")
+    if end < len(lines):
+        window.append("...")
+    return window
+
+
+def _disasm_data(code: Any, yield_offset_bytes: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    instructions = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    position = next((n for n, i in enumerate(instructions) if i.offset == yield_offset_bytes), None)
+    if position is None:
+        return out
+    for instr in instructions[max(0, position - DISASM_BEFORE) : position + DISASM_AFTER + 1]:
+        out.append(
+            {
+                "offset_bytes": instr.offset,
+                "opname": instr.opname,
+                "argrepr": instr.argrepr,
+                "lineno": instr.positions.lineno if instr.positions else None,
+                "current": instr.offset == yield_offset_bytes,
+            }
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def to_json(dump: Dump, *, disasm: bool = False) -> dict[str, Any]:
+    """The dump as JSON data.  Keys are stable (see ``DUMP_SCHEMA_VERSION``)."""
+    source = dump.source
+    return {
+        "schema": DUMP_SCHEMA_VERSION,
+        "source": {
+            "kind": source.kind,
+            "run_id": source.run_id,
+            "seq": source.seq,
+            "latest": source.latest,
+            "path": source.path,
+            "agent": source.agent,
+        },
+        "header": _header_json(dump.header),
+        "frames": None if dump.frames is None else [_frame_json(f, disasm) for f in dump.frames],
+        "frames_error": dump.frames_error,
+        "pending": _value_json(dump.pending),
+        "pending_summary": dump.pending_summary,
+        "value": _value_json(dump.value),
+    }
+
+
+def _header_json(header: HeaderView | None) -> dict[str, Any] | None:
+    if header is None:
+        return None
+    return {
+        "format_version": header.format_version,
+        "python": header.python,
+        "codec": header.codec,
+        "payload_size_bytes": header.payload_size_bytes,
+        "codes": [{"module": c.module, "qualname": c.qualname, "digest": c.digest} for c in header.codes],
+    }
+
+
+def _value_json(value: ValueView | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    return {"type": value.type, "repr": value.repr, "same_as": value.same_as}
+
+
+def _instr_json(ref: InstrRef | None) -> dict[str, Any] | None:
+    if ref is None:
+        return None
+    return {
+        "opname": ref.opname,
+        "argrepr": ref.argrepr,
+        "offset_bytes": ref.offset_bytes,
+        "lineno": ref.lineno,
+    }
+
+
+def _variable_json(v: Variable) -> dict[str, Any]:
+    return {"name": v.name, "empty": v.value is None, "value": _value_json(v.value)}
+
+
+def _frame_json(frame: FrameView, disasm: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "index": frame.index,
+        "in_chain": frame.in_chain,
+        "held_by": frame.held_by,
+        "kind": frame.kind,
+        "module": frame.module,
+        "function": frame.qualname,
+        "filename": frame.filename,
+        "lineno": frame.lineno,
+        "state": frame.state,
+        "site": None
+        if frame.site_kind is None
+        else {"kind": frame.site_kind, "yield_offset_bytes": frame.yield_offset_bytes},
+        "source": [{"lineno": s.lineno, "text": s.text, "current": s.current} for s in frame.source],
+        "locals": [_variable_json(v) for v in frame.locals],
+        "dead_locals": list(frame.dead),
+        "unbound_locals": list(frame.unbound),
+        "cells": [_variable_json(v) for v in frame.cells],
+        "stack": [
+            {
+                "position": e.position,
+                "null": e.null,
+                "role": e.role,
+                "label": e.label,
+                "value": _value_json(e.value),
+                "iterator": e.iterator,
+                "produced_by": _instr_json(e.producer),
+                "consumed_by": _instr_json(e.consumer),
+            }
+            for e in frame.stack
+        ],
+        "exception": _value_json(frame.exception),
+        "awaiting": frame.awaiting,
+        "error": frame.error,
+    }
+    if disasm:
+        data["disasm"] = (
+            _disasm_data(frame.code, frame.yield_offset_bytes)
+            if frame.code is not None and frame.yield_offset_bytes is not None
+            else []
+        )
+    return data
