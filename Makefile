@@ -4,6 +4,7 @@
 #   make test PY=3.12            ... on one of them (PY="3.11 3.13" for two)
 #   make test PYTEST_ARGS='-k foo -x'
 #   make demo                    examples/crash_demo.py: SIGKILL an agent mid-run, finish it with agentrt resume
+#   make test-roundtrip           the suite under the --agentrt-roundtrip plugin (CI runs it)
 #   make bench [BENCH_ARGS=...]  benchmarks/checkpoint.py and resume.py;  make bench-smoke adds --quick
 #   make lint                    ruff check, ruff format --check, mypy (3.12 venv with .[dev])
 #   make clean
@@ -64,7 +65,7 @@ main_version() {
 }
 endef
 
-.PHONY: help test demo bench bench-smoke lint clean
+.PHONY: help test test-roundtrip demo bench bench-smoke lint clean
 
 help:
 	@sed -n '3,10s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
@@ -145,6 +146,15 @@ test:
 	if [ $$bad -gt 0 ]; then echo "make test: FAILED" >&2; exit 1; fi
 	if [ $$passed -eq 0 ]; then echo "make test: FAILED: no test ran on any interpreter" >&2; exit 1; fi
 	echo "make test: OK"
+
+# ----------------------------------------------------------------------------- round trip
+
+# The suite with every Machine checkpointed and restored before each resume.
+test-roundtrip:
+	@$(SHELL_LIB)
+	v=$$(main_version)
+	$(MAKE) -s --no-print-directory .venv-$$v/.stamp-test
+	.venv-$$v/bin/python -m pytest -q -p no:cacheprovider -p agentrt.testing.pytest_plugin --agentrt-roundtrip $(PYTEST_ARGS)
 
 # ----------------------------------------------------------------------------- demo, bench
 
