@@ -206,7 +206,11 @@ def unpack(blob: bytes) -> Envelope:
     key = blob_key()
     payload = blob[digest_end:]
     if not hmac.compare_digest(_digest(blob[:payload_start], payload, key), blob[payload_start:digest_end]):
-        hint = " (or it was written with a different AGENTRT_BLOB_KEY)" if key else ""
+        hint = (
+            " (or it was written with a different AGENTRT_BLOB_KEY)"
+            if key
+            else " (or it was written with AGENTRT_BLOB_KEY set: set the same key to read it)"
+        )
         raise CorruptBlob(f"agentrt blob: digest mismatch — the blob was truncated or modified{hint}")
     if version != FORMAT_VERSION or major != PYTHON_MAJOR or minor != PYTHON_MINOR or flags & ~KNOWN_FLAGS:
         _check_compatible(version, major, minor, flags)
