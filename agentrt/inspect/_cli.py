@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from agentrt._cli.common import add_store_option
 from agentrt.exceptions import AgentrtError
 
 __all__ = ["register"]
@@ -77,12 +78,7 @@ def register(commands: Any) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--store",
-        metavar="S",
-        default=None,
-        help="store: a SQLite file path (default: $AGENTRT_STORE or .agentrt/agentrt.db)",
-    )
+    add_store_option(parser)
     parser.add_argument(
         "--allow-module",
         dest="allow_modules",
