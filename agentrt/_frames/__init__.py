@@ -26,7 +26,15 @@ import attrs
 
 from agentrt._codec._extension import DecodeContext, EncodeContext, Location, register_extension
 from agentrt._frames import _layout as L
-from agentrt._frames._capture import FINISHED, NOT_STARTED, FrameState, Kind, capture, describe_stack_slot
+from agentrt._frames._capture import (
+    FINISHED,
+    KIND_OF_TYPE,
+    NOT_STARTED,
+    FrameState,
+    Kind,
+    capture,
+    describe_stack_slot,
+)
 from agentrt._frames._liveness import Site, SiteKind, analyze
 from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob, UnsupportedSuspension
@@ -276,7 +284,7 @@ class FrameObjects:
     """Codec extension for coroutines, generators and async generators."""
 
     name = "frame"
-    types = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
+    types = tuple(KIND_OF_TYPE)
 
     def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]:
         # Pickle asks again for an object it has not memoised yet only while encoding that

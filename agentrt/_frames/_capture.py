@@ -23,7 +23,7 @@ import attrs
 
 from agentrt._frames import _layout as L
 from agentrt._frames._liveness import Analysis, Site, SiteKind, analyze
-from agentrt._frames._resume import STATE_ARG, ResumeShape, as_original
+from agentrt._frames._resume import STATE_ARG, as_original
 from agentrt.exceptions import UnsupportedSuspension
 
 
@@ -56,9 +56,6 @@ class FrameState(NamedTuple):
     stack_values: tuple[object, ...]  # non-NULL stack entries, bottom first
     exc: BaseException | None
     cells: tuple[object, ...]  # cell objects for co_freevars + co_cellvars, in that order
-
-    def shape(self) -> ResumeShape:
-        return ResumeShape(self.code, self.site, self.bound_locals, self.null_mask, self.exc is not None)
 
 
 @attrs.frozen

@@ -70,7 +70,6 @@ UNCHECKED_LOADS = (
 )
 FRAME_COMPLETED = 1
 
-SUSPENDED_TYPES = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
 _FRAME_ATTR = {
     types.CoroutineType: operator.attrgetter("cr_frame"),
     types.GeneratorType: operator.attrgetter("gi_frame"),
@@ -132,10 +131,6 @@ def _iframe_address(gen: object) -> int:
 def frame_state(gen: object) -> int:
     """``gi_frame_state`` of a generator-like object."""
     return ctypes.c_int8.from_address(id(gen) + LAYOUT.frame_state_in_gen).value
-
-
-def is_suspended(gen: object) -> bool:
-    return frame_state(gen) in FRAME_SUSPENDED_STATES
 
 
 def lifecycle(gen: object) -> str:
@@ -250,16 +245,6 @@ def gen_frame(gen: object) -> types.FrameType:
 
 def gen_code(gen: object) -> types.CodeType:
     return _CODE_ATTR[type(gen)](gen)  # type: ignore[no-any-return]
-
-
-def delegate(gen: object) -> object | None:
-    """What a suspended generator-like object is awaiting or yielding from."""
-    tp = type(gen)
-    if tp is types.CoroutineType:
-        return gen.cr_await  # type: ignore[attr-defined]
-    if tp is types.GeneratorType:
-        return gen.gi_yieldfrom  # type: ignore[attr-defined]
-    return gen.ag_await  # type: ignore[attr-defined]
 
 
 class _Null:

@@ -71,17 +71,6 @@ class Site:
 class Analysis:
     code: CodeType
     sites: dict[int, Site]
-    nlocals: int  # plain locals (co_varnames); cells and free vars follow
-    cell_slots: tuple[int, ...]  # localsplus indices holding cells or free vars (always kept)
-    reads_locals_by_name: bool
-
-    def site(self, yield_offset: int) -> Site:
-        try:
-            return self.sites[yield_offset]
-        except KeyError:
-            raise LookupError(
-                f"{self.code.co_qualname} has no suspension point at byte {yield_offset}"
-            ) from None
 
 
 def _successors(instructions: list[dis.Instruction], index: int) -> list[int]:
@@ -175,9 +164,6 @@ def _analyze(code: CodeType) -> Analysis:
             must_bind=tuple(sorted(must & after)),
         )
 
-    names = L.localsplus_names(code)
-    cell_names = set(code.co_cellvars) | set(code.co_freevars)
-    cell_slots = tuple(i for i, name in enumerate(names) if name in cell_names)
     reads_by_name = bool(_INTROSPECTION & set(code.co_names))
     if reads_by_name or "super" in code.co_names:
         # locals()/vars()/eval() read any local; zero-argument super() reads the first one.
@@ -186,7 +172,7 @@ def _analyze(code: CodeType) -> Analysis:
             offset: attrs.evolve(site, live_locals=tuple(sorted(set(site.live_locals) | set(everything))))
             for offset, site in sites.items()
         }
-    return Analysis(code, sites, code.co_nlocals, cell_slots, reads_by_name)
+    return Analysis(code, sites)
 
 
 def _instructions(code: CodeType) -> tuple[list[dis.Instruction], dict[int, int]]:
