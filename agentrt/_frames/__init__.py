@@ -66,11 +66,8 @@ ASEND_TYPE = _asend_type()
 @attrs.define
 class _Restored:
     obj: Any
-    kind: Kind
-    site: Site | None
+    plan: _Plan
     state: list[Any]
-    expected_len: int
-    has_exc: bool
 
 
 @attrs.define
@@ -92,17 +89,17 @@ class _LoadSession:
 
     def _prime(self, entries: list[_Restored]) -> None:
         for entry in entries:
-            if len(entry.state) != entry.expected_len:
+            if len(entry.state) != entry.plan.expected_len:
                 raise CorruptBlob(f"frame state of {_describe(entry)} was never filled in")
         delegated: set[int] = set()
         for entry in entries:
-            if entry.site is not None and entry.site.kind is SiteKind.AWAIT:
+            if entry.plan.site is not None and entry.plan.site.kind is SiteKind.AWAIT:
                 delegate = entry.state[-1]
                 if type(delegate) is ASEND_TYPE:
                     delegate = _agen_of(delegate)
                 delegated.add(id(delegate))
         for entry in entries:
-            if entry.site is None or id(entry.obj) in delegated:
+            if entry.plan.site is None or id(entry.obj) in delegated:
                 continue
             try:
                 _prime_one(entry)
@@ -120,18 +117,18 @@ class _LoadSession:
 
 def _describe(entry: _Restored) -> str:
     code = L.gen_code(entry.obj)
-    line = f" line {entry.site.lineno}" if entry.site else ""
+    line = f" line {entry.plan.site.lineno}" if entry.plan.site else ""
     return f"{code.co_qualname} ({code.co_filename}{line})"
 
 
 def _prime_one(entry: _Restored) -> None:
     obj = entry.obj
-    if entry.kind is Kind.ASYNC_GENERATOR:
+    if entry.plan.kind is Kind.ASYNC_GENERATOR:
         try:
             result = obj.asend(None).send(None)
         except StopIteration:
             return
-        if entry.site is not None and entry.site.kind is SiteKind.ASYNC_YIELD:
+        if entry.plan.site is not None and entry.plan.site.kind is SiteKind.ASYNC_YIELD:
             raise CorruptBlob(f"async generator {_describe(entry)} did not stop at its yield")
         _PRIMED[obj] = result
         return
@@ -232,6 +229,7 @@ class _Plan:
     resumed: Any
     expected_len: int
     ncells: int
+    has_exc: bool
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
@@ -265,7 +263,8 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
         _check(site.kind is not SiteKind.AWAIT or not null_mask[-1], "the awaited object is NULL")
     resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
     expected = 1 + len(bound) + null_mask.count(False)
-    return _Plan(code, kind, site, resumed, expected, len(code.co_freevars) + len(code.co_cellvars))
+    ncells = len(code.co_freevars) + len(code.co_cellvars)
+    return _Plan(code, kind, site, resumed, expected, ncells, has_exc)
 
 
 def _parameter_count(code: Any) -> int:
@@ -335,9 +334,7 @@ class FrameObjects:
         _check(module is not None, f"module {ctx.code_module(index)!r} vanished during the load")
         state: list[Any] = []
         obj = new_frame_object(plan.resumed, module.__dict__, cells, state)  # type: ignore[union-attr]
-        _session(ctx).restored[id(obj)] = _Restored(
-            obj, plan.kind, plan.site, state, plan.expected_len, has_exc
-        )
+        _session(ctx).restored[id(obj)] = _Restored(obj, plan, state)
         return obj
 
     def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:
@@ -345,11 +342,10 @@ class FrameObjects:
         if entry is None:  # a finished object has no state
             _check(state is None, "state for a finished frame")
             return
-        _check(type(state) is list and len(state) == entry.expected_len, "frame state length")
+        _check(type(state) is list and len(state) == entry.plan.expected_len, "frame state length")
         exc = state[0]
-        _check(
-            exc is None if not entry.has_exc else isinstance(exc, BaseException), "exception being handled"
-        )
+        handled_ok = isinstance(exc, BaseException) if entry.plan.has_exc else exc is None
+        _check(handled_ok, "exception being handled")
         entry.state[:] = state
 
     def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
