@@ -123,11 +123,12 @@ class Machine:
         self._finished = False
 
     @classmethod
-    def _from_coroutine(cls, coro: Coroutine[Any, Any, Any], pending: Any, started: bool) -> Machine:
+    def _restored(cls, coro: Coroutine[Any, Any, Any], pending: Any) -> Machine:
+        """A machine around a restored chain, already suspended on ``pending``."""
         machine = cls.__new__(cls)
         machine._coro = coro
         machine._pending = pending
-        machine._started = started
+        machine._started = True
         machine._finished = False
         return machine
 
@@ -263,4 +264,4 @@ class Machine:
             raise CorruptBlob(
                 f"the restored agent re-suspended on {type(trap).__name__}, not on an agentrt suspend()"
             )
-        return cls._from_coroutine(coro, trap.payload, started=True)
+        return cls._restored(coro, trap.payload)
