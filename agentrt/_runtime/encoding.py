@@ -84,7 +84,7 @@ def error_record(exc: BaseException) -> dict[str, Any]:
     code = getattr(exc, "code", None)
     if isinstance(code, str):
         record["code"] = code
-    for attr in ("function", "filename", "lineno"):
+    for attr in ("function", "filename", "lineno", "cause"):
         value = getattr(exc, attr, None)
         if isinstance(value, (str, int)):
             record[attr] = value

@@ -47,12 +47,19 @@ from agentrt._sdk.requests import REQUEST_TYPES, Ask, ChildRun, Fulfilled, Gathe
 from agentrt._sdk.schema import jsonable_or_repr, to_jsonable
 from agentrt._sdk.task import StepRecorder, recording
 from agentrt._sdk.tools import IDEMPOTENCY_PARAM, Tool
+from agentrt.llm._contract import ExecutorRequest, Usage, as_executors
+from agentrt.llm._host import Outcome, build_request, execute
+from agentrt.llm._needs import missing
+from agentrt.llm.errors import MissingExecutor, ModelCallBudgetExceeded
+from agentrt.llm.requests import ModelCall
 from agentrt.lowlevel import Done, Machine
+from agentrt.observe import TraceEvent, trace_type
 from agentrt.stores.base import EventRow, LeaseLost, NewRun, RunRecord, Store, make_owner
 
 __all__ = ["DEFAULT_STEP_BUDGET_SECONDS", "Runtime", "RuntimeEvent", "summarize"]
 
 DEFAULT_STEP_BUDGET_SECONDS = 5.0
+DEFAULT_MAX_MODEL_CALLS = 100
 DEFAULT_LEASE_SECONDS = 10.0
 _LOCAL_PREFIX = "<local>:"
 
@@ -78,6 +85,15 @@ def summarize(request: Any) -> dict[str, Any]:
         return {"kind": "ask", "prompt": jsonable_or_repr(request.prompt)}
     if isinstance(request, Sleep):
         return {"kind": "sleep", "seconds": request.seconds, "until": request.until}
+    if isinstance(request, ModelCall):
+        text = request.prompt if request.prompt is not None else str(request.messages[-1].get("content", ""))
+        return {
+            "kind": "llm",
+            "method": request.kind,
+            "src": request.src,
+            "model": request.model,
+            "prompt": text if len(text) <= 200 else text[:199] + "…",
+        }
     if isinstance(request, Gather):
         return {
             "kind": "gather",
@@ -102,6 +118,13 @@ class _Live:
     results: dict[int, tuple[bool, Any]] = attrs.field(factory=dict)
     inflight: dict[int, asyncio.Task[None]] = attrs.field(factory=dict)
     wakeup: asyncio.Event | None = None
+    model_calls: int = 0  # model calls made here whose result is not journaled yet
+
+
+#: What an agent may suspend with.
+_REQUESTS = (*REQUEST_TYPES, ModelCall)
+#: Members the driver runs itself (in flight in this process) rather than waiting for outside.
+_IN_PROCESS = (ToolCall, ModelCall)
 
 
 def _members(payload: Any) -> tuple[Any, ...]:
@@ -118,6 +141,18 @@ class Runtime:
     another process must wait before taking over a run whose driver vanished
     without dying on this machine (a dead owner pid is taken over at once).
     ``observers`` receive a :class:`RuntimeEvent` for everything that happens.
+
+    Model requests (``task.llm``) are answered by ``executors`` (an
+    :class:`~agentrt.llm.Executors`, a mapping, or an object with
+    ``generate_text`` / ``stream_text`` / ``decide``); ``start`` and ``resume``
+    refuse an agent whose code needs one that is missing.  ``max_model_calls``
+    (per run) fails a run that asks for more, with cause ``max-model-calls``.
+    Observation (purely watching; see :mod:`agentrt.observe`): ``on_trace``
+    gets every :class:`~agentrt.observe.TraceEvent`; ``on_chunk(chunk, request)``
+    each streamed chunk; ``on_result(request, result)`` each model answer
+    (normalized ``output`` / ``event`` and the executor's ``raw`` and ``usage``,
+    once per attempt); ``on={"TypeName": handler, "*": handler}`` the events the
+    agent emits with ``task.emit``.
     """
 
     def __init__(
@@ -128,6 +163,12 @@ class Runtime:
         step_budget_seconds: float | None = DEFAULT_STEP_BUDGET_SECONDS,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         observers: list[Callable[[RuntimeEvent], None]] | None = None,
+        executors: Any = None,
+        max_model_calls: int = DEFAULT_MAX_MODEL_CALLS,
+        on_trace: Callable[[TraceEvent], None] | list[Callable[[TraceEvent], None]] | None = None,
+        on_chunk: Callable[[str, ExecutorRequest], None] | None = None,
+        on_result: Callable[[ExecutorRequest, Any], None] | None = None,
+        on: dict[str, Callable[[Any], None]] | None = None,
     ) -> None:
         if store is None:
             from agentrt.stores import open_store
@@ -140,6 +181,17 @@ class Runtime:
         self._watchdog = Watchdog(step_budget_seconds) if step_budget_seconds else None
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="agentrt-tool")
         self._observers: list[Callable[[RuntimeEvent], None]] = list(observers or [])
+        self.executors = as_executors(executors)
+        if not isinstance(max_model_calls, int) or max_model_calls < 0:
+            raise ValueError(f"max_model_calls must be an int >= 0, got {max_model_calls!r}")
+        self.max_model_calls = max_model_calls
+        self._tracers: list[Callable[[TraceEvent], None]] = (
+            list(on_trace) if isinstance(on_trace, list) else [on_trace] if on_trace is not None else []
+        )
+        self._on_chunk = on_chunk
+        self._on_result = on_result
+        self._on_emitted: dict[str, Callable[[Any], None]] = dict(on or {})
+        self._trace_seq: dict[str, int] = {}
         self._lives: dict[str, _Live] = {}
         self._drivers: dict[str, asyncio.Task[None]] = {}
         self._timers: dict[tuple[str, int, int], asyncio.TimerHandle] = {}
@@ -195,13 +247,22 @@ class Runtime:
     def add_observer(self, observer: Callable[[RuntimeEvent], None]) -> None:
         self._observers.append(observer)
 
+    def add_tracer(self, on_trace: Callable[[TraceEvent], None]) -> None:
+        self._tracers.append(on_trace)
+
     def _emit(self, kind: str, run_id: str, /, **data: Any) -> None:
-        if not self._observers:
-            return
-        event = RuntimeEvent(kind, run_id, data)
-        for observer in self._observers:
-            with contextlib.suppress(Exception):  # an observer must never break a run
-                observer(event)
+        if self._observers:
+            event = RuntimeEvent(kind, run_id, data)
+            for observer in self._observers:
+                with contextlib.suppress(Exception):  # an observer must never break a run
+                    observer(event)
+        if self._tracers:
+            n = self._trace_seq.get(run_id, 0)
+            self._trace_seq[run_id] = n + 1
+            trace = TraceEvent(trace_type(kind), run_id, n, time.time(), kind, data)
+            for tracer in self._tracers:
+                with contextlib.suppress(Exception):
+                    tracer(trace)
 
     def _touch(self) -> None:
         if self._changed is not None:
@@ -216,6 +277,7 @@ class Runtime:
         if not isinstance(agent, Agent):
             raise TypeError(f"Runtime.start needs an agent(...) value, got {agent!r}")
         value = agent.convert_input(input)
+        self.check_executors(agent)
         run_id = run_id or uuid.uuid4().hex[:12]
         spec = self._spec_of(agent)
         self.store.create_run(NewRun(run_id=run_id, agent=spec, input=to_jsonable(value)))
@@ -234,6 +296,7 @@ class Runtime:
         rec = self._get(run_id)
         if rec.finished:
             return rec
+        self.check_executors(self.agent_of(rec))
         self._emit("resumed", run_id, seq=rec.seq, status=rec.status)
         self._schedule(run_id, explicit=True)
         return rec
@@ -298,6 +361,24 @@ class Runtime:
                 out.append(child)
                 stack.append(child)
         return out
+
+    def check_executors(self, agent: Agent) -> None:
+        """Raise :class:`~agentrt.llm.MissingExecutor` if ``agent`` (or a sub-agent) makes a kind of model
+        request this runtime has no executor for -- before any run starts, rather than at its first call."""
+        lacking = missing(agent, self.executors.kinds())
+        if not lacking:
+            return
+        first = lacking[0]
+        sites = "; ".join(f"agent {n.agent!r} calls task.llm.{n.kind} in {n.where}" for n in lacking)
+        kinds = sorted({n.kind for n in lacking})
+        raise MissingExecutor(
+            first.agent,
+            first.kind,
+            first.where,
+            f"this runtime has no {' / '.join(kinds)} executor, but {sites}. Pass "
+            f"Runtime(executors=Executors({', '.join(k + '=...' for k in kinds)})) "
+            "(or --executors MODULE:ATTR on the command line)",
+        )
 
     def status(self, run_id: str) -> RunRecord:
         """The run's record as stored now (status, output or error, pending request, ...)."""
@@ -446,7 +527,7 @@ class Runtime:
                 if live.inflight:
                     waiters: list[asyncio.Future[Any]] = list(live.inflight.values())
                     wake: asyncio.Task[Any] | None = None
-                    if any(not isinstance(m, ToolCall) for m in _members(live.payload)):
+                    if any(not isinstance(m, _IN_PROCESS) for m in _members(live.payload)):
                         live.wakeup = asyncio.Event()
                         wake = asyncio.ensure_future(live.wakeup.wait())
                         waiters.append(wake)
@@ -508,6 +589,11 @@ class Runtime:
 
     def _advance(self, live: _Live, how: Callable[[Any], Any], arg: Any) -> bool:
         """Step the machine once; checkpoint the next suspension or record the outcome.  False: finished."""
+        if isinstance(arg, ModelCallBudgetExceeded):  # fails the run; the agent does not get to catch it
+            if live.machine is not None:
+                live.machine.discard()
+            self._finish_failed(live, arg, [])
+            return False
         recorder = StepRecorder(live.run_id)
         watchdog = self._watchdog
         try:
@@ -535,11 +621,13 @@ class Runtime:
         if isinstance(out, Done):
             self._finish_completed(live, out.value, events)
             return False
-        if not isinstance(out, REQUEST_TYPES):
+        if not isinstance(out, _REQUESTS):
             live.machine = None
             not_a_request = TypeError(
                 f"AR103: agent {live.agent.name!r} suspended with {out!r}, which is not an agentrt request; "
-                "await task.tools.NAME(...), task.gather([...]), task.ui.ask(...) or task.sleep(...) instead "
+                "await task.tools.NAME(...), task.llm.generate_text(...), task.gather([...]), "
+                "task.ui.ask(...) "
+                "or task.sleep(...) instead "
                 "of calling agentrt.suspend directly"
             )
             self._finish_failed(live, not_a_request, events)
@@ -562,6 +650,12 @@ class Runtime:
         for n, event in enumerate(recorder.events):
             rows.append((live.seq, n, event.kind, event.level, event.data))
             self._emit(event.kind, live.run_id, **{**event.data, "level": event.level})
+            if event.kind == "emit" and self._on_emitted:
+                for key in (event.data.get("type"), "*"):
+                    handler = self._on_emitted.get(key) if isinstance(key, str) else None
+                    if handler is not None:
+                        with contextlib.suppress(Exception):
+                            handler(event.obj)
         return rows
 
     def _finish_completed(self, live: _Live, value: Any, events: list[EventRow]) -> None:
@@ -670,11 +764,15 @@ class Runtime:
                 live.inflight[idx] = asyncio.ensure_future(self._call_tool(live, live.seq, idx, request, key))
             elif isinstance(request, ChildRun):
                 self._start_child(live, idx, request, gather)
+            elif isinstance(request, ModelCall):
+                live.inflight[idx] = asyncio.ensure_future(self._call_model(live, live.seq, idx, request))
             elif isinstance(request, Sleep):
                 self._arm_timer(live.run_id, live.seq, idx, request)
             # Ask: nothing to dispatch; the run waits for reply()
 
-    def _journal(self, live: _Live, seq: int, idx: int, ok: bool, value: Any) -> None:
+    def _journal(
+        self, live: _Live, seq: int, idx: int, ok: bool, value: Any, usage: dict[str, int] | None = None
+    ) -> None:
         try:
             blob = encode_value(value) if ok else encode_error(value)
         except Exception as exc:
@@ -684,7 +782,7 @@ class Runtime:
                 f"the result of the request could not be journaled: {exc}",
             )
             blob = encode_error(value)
-        if not self.store.put_result(live.run_id, seq, idx, ok, blob):
+        if not self.store.put_result(live.run_id, seq, idx, ok, blob, usage):
             return
         if live.seq == seq:
             # Deliver what a restart would deliver: the journaled copy, not the tool's own object.
@@ -736,6 +834,86 @@ class Runtime:
         finally:
             if live.inflight.get(idx) is asyncio.current_task():
                 del live.inflight[idx]
+
+    async def _call_model(self, live: _Live, seq: int, idx: int, call: ModelCall) -> None:
+        """Answer one model request through the executors and journal the answer with its usage."""
+        run_id = live.run_id
+        made = 0
+        try:
+            usage = self._get(run_id).usage
+            self._emit(
+                "model_request", run_id, seq=seq, idx=idx, method=call.kind, src=call.src, model=call.model
+            )
+            started = time.monotonic()
+            try:
+                request = build_request(
+                    call,
+                    run_id=run_id,
+                    seq=seq,
+                    idx=idx,
+                    agent=live.agent.name,
+                    tools=live.agent.tools,
+                    run_usage=Usage(
+                        usage.get("input_tokens", 0),
+                        usage.get("output_tokens", 0),
+                        usage.get("total_tokens", 0),
+                    ),
+                )
+            except LookupError as exc:
+                self._journal(live, seq, idx, False, exc)
+                return
+
+            def before_call(req: ExecutorRequest) -> None:
+                nonlocal made
+                stored = self._get(run_id).usage.get("model_calls", 0)
+                if stored + live.model_calls >= self.max_model_calls:
+                    raise ModelCallBudgetExceeded(run_id, self.max_model_calls, call.src)
+                live.model_calls += 1
+                made += 1
+
+            try:
+                outcome = await execute(
+                    call,
+                    request,
+                    self.executors,
+                    on_chunk=self._chunk,
+                    on_result=self._result,
+                    before_call=before_call,
+                )
+            except ModelCallBudgetExceeded as exc:
+                outcome = Outcome(False, exc, Usage(), made)
+            delta = {"model_calls": outcome.calls, **outcome.usage.to_json()}
+            self._emit(
+                "model_result",
+                run_id,
+                seq=seq,
+                idx=idx,
+                method=call.kind,
+                src=call.src,
+                ok=outcome.ok,
+                calls=outcome.calls,
+                usage=outcome.usage.to_json(),
+                seconds=time.monotonic() - started,
+                **({} if outcome.ok else {"error": f"{type(outcome.value).__name__}: {outcome.value}"}),
+            )
+            self._journal(live, seq, idx, outcome.ok, outcome.value, delta if outcome.calls else None)
+        finally:
+            live.model_calls -= made
+            if live.inflight.get(idx) is asyncio.current_task():
+                del live.inflight[idx]
+
+    def _chunk(self, request: ExecutorRequest, chunk: str) -> None:
+        self._emit(
+            "model_chunk", request.run_id, seq=request.seq, idx=request.idx, src=request.src, chunk=chunk
+        )
+        if self._on_chunk is not None:
+            with contextlib.suppress(Exception):
+                self._on_chunk(chunk, request)
+
+    def _result(self, request: ExecutorRequest, result: Any) -> None:
+        if self._on_result is not None:
+            with contextlib.suppress(Exception):
+                self._on_result(request, result)
 
     def _start_child(self, live: _Live, idx: int, request: ChildRun, gather: bool) -> None:
         seq = live.seq

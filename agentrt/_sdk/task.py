@@ -24,6 +24,7 @@ import attrs
 from agentrt._codec._serializable import serializable
 from agentrt._sdk.requests import MEMBER_TYPES, Ask, ChildRun, Gather, Progress, Sleep, ToolCall
 from agentrt._sdk.schema import jsonable_or_repr
+from agentrt.llm.requests import LLM, ModelCall
 
 __all__ = ["Event", "StepRecorder", "Task", "recording"]
 
@@ -35,6 +36,7 @@ class Event:
     kind: str
     data: dict[str, Any]
     level: str | None = None
+    obj: Any = None  # the emitted value itself, for ``on=`` handlers (never stored)
 
 
 @attrs.define
@@ -183,6 +185,7 @@ class Task:
     - ``await task.tools.NAME(**kwargs)`` calls a tool or a sub-agent;
     - ``await task.gather([...])`` / ``task.gather_settled([...])`` run several at once;
     - ``await task.ui.ask(prompt)`` waits for a reply; ``task.ui.notify(event)`` does not wait;
+    - ``await task.llm.generate_text(...)`` / ``stream_text(...)`` / ``decide(...)`` asks a model;
     - ``task.console.info(...)`` logs; ``task.emit(event)`` records a typed domain event;
     - ``await task.sleep(seconds)`` is a durable timer.
     """
@@ -207,6 +210,11 @@ class Task:
         return _UI(self.run_id)
 
     @property
+    def llm(self) -> LLM:
+        """Model requests: ``await task.llm.generate_text(prompt=...)``, ``stream_text``, ``decide``."""
+        return LLM(self.agent)
+
+    @property
     def console(self) -> _Console:
         return _Console(self.run_id)
 
@@ -225,17 +233,26 @@ class Task:
         return Sleep(until=time.time() + seconds, seconds=float(seconds))
 
     def emit(self, event: Any) -> _Completed:
-        """Record a typed domain event (an attrs instance or plain data) with the run; does not wait."""
+        """Record a typed domain event (an attrs instance or plain data) with the run; does not wait.
+
+        Hosts observe it with ``Runtime(on={"TypeName": handler, "*": handler})``.
+        """
         data = jsonable_or_repr(event)
-        payload = {"type": type(event).__qualname__, "data": data}
-        _record(self.run_id, Event("emit", payload))
+        payload = {"type": _event_type(event), "data": data}
+        _record(self.run_id, Event("emit", payload, obj=event))
         return _COMPLETED
+
+
+def _event_type(event: Any) -> str:
+    """An emitted event's type: a str ``type`` attribute (or a dict's ``"type"``), else the class."""
+    value = event.get("type") if isinstance(event, dict) else getattr(event, "type", None)
+    return value if isinstance(value, str) else type(event).__qualname__
 
 
 def _members(requests: Iterable[Any], name: str) -> tuple[Any, ...]:
     members = tuple(requests)
     for i, member in enumerate(members):
-        if not isinstance(member, MEMBER_TYPES):
+        if not isinstance(member, (*MEMBER_TYPES, ModelCall)):
             hint = ""
             if hasattr(member, "__await__") or hasattr(member, "cr_frame"):
                 hint = " (an arbitrary awaitable or coroutine cannot be checkpointed or dispatched)"
@@ -243,6 +260,6 @@ def _members(requests: Iterable[Any], name: str) -> tuple[Any, ...]:
                     member.close()
             raise TypeError(
                 f"task.{name}: member {i} is {type(member).__name__}{hint}; members must be "
-                "task.tools.NAME(...) calls, sub-agent calls or task.sleep(...)"
+                "task.tools.NAME(...) calls, sub-agent calls, task.llm requests or task.sleep(...)"
             )
     return members

@@ -32,6 +32,7 @@ __all__ = [
     "StoreError",
     "StoreLocked",
     "StoreSchemaTooNew",
+    "add_usage",
     "make_owner",
     "owner_is_dead",
 ]
@@ -92,6 +93,9 @@ class RunRecord:
     updated_at: float = 0.0
     lease_owner: str | None = None
     lease_expires: float | None = None
+    #: Model usage summed over the run's journaled model results:
+    #: ``model_calls``, ``input_tokens``, ``output_tokens``, ``total_tokens``.
+    usage: dict[str, int] = attrs.field(factory=dict)
 
     @property
     def finished(self) -> bool:
@@ -151,7 +155,13 @@ class Store(Protocol):
     def get_checkpoint(self, run_id: str, seq: int) -> bytes | None: ...
     def list_checkpoints(self, run_id: str) -> list[CheckpointInfo]: ...
 
-    def put_result(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> bool: ...
+    def put_result(
+        self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes, usage: dict[str, int] | None = None
+    ) -> bool:
+        """Journal one result; False if (run, seq, idx) already has one.  ``usage`` (a model call's cost)
+        is added to the run's usage in the same transaction, only when the result is new."""
+        ...
+
     def get_results(self, run_id: str, seq: int) -> dict[int, tuple[bool, bytes]]: ...
 
     def set_waiting(
@@ -174,6 +184,14 @@ class Store(Protocol):
 
 
 _HOST = socket.gethostname()
+
+
+def add_usage(total: dict[str, int] | None, delta: dict[str, int]) -> dict[str, int]:
+    """``total + delta`` key by key (model usage counters)."""
+    out = dict(total or {})
+    for key, value in delta.items():
+        out[key] = out.get(key, 0) + int(value)
+    return out
 
 
 def make_owner() -> str:

@@ -18,6 +18,7 @@ from agentrt.stores.base import (
     LeaseLost,
     NewRun,
     RunRecord,
+    add_usage,
     owner_is_dead,
 )
 
@@ -156,12 +157,17 @@ class MemoryStore:
 
     # -- journal
 
-    def put_result(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> bool:
+    def put_result(
+        self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes, usage: dict[str, int] | None = None
+    ) -> bool:
         with self._lock:
             slot = self._results.setdefault((run_id, seq), {})
             if idx in slot:
                 return False
             slot[idx] = (ok, bytes(blob))
+            rec = self._runs.get(run_id)
+            if usage and rec is not None:
+                self._runs[run_id] = attrs.evolve(rec, usage=add_usage(rec.usage, usage))
             return True
 
     def get_results(self, run_id: str, seq: int) -> dict[int, tuple[bool, bytes]]:

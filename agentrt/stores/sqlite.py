@@ -36,6 +36,7 @@ from agentrt.stores.base import (
     StoreError,
     StoreLocked,
     StoreSchemaTooNew,
+    add_usage,
     owner_is_dead,
 )
 
@@ -102,12 +103,16 @@ MIGRATIONS: list[str] = [
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE INDEX runs_by_wake ON runs (wake_at) WHERE wake_at IS NOT NULL;
     """,
+    # 2 -> 3: model usage summed per run (model_calls, input/output/total tokens)
+    """
+    ALTER TABLE runs ADD COLUMN usage TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _RUN_COLUMNS = (
     "run_id, agent, status, input, output, error, error_blob, seq, pending, waiting_on, wake_at, "
-    "parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires"
+    "parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage"
 )
 
 
@@ -262,7 +267,7 @@ class SqliteStore:
     @staticmethod
     def _record(row: tuple[Any, ...]) -> RunRecord:
         (run_id, agent, status, input_, output, error, error_blob, seq, pending, waiting_on, wake_at,
-         parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires,
+         parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage,
          ) = row  # fmt: skip
         return RunRecord(
             run_id=run_id,
@@ -283,6 +288,7 @@ class SqliteStore:
             updated_at=updated_at,
             lease_owner=lease_owner,
             lease_expires=lease_expires,
+            usage=_loads(usage) or {},
         )
 
     # ------------------------------------------------------------------ runs
@@ -443,14 +449,22 @@ class SqliteStore:
     # ------------------------------------------------------------------ journal
 
     @_translate
-    def put_result(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> bool:
+    def put_result(
+        self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes, usage: dict[str, int] | None = None
+    ) -> bool:
         with self._tx() as conn:
             cur = conn.execute(
                 "INSERT OR IGNORE INTO results (run_id, seq, idx, ok, blob, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (run_id, seq, idx, int(ok), blob, time.time()),
             )
-            return cur.rowcount == 1
+            if cur.rowcount != 1:
+                return False
+            if usage:
+                row = conn.execute("SELECT usage FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                total = add_usage(_loads(row[0]) if row else None, usage)
+                conn.execute("UPDATE runs SET usage = ? WHERE run_id = ?", (_dumps(total), run_id))
+            return True
 
     @_translate
     def get_results(self, run_id: str, seq: int) -> dict[int, tuple[bool, bytes]]:
