@@ -56,6 +56,26 @@ def add_output_options(parser: argparse.ArgumentParser, *, log_format: bool = Tr
 
 def add_runtime_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
+        "--executors",
+        metavar="MODULE:ATTR",
+        default=None,
+        help="the model executors for task.llm requests: an agentrt.llm.Executors, an object with "
+        "generate_text/stream_text/decide, or a zero-argument factory of one (default $AGENTRT_EXECUTORS)",
+    )
+    parser.add_argument(
+        "--max-model-calls",
+        type=int,
+        metavar="N",
+        default=None,
+        help="fail a run that asks for more than N model calls (default 100)",
+    )
+    parser.add_argument(
+        "--trace",
+        metavar="FILE",
+        default=None,
+        help="append the run's trace (run/request/chunk/result/checkpoint/emit/end events) to FILE as JSONL",
+    )
+    parser.add_argument(
         "--step-budget",
         type=float,
         metavar="SECONDS",
@@ -118,6 +138,21 @@ def step_budget(args: argparse.Namespace) -> float | None:
     return value if value > 0 else None
 
 
+def executors(args: argparse.Namespace) -> Any:
+    """The executors named by ``--executors`` / ``$AGENTRT_EXECUTORS`` (None: the runtime has none)."""
+    from agentrt._sdk.agent import load_object
+    from agentrt.llm._contract import as_executors
+
+    spec = getattr(args, "executors", None) or os.environ.get("AGENTRT_EXECUTORS")
+    if not spec:
+        return None
+    value = load_object(spec, what="executors")
+    try:
+        return as_executors(value)
+    except TypeError as exc:
+        raise AgentSpecError(f"--executors {spec}: {exc}") from None
+
+
 def lease_seconds() -> float:
     return float(os.environ.get("AGENTRT_LEASE_SECONDS", "10"))
 
@@ -145,6 +180,8 @@ def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
             obj["interrupted"] = not rec.lease_live()
     if rec.parent_id:
         obj["parent_id"] = rec.parent_id
+    if rec.usage:
+        obj["usage"] = rec.usage
     return obj
 
 
@@ -243,6 +280,17 @@ class Progress:
             mark = "✓" if d.get("ok") else "✗"
             extra = "" if d.get("ok") else f" {d.get('error')}"
             return f"  {mark} {run}: {d.get('tool')} {d.get('seconds', 0):.2f}s{extra}"
+        if e.kind == "model_request":
+            model = f" [{d.get('model')}]" if d.get("model") else ""
+            return f"  → {run}: llm.{d.get('method')} {d.get('src')}{model}"
+        if e.kind == "model_result":
+            mark = "✓" if d.get("ok") else "✗"
+            tokens = (d.get("usage") or {}).get("total_tokens", 0)
+            extra = "" if d.get("ok") else f" {d.get('error')}"
+            return (
+                f"  {mark} {run}: llm.{d.get('method')} {d.get('src')} {d.get('seconds', 0):.2f}s, "
+                f"{d.get('calls')} call(s), {tokens} tokens{extra}"
+            )
         if e.kind == "notify":
             msg = d.get("message") or json.dumps({k: v for k, v in d.items() if k != "level"})
             pct = f" ({d['percent']:g}%)" if d.get("percent") is not None else ""

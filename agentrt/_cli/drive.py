@@ -13,6 +13,7 @@ from agentrt._cli.common import (
     add_output_options,
     add_runtime_options,
     add_store_option,
+    executors,
     fail,
     guarded,
     lease_seconds,
@@ -24,6 +25,7 @@ from agentrt._cli.common import (
 from agentrt._runtime.runtime import Runtime
 from agentrt._sdk.agent import load_agent
 from agentrt._sdk.errors import RunNotFound
+from agentrt.observe import JsonlTraceExporter
 from agentrt.stores import Store
 
 
@@ -64,11 +66,20 @@ def register(commands: Any) -> None:
 
 
 def _runtime(store: Store, args: argparse.Namespace) -> Runtime:
+    tracers: list[Any] = []
+    if args.trace:
+        tracers.append(JsonlTraceExporter(args.trace))
+    extra: dict[str, Any] = {}
+    if args.max_model_calls is not None:
+        extra["max_model_calls"] = args.max_model_calls
     return Runtime(
         store,
         step_budget_seconds=step_budget(args),
         lease_seconds=lease_seconds(),
         observers=[Progress(args.log_format)],
+        executors=executors(args),
+        on_trace=tracers,
+        **extra,
     )
 
 

@@ -165,6 +165,12 @@ def _print_show(rec: RunRecord, obj: dict[str, Any]) -> None:
             print(f"waiting   on {rec.waiting_on}")
         if obj.get("lease_owner"):
             print(f"driven by {obj['lease_owner']}")
+    usage = rec.usage
+    if usage:
+        print(
+            f"usage     {usage.get('model_calls', 0)} model call(s), {usage.get('total_tokens', 0)} tokens "
+            f"({usage.get('input_tokens', 0)} in, {usage.get('output_tokens', 0)} out)"
+        )
     if obj["children"]:
         print("children  " + ", ".join(f"{c['run_id']} ({c['status']})" for c in obj["children"]))
     cps = obj["checkpoints"]
@@ -172,6 +178,8 @@ def _print_show(rec: RunRecord, obj: dict[str, Any]) -> None:
     for c in cps[-20:]:
         req = c["request"] or {}
         what = req.get("kind", "?") + (f" {req['name']}" if req.get("name") else "")
+        if req.get("kind") == "llm":
+            what += f" {req.get('method')} {req.get('src')}"
         print(f"  seq {c['seq']:>5}  {c['size_bytes']:>7} B  {_when(c['created_at'])}  {what}")
     if obj["events"]:
         print(f"events (last {len(obj['events'])})")

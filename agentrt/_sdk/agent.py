@@ -19,7 +19,7 @@ from agentrt._sdk.schema import fields_of, object_schema, structure, to_jsonable
 from agentrt._sdk.task import Task
 from agentrt._sdk.tools import Tool, UiTool, tool, tool_name
 
-__all__ = ["Agent", "agent", "agent_spec", "load_agent"]
+__all__ = ["Agent", "agent", "agent_spec", "load_agent", "load_object"]
 
 #: Set on modules that :func:`load_agent` loaded from a file path.
 FILE_MARK = "__agentrt_file__"
@@ -270,6 +270,14 @@ def _import_module(where: str) -> types.ModuleType:
 
 def load_agent(spec: str) -> Agent:
     """The :class:`Agent` named by ``MODULE:ATTR`` or ``FILE.py:ATTR``; cwd is importable."""
+    obj = load_object(spec, what="agent")
+    if not isinstance(obj, Agent):
+        raise AgentSpecError(f"{spec!r} is a {type(obj).__name__}, not an agent(...) value")
+    return obj
+
+
+def load_object(spec: str, *, what: str = "object") -> Any:
+    """The object named by ``MODULE:ATTR`` or ``FILE.py:ATTR`` (an agent, the executors...); cwd is importable."""
     where, attr = _split_spec(spec)
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
@@ -279,17 +287,17 @@ def load_agent(spec: str) -> Agent:
     except AgentSpecError:
         raise
     except Exception as exc:  # the agent's module itself is broken: say where, not a traceback dump
-        raise AgentSpecError(f"importing the agent module of {spec!r} failed: {_where_failed(exc)}") from exc
+        raise AgentSpecError(f"importing the {what} module of {spec!r} failed: {_where_failed(exc)}") from exc
     obj: Any = module
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            agents = sorted(k for k, v in vars(module).items() if isinstance(v, Agent))
-            hint = f"; its agents are: {', '.join(agents)}" if agents else "; it defines no agent(...)"
+            hint = ""
+            if what == "agent":
+                agents = sorted(k for k, v in vars(module).items() if isinstance(v, Agent))
+                hint = f"; its agents are: {', '.join(agents)}" if agents else "; it defines no agent(...)"
             raise AgentSpecError(f"module {module.__name__!r} has no attribute {attr!r}{hint}") from None
-    if not isinstance(obj, Agent):
-        raise AgentSpecError(f"{spec!r} is a {type(obj).__name__}, not an agent(...) value")
     return obj
 
 

@@ -1,0 +1,179 @@
+"""Agents that ask models, for the runtime and crash tests (module level: resumable by name)."""
+
+from __future__ import annotations
+
+import attrs
+
+import agentrt
+from agentrt import Task, agent, tool
+from agentrt.llm import DecisionExhausted, StructuredOutputError
+
+
+@attrs.frozen
+class Prompt:
+    text: str = "hello"
+    n: int = 3
+
+
+@attrs.frozen
+class Answer:
+    text: str
+    notes: list[str] = attrs.field(factory=list)
+
+
+@agentrt.serializable
+@attrs.frozen
+class Summary:
+    title: str
+    points: list[str]
+
+
+@agentrt.serializable
+@attrs.frozen
+class Approve:
+    """Accept the change."""
+
+    reason: str
+
+
+@agentrt.serializable
+@attrs.frozen
+class Reject:
+    """Turn the change down."""
+
+    why: str
+    severity: int = 1
+
+
+@agentrt.serializable
+@attrs.frozen
+class Scored:
+    type = "SCORED"  # the emitted type name, not the class name
+    score: int
+
+
+@tool
+def lookup(word: str) -> str:
+    """Look a word up.
+
+    Args:
+        word: The word.
+    """
+    return word.upper()
+
+
+async def chain_run(input: Prompt, task: Task) -> Answer:
+    """``n`` model calls in a row, each one fed the answer before: the crash tests' agent."""
+    text = input.text
+    seen = []
+    for i in range(input.n):
+        result = await task.llm.generate_text(prompt=f"step {i}: {text}", src="step")
+        text = result.output
+        seen.append(text)
+    return Answer(text, seen)
+
+
+chain = agent(input=Prompt, output=Answer, run=chain_run, name="chain")
+
+
+async def everything_run(input: Prompt, task: Task) -> Answer:
+    notes = []
+    plain = await task.llm.generate_text(prompt=input.text, system="Be brief.", model="quick", src="plain")
+    notes.append(f"text {plain.output} {plain.usage.total_tokens if plain.usage else None}")
+    summary = await task.llm.generate_text(prompt="summarize", output=Summary, src="summary")
+    notes.append(f"summary {summary.output.title} {summary.output.points} attempts={summary.attempts}")
+    streamed = await task.llm.stream_text(prompt="stream please", src="stream")
+    notes.append(f"stream {streamed.output}")
+    choice = await task.llm.decide(prompt="approve?", events=[Approve, Reject], src="choose")
+    notes.append(f"decide {choice!r}")
+    task.emit(Scored(len(notes)))
+    return Answer(plain.output, notes)
+
+
+everything = agent(input=Prompt, output=Answer, run=everything_run, name="everything")
+
+
+async def gathered_run(input: Prompt, task: Task) -> Answer:
+    results = await task.gather(
+        [task.llm.generate_text(prompt=f"part {i}", src=f"part{i}") for i in range(input.n)]
+        + [task.tools.lookup(word=input.text)]
+    )
+    return Answer(results[-1], [r.output for r in results[:-1]])
+
+
+gathered = agent(input=Prompt, output=Answer, tools=[lookup], run=gathered_run, name="gathered")
+
+
+async def tools_run(input: Prompt, task: Task) -> Answer:
+    """The model asks for a tool; the agent runs it durably and feeds the result back."""
+    messages = [{"role": "user", "content": input.text}]
+    first = await task.llm.generate_text(messages=messages, tools=[lookup], src="plan")
+    notes = []
+    for call in first.tool_calls:
+        value = await task.tools.lookup(**call.arguments)
+        notes.append(value)
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [{"id": call.id, "type": "function",
+             "function": {"name": call.name, "arguments": str(call.arguments)}}]},
+            {"role": "tool", "tool_call_id": call.id, "content": value},
+        ]  # fmt: skip
+    final = await task.llm.generate_text(messages=messages, src="final")
+    return Answer(final.output, notes)
+
+
+with_tools = agent(input=Prompt, output=Answer, tools=[lookup], run=tools_run, name="with_tools")
+
+
+async def careful_run(input: Prompt, task: Task) -> Answer:
+    """Catches the typed errors of exhausted structured output and decisions."""
+    notes = []
+    try:
+        await task.llm.generate_text(prompt="x", output=Summary, src="summary", max_attempts=2)
+    except StructuredOutputError as exc:
+        notes.append(f"structured {len(exc.attempts)} {exc.src}")
+    try:
+        await task.llm.decide(prompt="y", events=[Approve, Reject], src="choose", max_attempts=2)
+    except DecisionExhausted as exc:
+        notes.append(f"decision {len(exc.attempts)} {exc.events}")
+    return Answer("careful", notes)
+
+
+careful = agent(input=Prompt, output=Answer, run=careful_run, name="careful")
+
+
+async def looping_run(input: Prompt, task: Task) -> Answer:
+    """Never stops asking: max_model_calls must end it."""
+    n = 0
+    try:
+        while True:
+            await task.llm.generate_text(prompt=f"again {n}", src="again")
+            n += 1
+    finally:
+        task.console.info("finally ran", n=n)
+
+
+looping = agent(input=Prompt, output=Answer, run=looping_run, name="looping")
+
+
+def _indirect(task: Task, name: str):  # type: ignore[no-untyped-def]
+    return getattr(task.llm, name)(prompt="hidden", src="hidden")
+
+
+async def indirect_run(input: Prompt, task: Task) -> Answer:
+    """Asks through getattr, which the bind-time scan cannot see: the await gets MissingExecutor."""
+    try:
+        await _indirect(task, "decide" if input.n < 0 else "stream_text")
+    except agentrt.AgentrtError as exc:
+        return Answer(type(exc).__name__, [str(exc)])
+    return Answer("no error", [])
+
+
+indirect = agent(input=Prompt, output=Answer, run=indirect_run, name="indirect")
+
+
+async def parent_run(input: Prompt, task: Task) -> Answer:
+    child = await task.tools.chain(text=input.text, n=1)
+    return Answer(child.text, ["child"])
+
+
+parent = agent(input=Prompt, output=Answer, tools=[chain], run=parent_run, name="parent")

@@ -1,0 +1,27 @@
+"""A counting executor for tests that cross processes: every call is appended to a file.
+
+``AGENTRT_TEST_MODEL_CALLS``: the JSONL file; ``AGENTRT_TEST_MODEL_DELAY``: seconds each call
+takes (so a test can kill a process while a call is in flight).  Answers are deterministic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+from agentrt.llm import ExecutorRequest, Executors, GenerateResult, Usage
+
+
+async def _generate_text(request: ExecutorRequest) -> GenerateResult:
+    path = os.environ.get("AGENTRT_TEST_MODEL_CALLS")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"id": request.id, "src": request.src, "pid": os.getpid()}) + "\n")
+    await asyncio.sleep(float(os.environ.get("AGENTRT_TEST_MODEL_DELAY", "0") or 0))
+    prompt = request.prompt or ""
+    answer = f"<{request.seq}:{len(prompt)}>"
+    return GenerateResult(output=answer, usage=Usage(len(prompt), len(answer), len(prompt) + len(answer)))
+
+
+executors = Executors(generate_text=_generate_text)
