@@ -1,15 +1,22 @@
 """``make demo``: kill an agent mid-run, then finish it in another process without redoing work.
 
-1. ``agentrt run examples/issue_summarizer.py:summarize_issue`` starts on a fresh SQLite store;
-   its second tool call is slowed down (``AGENTRT_EXAMPLE_PAUSE``) so we can catch it in flight;
-2. once the first tool call's result is journaled, the process gets SIGKILL -- no cleanup, no
+1. ``agentrt run examples/issue_summarizer.py:summarize_issue`` starts on a fresh SQLite store:
+   two GitHub tool calls, one model call, then a comment posted back -- slowed down
+   (``AGENTRT_EXAMPLE_PAUSE``) so we can catch it in flight;
+2. once the model's answer is journaled, the process gets SIGKILL -- no cleanup, no
    ``finally``, the way a crash or an OOM kill ends a process;
-3. ``agentrt show`` tells what the store knows: an interrupted run, its checkpoints, the call
-   that was in flight;
+3. ``agentrt show`` tells what the store knows: an interrupted run, its checkpoints, the model
+   usage so far, the call that was in flight;
 4. ``agentrt resume`` restores the newest checkpoint in a new process and finishes the run:
-   the finished call is not repeated, the one in flight is dispatched again (same idempotency key).
+   finished tool calls and the model call are not repeated; the call in flight is dispatched
+   again (same idempotency key).
 
-    python examples/crash_demo.py [--keep]     # --keep leaves the temporary store in place
+The model is chosen by ``--executor``: ``openai`` (default) is the OpenAI-compatible executor
+over HTTP, talking to a local stand-in server this script starts
+(:class:`agentrt.testing.openai_server.FakeOpenAIServer`, no network); ``offline`` is a
+deterministic in-process executor.
+
+    python examples/crash_demo.py [--executor openai|offline] [--keep]
 """
 
 from __future__ import annotations
@@ -61,8 +68,36 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary store directory")
+    parser.add_argument(
+        "--executor",
+        choices=("openai", "offline"),
+        default=os.environ.get("DEMO_EXECUTOR") or "openai",
+        help="openai: the OpenAI-compatible executor against a local stand-in server (default); "
+        "offline: a deterministic in-process executor",
+    )
     args = parser.parse_args()
+    if args.executor == "openai":
+        from agentrt.testing.openai_server import FakeOpenAIServer, default_responder, reply
 
+        sys.path.insert(0, str(REPO))
+        from examples.executors import summarize
+
+        def summarizer(body: dict) -> object:
+            """The stand-in model: an extractive summary of the prompt's text (after its instruction line)."""
+            if body.get("response_format") or body.get("tools"):
+                return default_responder(body)
+            text = str(body["messages"][-1]["content"]).split("\n\n", 1)[-1]
+            return reply(summarize(text, 2))
+
+        with FakeOpenAIServer(summarizer) as server:
+            print(f"(a stand-in OpenAI-compatible server listens at {server.url})")
+            code = demo(args, {"AGENTRT_EXAMPLE_OPENAI_URL": server.url})
+            print(f"\nthe stand-in server answered {len(server.requests)} chat completion request(s)")
+            return code
+    return demo(args, {})
+
+
+def demo(args: argparse.Namespace, extra_env: dict[str, str]) -> int:
     work = Path(tempfile.mkdtemp(prefix="agentrt-demo-"))
     store = work / "agentrt.db"
     side_effects = work / "side_effects.jsonl"
@@ -70,8 +105,10 @@ def main() -> int:
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env["AGENTRT_STORE"] = str(store)
     env["AGENTRT_EXAMPLE_SIDE_EFFECTS"] = str(side_effects)
+    env["AGENTRT_EXECUTORS"] = f"examples/executors.py:{args.executor}"
+    env.update(extra_env)
     try:
-        banner(f"1. agentrt run {SPEC} (store {store})")
+        banner(f"1. agentrt run {SPEC} --executors {env['AGENTRT_EXECUTORS']} (store {store})")
         slow = dict(env, AGENTRT_EXAMPLE_PAUSE="60")
         proc = subprocess.Popen(
             agentrt("run", SPEC, "--input", INPUT, "--run-id", RUN_ID, "--log-format", "pretty", env=slow),
@@ -79,16 +116,14 @@ def main() -> int:
             env=slow,
         )
         deadline = time.monotonic() + 60
-        while not journaled(store, 1):
+        while not journaled(store, 3):
             if proc.poll() is not None or time.monotonic() > deadline:
-                print(
-                    f"demo: the run ended early (exit {proc.returncode}) or never reached its first tool call"
-                )
+                print(f"demo: the run ended early (exit {proc.returncode}) or never reached its model call")
                 return 1
             time.sleep(0.05)
-        time.sleep(0.5)  # the second call (slowed down) is now in flight
+        time.sleep(0.5)  # the comment (slowed down) is now being posted
 
-        banner(f"2. SIGKILL process {proc.pid} while github_issues_list_comments is in flight")
+        banner(f"2. SIGKILL process {proc.pid} while github_issues_add_comment is in flight")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         print(f"process {proc.pid} ended with {proc.returncode} (killed)")
@@ -101,7 +136,7 @@ def main() -> int:
         if done.returncode != 0:
             return done.returncode
 
-        banner("5. side effects: which process ran which tool call")
+        banner("5. side effects: which process ran which tool call and model call")
         calls = [json.loads(line) for line in side_effects.read_text().splitlines() if line.strip()]
         pids = {c["pid"] for c in calls}
         for c in calls:
@@ -111,7 +146,7 @@ def main() -> int:
         again = sorted(before & {c["key"] for c in calls if c["pid"] != proc.pid})
         finished_before_kill = before - set(again)
         print(
-            f"\n{len(calls)} tool executions in {len(pids)} processes. "
+            f"\n{len(calls)} tool and model calls in {len(pids)} processes. "
             f"Finished before the kill and not run again: {', '.join(sorted(finished_before_kill))}. "
             "In flight at the kill, so dispatched again with the same "
             f"idempotency key: {', '.join(again) or 'none'}."

@@ -3,7 +3,7 @@
 Every call appends one line to the file named by ``AGENTRT_EXAMPLE_SIDE_EFFECTS`` (when set)
 with the tool name and its idempotency key, so a demo or a test can show which calls ran and
 that a finished call is never run twice across a crash.  ``AGENTRT_EXAMPLE_PAUSE`` (seconds)
-makes ``github_issues_list_comments`` slow, which gives a demo time to kill the process.
+makes ``github_issues_add_comment`` slow, which gives a demo time to kill the process.
 """
 
 from __future__ import annotations
@@ -96,7 +96,6 @@ def github_issues_list_comments(
         issue_number: The number of the issue.
     """
     _side_effect("github_issues_list_comments", idempotency_key)
-    _pause()
     return json.loads(json.dumps(COMMENTS.get((owner, repo, issue_number), [])))
 
 
@@ -113,4 +112,23 @@ def github_repos_get(owner: str, repo: str, idempotency_key: str = "") -> dict[s
     return {"full_name": f"{owner}/{repo}", "open_issues_count": count, "default_branch": "main"}
 
 
-github_tools = [github_issues_get, github_issues_list_comments, github_repos_get]
+@tool
+def github_issues_add_comment(
+    owner: str, repo: str, issue_number: int, body: str, idempotency_key: str = ""
+) -> dict[str, Any]:
+    """Comment on an issue (the fixture records it; the same idempotency key posts once).
+
+    Args:
+        owner: The account that owns the repository.
+        repo: The repository name.
+        issue_number: The number of the issue.
+        body: The comment text (Markdown).
+    """
+    _side_effect("github_issues_add_comment", idempotency_key)
+    _pause()
+    if (owner, repo, issue_number) not in ISSUES:
+        raise NotFound(f"issue {owner}/{repo}#{issue_number} not found")
+    return {"id": abs(hash(idempotency_key or body)) % 10**8, "body": body}
+
+
+github_tools = [github_issues_get, github_issues_list_comments, github_issues_add_comment, github_repos_get]

@@ -1,12 +1,16 @@
-"""Summarize a GitHub issue and extract its labels (the reference SDK's example, ported).
+"""Summarize a GitHub issue, post the summary back, and extract its labels (the reference SDK's
+example, ported).
 
     agentrt run examples/issue_summarizer.py:summarize_issue \\
+        --executors examples/executors.py:offline \\
         --input '{"repo": "octo/widgets", "issue_number": 42}'
 
-The GitHub tools are a local fixture (``examples/github_fixture.py``, no network) and the
-model call is the ``summarize`` tool served by a deterministic fake (``examples/fake_model.py``)
-until model executors land.  Each ``await`` is a checkpoint: kill the process at any moment and
-``agentrt resume RUN_ID`` carries on without repeating a finished call.
+The GitHub tools are a local fixture (``examples/github_fixture.py``, no network).  The model
+call is a ``task.llm.generate_text`` request answered by the executors the host binds:
+``examples/executors.py:offline`` (deterministic, no network) or ``:openai`` (any
+OpenAI-compatible endpoint; ``make demo`` runs it against a local stand-in).  Each ``await`` is a
+checkpoint: kill the process at any moment and ``agentrt resume RUN_ID --executors ...`` carries
+on without repeating a finished tool call or model call.
 """
 
 from __future__ import annotations
@@ -16,10 +20,8 @@ import attrs
 from agentrt import Task, agent, pick, progress, ui_tools
 
 try:  # run as examples.issue_summarizer or from a file path
-    from examples.fake_model import summarize
     from examples.github_fixture import github_tools
 except ImportError:  # pragma: no cover - the examples directory itself is on sys.path
-    from fake_model import summarize  # type: ignore[no-redef]
     from github_fixture import github_tools  # type: ignore[no-redef]
 
 
@@ -37,8 +39,7 @@ class Output:
 
 tools = [
     *ui_tools,
-    *pick(github_tools, ["github_issues_get", "github_issues_list_comments"]),
-    summarize,
+    *pick(github_tools, ["github_issues_get", "github_issues_list_comments", "github_issues_add_comment"]),
 ]
 
 
@@ -56,12 +57,20 @@ async def run(input: Input, task: Task) -> Output:
 
     # Use the model to summarize
     await task.ui.notify(progress("Summarizing..."))
-    text = await task.tools.summarize(
-        text=f"{issue['title']}. {issue['body']}\n\n{discussion}", max_sentences=2
+    text = await task.llm.generate_text(
+        prompt=f"Summarize this issue in two sentences.\n\n{issue['title']}. {issue['body']}\n\n{discussion}",
+        system="You summarize GitHub issues for busy maintainers.",
+        model="quick",
+        metadata={"max_sentences": 2},
+        src="summarize",
     )
+    task.console.info("summarized", issue=issue["number"], comments=len(comments), usage=text.usage)
 
-    task.console.info("summarized", issue=issue["number"], comments=len(comments))
-    return Output(summary=text, labels=[label["name"] for label in issue.get("labels", [])])
+    await task.ui.notify(progress("Posting the summary..."))
+    await task.tools.github_issues_add_comment(
+        owner=owner, repo=repo, issue_number=input.issue_number, body=f"Summary: {text.output}"
+    )
+    return Output(summary=text.output, labels=[label["name"] for label in issue.get("labels", [])])
 
 
 summarize_issue = agent(

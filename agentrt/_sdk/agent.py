@@ -277,7 +277,7 @@ def load_agent(spec: str) -> Agent:
 
 
 def load_object(spec: str, *, what: str = "object") -> Any:
-    """The object named by ``MODULE:ATTR`` or ``FILE.py:ATTR`` (an agent, the executors...); cwd is importable."""
+    """The object named by ``MODULE:ATTR`` or ``FILE.py:ATTR`` (an agent, executors); cwd is importable."""
     where, attr = _split_spec(spec)
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:

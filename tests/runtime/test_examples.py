@@ -6,15 +6,17 @@ import asyncio
 import subprocess
 import sys
 
+import pytest
+
 from agentrt import Runtime
 from agentrt.stores import MemoryStore
-from examples import approval_flow, issue_summarizer, repo_fanout, triage
+from examples import approval_flow, executors, issue_summarizer, repo_fanout, triage
 from tests.cli.helpers import REPO, cli_env
 
 
-def _run(agent, input, reply=None):
+def _run(agent, input, reply=None, **kw):
     async def main():
-        async with Runtime(MemoryStore()) as rt:
+        async with Runtime(MemoryStore(), **kw) as rt:
             run_id = await rt.start(agent, input)
             if reply is not None:
                 rec = await rt.settle(run_id, timeout=10)
@@ -26,7 +28,11 @@ def _run(agent, input, reply=None):
 
 
 def test_issue_summarizer():
-    out = _run(issue_summarizer.summarize_issue, {"repo": "octo/widgets", "issue_number": 42})
+    out = _run(
+        issue_summarizer.summarize_issue,
+        {"repo": "octo/widgets", "issue_number": 42},
+        executors=executors.offline,
+    )
     assert out.labels == ["bug", "export", "regression"]
     assert out.summary.startswith("Crash when exporting a report with an empty date range.")
     schema = issue_summarizer.summarize_issue.input_json_schema()
@@ -51,13 +57,14 @@ def test_repo_fanout():
 
 
 def test_triage_with_sub_agents():
-    out = _run(triage.triage, {"repo": "octo/widgets", "issue_numbers": [7, 42]})
+    out = _run(triage.triage, {"repo": "octo/widgets", "issue_numbers": [7, 42]}, executors=executors.offline)
     assert [(i.issue_number, i.priority) for i in out.items] == [(42, "high"), (7, "low")]
 
 
-def test_crash_demo():
+@pytest.mark.parametrize("executor", ["openai", "offline"])
+def test_crash_demo(executor):
     proc = subprocess.run(
-        [sys.executable, "examples/crash_demo.py"],
+        [sys.executable, "examples/crash_demo.py", "--executor", executor],
         cwd=REPO,
         env=cli_env(),
         capture_output=True,
@@ -68,5 +75,8 @@ def test_crash_demo():
     assert "ended with -9 (killed)" in proc.stdout
     assert "status    running (interrupted)" in proc.stdout
     assert "run demo completed" in proc.stdout
-    assert "Finished before the kill and not run again: demo:1." in proc.stdout
-    assert "dispatched again with the same idempotency key: demo:2." in proc.stdout
+    assert "Finished before the kill and not run again: demo:1, demo:2, demo:3.0." in proc.stdout
+    assert "dispatched again with the same idempotency key: demo:4." in proc.stdout
+    assert "usage     1 model call(s)" in proc.stdout
+    if executor == "openai":
+        assert "the stand-in server answered 1 chat completion request(s)" in proc.stdout

@@ -1,0 +1,524 @@
+"""``OpenAICompatExecutors``: executors for any OpenAI-compatible Chat Completions endpoint, over httpx.
+
+This module only maps an :class:`~agentrt.llm.ExecutorRequest` onto one HTTP call
+and the answer back.  It does not judge answers: the runtime validates them,
+journals them and retries with feedback (``request.chat_messages()`` already
+carries it), so a bad model answer is returned as is, never raised.  What *is*
+handled here is the transport -- 429s, 5xx, timeouts, broken connections -- with
+exponential backoff, because the runtime must never see a transient network
+failure (see "Retries" in the design notes).
+
+Structured output uses the envelope wire contract (:func:`~agentrt.llm.envelope_schema`):
+the provider gets ``{"result": <schema>, "reasoning"?: str}`` as a root object, which
+every provider accepts, and the executor returns the unwrapped ``result``.
+
+Needs ``httpx`` (``pip install agentrt[openai]``); importing this module is the only thing that does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, TypeVar
+
+import httpx
+
+from agentrt.llm._contract import (
+    DecideResult,
+    ExecutorRequest,
+    GenerateResult,
+    ModelToolCall,
+    Usage,
+    envelope_schema,
+)
+from agentrt.llm.errors import ModelProviderError
+
+__all__ = ["OpenAICompatExecutors"]
+
+#: Statuses worth retrying: rate limits and the gateway/overload family.  Any other 4xx is the
+#: request's fault (bad key, bad model, bad body) and would fail the same way again.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+#: ``request.metadata`` keys forwarded as Chat Completions parameters of the same name.
+FORWARDED_METADATA = ("temperature", "max_tokens", "top_p", "seed", "stop")
+
+_T = TypeVar("_T")
+
+
+class _Transient(Exception):
+    """One failed attempt that a retry may cure (internal to the retry loop)."""
+
+    def __init__(self, status: int | None, body: str, retry_after: str | None = None) -> None:
+        super().__init__(body)
+        self.status = status
+        self.body = body
+        self.retry_after = retry_after
+
+
+class OpenAICompatExecutors:
+    """``generate_text``, ``stream_text`` and ``decide`` against ``{base_url}/chat/completions``.
+
+    Pass the instance itself as ``Runtime(executors=...)``.  Model refs on requests
+    (``model="quick"``) are resolved by ``resolve_model(ref)`` if given, else through
+    the ``models`` alias map (an unknown alias is an error, so a typo does not silently
+    reach the provider), else sent as is; ``default_model`` applies when a request names
+    none.  ``request.id`` is sent as ``Idempotency-Key``: it is stable across retries
+    and resumes.
+
+    Transient failures (429, 500, 502, 503, 504, timeouts, transport errors) are retried
+    up to ``max_retries`` times with exponential backoff and jitter, honouring a numeric
+    ``Retry-After``; then :class:`~agentrt.llm.ModelProviderError` is raised.  ``sleep``
+    is the wait used between attempts (a seam for tests).  A ``client`` passed in is
+    used as is (its timeout applies) and is not closed by :meth:`aclose`.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        models: Mapping[str, str] | None = None,
+        resolve_model: Callable[[str], str] | None = None,
+        default_model: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff_base: float = 0.5,
+        backoff_max: float = 20.0,
+        headers: Mapping[str, str] | None = None,
+        client: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.url = f"{self.base_url}/chat/completions"
+        self._api_key = api_key
+        self.models = dict(models) if models is not None else None
+        self.resolve_model = resolve_model
+        self.default_model = default_model
+        self.timeout = timeout
+        self.max_retries = max(0, max_retries)
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.headers = dict(headers or {})
+        self._client = client
+        self._own_client: httpx.AsyncClient | None = None
+        self._sleep = sleep
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAICompatExecutors({self.base_url!r}, default_model={self.default_model!r})"
+
+    # ----------------------------------------------------------------------- lifecycle
+
+    async def aclose(self) -> None:
+        """Close the HTTP client this instance created (a client passed in stays open)."""
+        own, self._own_client = self._own_client, None
+        if own is not None:
+            self._client = None
+            await own.aclose()
+
+    async def __aenter__(self) -> OpenAICompatExecutors:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _http(self) -> httpx.AsyncClient:
+        # Created lazily so that constructing executors (at import time, in a config module) opens nothing.
+        if self._client is None:
+            self._own_client = self._client = httpx.AsyncClient(timeout=self.timeout)
+        return self._client
+
+    # ----------------------------------------------------------------------- the executors
+
+    async def generate_text(self, request: ExecutorRequest) -> GenerateResult:
+        """One completion; text, tool calls, or (for a structured request) the unwrapped envelope."""
+        body = self._body(request)
+        data = await self._retrying(lambda attempt: self._post_once(request, body, attempt))
+        message = data["choices"][0].get("message") or {}
+        return self._result(
+            request,
+            content=message.get("content"),
+            tool_calls=[_flat_call(c) for c in message.get("tool_calls") or () if isinstance(c, Mapping)],
+            usage=data.get("usage"),
+            raw=data,
+            model=data.get("model") or body["model"],
+        )
+
+    async def stream_text(self, request: ExecutorRequest, on_chunk: Callable[[str], None]) -> GenerateResult:
+        """A streamed completion: ``on_chunk`` gets each content delta; the result is the whole answer.
+
+        A failure before any chunk reached ``on_chunk`` is retried like any other; after that it
+        is raised, since the consumer has already seen part of an answer a retry would not repeat.
+        """
+        body = self._body(request, stream=True, stream_options={"include_usage": True})
+        state = await self._retrying(lambda attempt: self._stream_once(request, body, on_chunk, attempt))
+        content = "".join(state.content)
+        raw = {
+            "content": content,
+            "finish_reason": state.finish_reason,
+            "usage": state.usage,
+            "chunks": state.chunks,
+        }
+        calls = [state.tools[i] for i in sorted(state.tools)]
+        return self._result(
+            request,
+            content=content,
+            tool_calls=calls,
+            usage=state.usage,
+            raw=raw,
+            model=state.model or body["model"],
+        )
+
+    async def decide(self, request: ExecutorRequest) -> DecideResult:
+        """Each allowed event is offered as a function tool and one call is required; the call is the event.
+
+        A model that answers in prose instead gets its text returned as the event, which the
+        runtime refuses and retries with feedback (``render_decision_attempts``).
+        """
+        tools = [
+            {
+                "type": "function",
+                "function": {"name": e.type, "description": e.description, "parameters": e.schema},
+            }
+            for e in request.events
+        ]
+        body = self._body(request, tools=tools, tool_choice="required")
+        data = await self._retrying(lambda attempt: self._post_once(request, body, attempt))
+        message = data["choices"][0].get("message") or {}
+        calls = [_flat_call(c) for c in message.get("tool_calls") or () if isinstance(c, Mapping)]
+        event: Any
+        if calls:
+            name = calls[0]["name"]
+            arguments = _arguments(calls[0]["arguments"])
+            event = {"type": name, **{k: v for k, v in arguments.items() if k != "type"}}
+        else:
+            event = message.get("content") or ""
+        return DecideResult(event, Usage.of(data.get("usage")), raw=data, reasoning=None)
+
+    # ----------------------------------------------------------------------- request building
+
+    def model_for(self, request: ExecutorRequest) -> str:
+        """The provider model name for ``request`` (see the class docstring for the resolution order)."""
+        ref = request.model or self.default_model
+        if ref is None:
+            raise ValueError(
+                f"{request.describe()} names no model and OpenAICompatExecutors has no default; pass "
+                "OpenAICompatExecutors(..., default_model='NAME') or model='NAME' on the request"
+            )
+        if self.resolve_model is not None:
+            return self.resolve_model(ref)
+        if self.models is not None:
+            try:
+                return self.models[ref]
+            except KeyError:
+                known = ", ".join(repr(k) for k in self.models) or "none"
+                raise ValueError(
+                    f"{request.describe()} asks for model {ref!r}, which is not in the models map "
+                    f"(aliases: {known}); add it to models= or pass resolve_model="
+                ) from None
+        return ref
+
+    def _body(self, request: ExecutorRequest, **extra: Any) -> dict[str, Any]:
+        """The request body: model, messages, forwarded metadata, envelope, tools, then ``extra`` (what the
+        kind of call adds), then ``metadata["openai"]`` last so the host can override anything."""
+        body: dict[str, Any] = {"model": self.model_for(request), "messages": request.chat_messages()}
+        for key in FORWARDED_METADATA:
+            if key in request.metadata:
+                body[key] = request.metadata[key]
+        if request.output_schema is not None:
+            schema = envelope_schema(request.output_schema, reasoning=request.reasoning)
+            # strict=False: strict mode rejects common schema features (defaults, open dicts); the
+            # runtime validates the answer anyway.
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "envelope", "schema": schema, "strict": False},
+            }
+        if request.tools:
+            body["tools"] = [_tool(t) for t in request.tools]
+        body.update(extra)
+        overrides = request.metadata.get("openai", {})
+        if not isinstance(overrides, Mapping):
+            raise TypeError(
+                f"{request.describe()}: metadata['openai'] must be a dict of Chat Completions parameters, "
+                f"not {type(overrides).__name__}"
+            )
+        body.update(overrides)
+        return body
+
+    def _headers(self, request: ExecutorRequest) -> dict[str, str]:
+        headers = {"Idempotency-Key": request.id}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return {**headers, **self.headers}
+
+    # ----------------------------------------------------------------------- transport
+
+    async def _retrying(self, once: Callable[[int], Awaitable[_T]]) -> _T:
+        """Run ``once(attempt)`` until it succeeds, raises a final error, or retries run out.
+
+        Nothing is shielded: cancelling the caller cancels the HTTP request or the backoff wait.
+        """
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await once(attempt)
+            except _Transient as failure:
+                if attempt > self.max_retries:
+                    raise ModelProviderError(
+                        failure.status, failure.body, attempt, self.url
+                    ) from failure.__cause__
+                await self._sleep(self._backoff(attempt - 1, failure.retry_after))
+
+    def _backoff(self, retry: int, retry_after: str | None) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based): the server's ``Retry-After`` if it
+        gave a number, else exponential backoff with jitter so that many clients do not retry in step."""
+        if retry_after is not None:
+            try:
+                seconds = float(retry_after)
+            except ValueError:
+                pass  # an HTTP date: rare for APIs; fall back to our own backoff
+            else:
+                if math.isfinite(seconds):
+                    return min(self.backoff_max, max(0.0, seconds))
+        return min(self.backoff_max, self.backoff_base * 2**retry) * random.uniform(0.5, 1)
+
+    async def _post_once(
+        self, request: ExecutorRequest, body: dict[str, Any], attempt: int
+    ) -> dict[str, Any]:
+        try:
+            response = await self._http().post(self.url, json=body, headers=self._headers(request))
+        except httpx.TransportError as exc:  # includes httpx.TimeoutException
+            raise _Transient(None, _describe(exc)) from exc
+        if not response.is_success:
+            self._fail(response, attempt)
+        data = _loads(response.text)
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+            raise ModelProviderError(
+                response.status_code, f"not a chat completion: {response.text[:2000]}", attempt, self.url
+            )
+        return data
+
+    async def _stream_once(
+        self, request: ExecutorRequest, body: dict[str, Any], on_chunk: Callable[[str], None], attempt: int
+    ) -> _StreamState:
+        state = _StreamState()
+        try:
+            async with self._http().stream(
+                "POST", self.url, json=body, headers=self._headers(request)
+            ) as response:
+                if not response.is_success:
+                    await response.aread()
+                    self._fail(response, attempt)
+                if "json" in response.headers.get("content-type", ""):
+                    # A server that ignored stream=true: take the whole answer as one chunk.
+                    await response.aread()
+                    state.feed_completion(_loads(response.text), on_chunk)
+                    return state
+                parser = _SSEParser()
+                async for line in response.aiter_lines():
+                    data = parser.feed(line)
+                    if data is None:
+                        continue
+                    if data.strip() == "[DONE]":
+                        break
+                    state.feed(data, on_chunk)
+                else:
+                    last = parser.feed("")
+                    if last is not None and last.strip() != "[DONE]":
+                        state.feed(last, on_chunk)
+        except (httpx.TransportError, _StreamError) as exc:
+            what = _describe(exc)
+            if state.emitted:
+                raise ModelProviderError(
+                    None, f"the stream broke after {state.emitted} chunk(s): {what}", attempt, self.url
+                ) from exc
+            raise _Transient(None, what) from exc
+        return state
+
+    def _fail(self, response: httpx.Response, attempt: int) -> NoReturn:
+        if response.status_code in RETRY_STATUSES:
+            raise _Transient(response.status_code, response.text, response.headers.get("retry-after"))
+        raise ModelProviderError(response.status_code, response.text, attempt, self.url)
+
+    # ----------------------------------------------------------------------- answers
+
+    def _result(
+        self,
+        request: ExecutorRequest,
+        *,
+        content: Any,
+        tool_calls: list[dict[str, Any]],
+        usage: Any,
+        raw: Any,
+        model: Any,
+    ) -> GenerateResult:
+        """Build the result; ``model`` is the one the provider says answered (else the one asked for)."""
+        text = content if isinstance(content, str) else ""
+        output: Any = text
+        reasoning = None
+        if request.output_schema is not None:
+            parsed = _loads(text)
+            if isinstance(parsed, dict) and "result" in parsed:
+                output = parsed["result"]
+                reasoning = parsed.get("reasoning") if isinstance(parsed.get("reasoning"), str) else None
+        calls = tuple(ModelToolCall(c["id"], c["name"], _arguments(c["arguments"])) for c in tool_calls)
+        return GenerateResult(
+            output=output,
+            usage=Usage.of(usage),
+            raw=raw,
+            reasoning=reasoning,
+            tool_calls=calls,
+            model=model if isinstance(model, str) else None,
+        )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class _StreamError(Exception):
+    """The provider reported an error inside an SSE stream."""
+
+
+@dataclass
+class _StreamState:
+    """What a stream delivered so far; ``emitted`` counts the chunks given to ``on_chunk``."""
+
+    content: list[str] = field(default_factory=list)
+    tools: dict[int, dict[str, str]] = field(default_factory=dict)
+    usage: Any = None
+    finish_reason: str | None = None
+    model: str | None = None
+    chunks: int = 0
+    emitted: int = 0
+
+    def feed(self, data: str, on_chunk: Callable[[str], None]) -> None:
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            return  # not a chunk (a provider's keep-alive or comment in a data field)
+        if not isinstance(chunk, dict):
+            return
+        if chunk.get("error"):
+            raise _StreamError(json.dumps(chunk["error"])[:2000])
+        self.chunks += 1
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+        self.model = chunk.get("model") or self.model
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            text = delta.get("content")
+            if isinstance(text, str) and text:
+                self.content.append(text)
+                self.emitted += 1
+                on_chunk(text)
+            for call in delta.get("tool_calls") or ():
+                self._feed_tool(call)
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+
+    def _feed_tool(self, call: Mapping[str, Any]) -> None:
+        """Tool calls arrive in pieces keyed by index: the id and name once, the arguments in fragments."""
+        index = call.get("index", len(self.tools))
+        slot = self.tools.setdefault(index, {"id": "", "name": "", "arguments": ""})
+        if call.get("id"):
+            slot["id"] = str(call["id"])
+        function = call.get("function") or {}
+        if function.get("name") and not slot["name"]:
+            slot["name"] = str(function["name"])
+        if isinstance(function.get("arguments"), str):
+            slot["arguments"] += function["arguments"]
+
+    def feed_completion(self, data: Any, on_chunk: Callable[[str], None]) -> None:
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+            raise _StreamError(f"not a chat completion: {json.dumps(data)[:2000]}")
+        message = choices[0].get("message") or {}
+        self.chunks, self.usage, self.model = 1, data.get("usage"), data.get("model")
+        self.finish_reason = choices[0].get("finish_reason")
+        for n, call in enumerate(message.get("tool_calls") or ()):
+            self.tools[n] = _flat_call(call)
+        text = message.get("content")
+        if isinstance(text, str) and text:
+            self.content.append(text)
+            self.emitted += 1
+            on_chunk(text)
+
+
+class _SSEParser:
+    """Server-sent events, line by line: returns an event's data when a blank line ends it."""
+
+    def __init__(self) -> None:
+        self._data: list[str] = []
+
+    def feed(self, line: str) -> str | None:
+        line = line.rstrip("\r\n")
+        if not line:
+            data, self._data = self._data, []
+            return "\n".join(data) if data else None
+        if line.startswith(":"):
+            return None  # a comment (keep-alive)
+        name, _, value = line.partition(":")
+        if name == "data":
+            self._data.append(value[1:] if value.startswith(" ") else value)
+        return None
+
+
+def _tool(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A request tool ``{"name", "description", "parameters"}`` as a Chat Completions function tool."""
+    if tool.get("type") == "function" and "function" in tool:
+        return dict(tool)
+    function: dict[str, Any] = {"name": tool["name"]}
+    if tool.get("description"):
+        function["description"] = tool["description"]
+    function["parameters"] = tool.get("parameters") or {"type": "object", "properties": {}}
+    return {"type": "function", "function": function}
+
+
+def _flat_call(call: Mapping[str, Any]) -> dict[str, Any]:
+    function = call.get("function") or {}
+    return {
+        "id": str(call.get("id") or ""),
+        "name": str(function.get("name") or ""),
+        "arguments": function.get("arguments"),
+    }
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    """Tool-call arguments as a dict; text that is not a JSON object is kept as ``{"_raw": text}`` for the
+    agent (or the runtime's validation) to judge, rather than failing the call here."""
+    if isinstance(value, dict):
+        return value
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return {}
+    parsed = _loads(value) if isinstance(value, str) else None
+    return (
+        parsed
+        if isinstance(parsed, dict)
+        else {"_raw": value if isinstance(value, str) else json.dumps(value)}
+    )
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def _loads(text: str) -> Any:
+    """JSON from a model's text, tolerating a Markdown code fence around it; None if it is not JSON."""
+    for candidate in (text, *(m.group(1) for m in [_FENCE.match(text)] if m)):
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            continue
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

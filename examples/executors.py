@@ -1,0 +1,92 @@
+"""Model executors for the examples, bound with ``--executors`` (or ``Runtime(executors=...)``).
+
+- ``offline``: a deterministic extractive summarizer (no model, no network): the first sentence
+  of the prompt's text, then the sentences that mention the words the text repeats most.
+- ``openai``: :class:`~agentrt.llm.openai_compat.OpenAICompatExecutors` against the
+  OpenAI-compatible endpoint at ``$AGENTRT_EXAMPLE_OPENAI_URL`` (``make demo`` starts a local
+  stand-in, :class:`agentrt.testing.openai_server.FakeOpenAIServer`; point it at a real
+  provider with ``$AGENTRT_EXAMPLE_OPENAI_KEY`` and ``$AGENTRT_EXAMPLE_MODEL``).
+
+Both log each call to ``$AGENTRT_EXAMPLE_SIDE_EFFECTS`` (when set), so the crash demo can show
+which process asked the model what.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from typing import Any
+
+from agentrt.llm import ExecutorRequest, Executors, GenerateResult, Usage
+
+_STOP = frozenset(
+    {"the", "a", "an", "and", "or", "of", "to", "in", "on", "is", "it", "for", "with", "when", "not", "this"}
+    | {"that", "be", "as", "at", "by", "from", "set", "any"}
+)
+
+
+def _side_effect(request: ExecutorRequest) -> None:
+    path = os.environ.get("AGENTRT_EXAMPLE_SIDE_EFFECTS")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"tool": f"llm {request.src}", "key": request.id, "pid": os.getpid()}) + "\n")
+
+
+def summarize(text: str, max_sentences: int = 2) -> str:
+    """An extractive summary: the first sentence, then the ones richest in the text's top words."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+    if not sentences:
+        return ""
+    words = Counter(w for w in re.findall(r"[a-z_]+", text.lower()) if w not in _STOP and len(w) > 2)
+    top = {w for w, _ in words.most_common(5)}
+
+    def score(s: str) -> int:
+        return sum(1 for w in re.findall(r"[a-z_]+", s.lower()) if w in top)
+
+    chosen = [sentences[0]]
+    for s in sorted(sentences[1:], key=score, reverse=True):
+        if len(chosen) >= max_sentences:
+            break
+        chosen.append(s)
+    chosen.sort(key=sentences.index)
+    return " ".join(chosen)
+
+
+async def _offline_generate(request: ExecutorRequest) -> GenerateResult:
+    _side_effect(request)
+    prompt = request.prompt or str(request.messages[-1].get("content", ""))
+    text = prompt.split("\n\n", 1)[-1]  # drop the instruction line
+    summary = summarize(text, int(request.metadata.get("max_sentences", 2)))
+    usage = Usage(len(prompt.split()), len(summary.split()), len(prompt.split()) + len(summary.split()))
+    return GenerateResult(output=summary, usage=usage, model="offline-extractive")
+
+
+offline = Executors(generate_text=_offline_generate)
+
+
+def openai() -> Any:
+    """The OpenAI-compatible executor for ``$AGENTRT_EXAMPLE_OPENAI_URL`` (a zero-argument factory:
+    ``--executors`` calls it, so nothing connects at import)."""
+    from agentrt.llm.openai_compat import OpenAICompatExecutors
+
+    url = os.environ.get("AGENTRT_EXAMPLE_OPENAI_URL")
+    if not url:
+        raise RuntimeError(
+            "examples/executors.py:openai needs $AGENTRT_EXAMPLE_OPENAI_URL (an OpenAI-compatible base URL, "
+            "e.g. http://127.0.0.1:8000/v1 from `python -m agentrt.testing.openai_server`)"
+        )
+    base = OpenAICompatExecutors(
+        url,
+        api_key=os.environ.get("AGENTRT_EXAMPLE_OPENAI_KEY"),
+        models={"quick": os.environ.get("AGENTRT_EXAMPLE_MODEL", "gpt-4o-mini")},
+        default_model="quick",
+        timeout=30.0,
+    )
+
+    async def generate_text(request: ExecutorRequest) -> GenerateResult:
+        _side_effect(request)
+        return await base.generate_text(request)
+
+    return Executors(generate_text=generate_text, stream_text=base.stream_text, decide=base.decide)
