@@ -239,7 +239,12 @@ def as_executors(value: Any) -> Executors:
         unknown = set(value) - set(KINDS)
         if unknown:
             raise TypeError(f"executors: unknown key(s) {sorted(unknown)}; the keys are {', '.join(KINDS)}")
+        for key, fn in value.items():
+            if fn is not None and not callable(fn):
+                raise TypeError(f"executors: {key!r} must be an async function, got {type(fn).__name__}")
         return Executors(**value)
+    if isinstance(value, type):  # a class: a zero-argument factory of executors
+        return as_executors(value())
     found = {k: getattr(value, k, None) for k in KINDS}
     if any(callable(f) for f in found.values()):
         return Executors(**{k: f for k, f in found.items() if callable(f)})

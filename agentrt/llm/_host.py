@@ -171,12 +171,16 @@ def _accept_text(call: ModelCall, result: GenerateResult, calls: int) -> tuple[A
                 output = json.loads(output)
             except ValueError as exc:
                 return None, f"the answer is not JSON ({exc})"
-        if isinstance(output, Mapping) and set(output) <= {"result", "reasoning"} and "result" in output:
-            output = output["result"]  # an executor that forgot to unwrap the envelope
         try:
             output = structure(output, call.output, "result")
         except SchemaError as exc:
-            return None, str(exc)
+            enveloped = isinstance(output, Mapping) and "result" in output
+            if not (enveloped and set(output) <= {"result", "reasoning"}):
+                return None, str(exc)
+            try:  # an executor that forgot to unwrap the envelope
+                output = structure(output["result"], call.output, "result")
+            except SchemaError:
+                return None, str(exc)
     return TextResult(output=output, tool_calls=result.tool_calls, model=result.model, attempts=calls), None
 
 
@@ -197,10 +201,14 @@ def _accept_event(call: ModelCall, event: Any) -> tuple[Any, str | None]:
     cls = names.get(name)
     if cls is None:
         return None, f"{name!r} is not one of the allowed events ({allowed})"
-    payload = event.get("payload") if set(event) <= {"type", "payload"} else None
-    if payload is None:
-        payload = {k: v for k, v in event.items() if k != "type"}
+    flat = {k: v for k, v in event.items() if k != "type"}
     try:
-        return structure(payload, cls, name), None
+        return structure(flat, cls, name), None
     except SchemaError as exc:
-        return None, str(exc)
+        wrapped = event.get("payload")
+        if not (isinstance(wrapped, Mapping) and set(event) <= {"type", "payload"}):
+            return None, str(exc)
+        try:  # {"type": NAME, "payload": {...}}
+            return structure(wrapped, cls, name), None
+        except SchemaError:
+            return None, str(exc)

@@ -86,7 +86,7 @@ class StructuredOutputError(AgentrtError, ValueError):
 class DecisionExhausted(AgentrtError):
     """``task.llm.decide`` got no valid event in ``max_attempts`` tries.
 
-    ``attempts`` lists ``{"event": <what the model chose>, "error": <why it was refused>}``;
+    ``attempts`` lists ``{"output": <what the model chose>, "error": <why it was refused>}``;
     ``events`` names the allowed event types.
     """
 
