@@ -4,6 +4,7 @@
 #   make test PY=3.12            ... on one of them (PY="3.11 3.13" for two)
 #   make test PYTEST_ARGS='-k foo -x'
 #   make demo                    examples/crash_demo.py: SIGKILL an agent mid-run, finish it with agentrt resume
+#   make demo DEMO_EXECUTOR=offline   ... with the in-process model executor instead of the HTTP one
 #   make test-roundtrip           the suite under the --agentrt-roundtrip plugin (CI runs it)
 #   make bench [BENCH_ARGS=...]  benchmarks/checkpoint.py and resume.py;  make bench-smoke adds --quick
 #   make lint                    ruff check, ruff format --check, mypy (3.12 venv with .[dev])
@@ -33,6 +34,9 @@ VERSIONS := 3.11 3.12 3.13
 PY := $(VERSIONS)
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
+# The model behind `make demo`: openai (the OpenAI-compatible executor over HTTP, against a local
+# stand-in server) or offline (a deterministic in-process executor).
+DEMO_EXECUTOR ?= openai
 # The venv used by demo, bench and lint (falls back to the first interpreter found).
 MAIN_PY ?= 3.12
 PIP_INSTALL := python -m pip install --quiet --disable-pip-version-check --progress-bar off
@@ -162,7 +166,7 @@ demo:
 	@$(SHELL_LIB)
 	v=$$(main_version)
 	$(MAKE) -s --no-print-directory .venv-$$v/.stamp-test
-	.venv-$$v/bin/python examples/crash_demo.py
+	.venv-$$v/bin/python examples/crash_demo.py --executor $(DEMO_EXECUTOR)
 
 bench bench-smoke:
 	@$(SHELL_LIB)
