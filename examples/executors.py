@@ -17,6 +17,7 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Awaitable
 from typing import Any
 
 from agentrt.llm import ExecutorRequest, Executors, GenerateResult, Usage
@@ -85,8 +86,9 @@ def openai() -> Any:
         timeout=30.0,
     )
 
-    async def generate_text(request: ExecutorRequest) -> GenerateResult:
+    def generate_text(request: ExecutorRequest) -> Awaitable[GenerateResult]:
+        # A plain function returning the executor's coroutine: host code, never checkpointed.
         _side_effect(request)
-        return await base.generate_text(request)
+        return base.generate_text(request)
 
     return Executors(generate_text=generate_text, stream_text=base.stream_text, decide=base.decide)
