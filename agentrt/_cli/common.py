@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from agentrt._runtime.runtime import RuntimeEvent
 from agentrt._sdk.errors import AgentSpecError, LeaseHeld, NotWaiting, RunExists, RunNotFound, SchemaError
 from agentrt.exceptions import AgentrtError
+from agentrt.llm.errors import MissingExecutor
 from agentrt.stores import Store, StoreError, open_store
 from agentrt.stores.base import LeaseLost, RunRecord
 
@@ -30,7 +31,7 @@ __all__ = [
 
 EXIT_OK = 0  # completed, or waiting for a reply
 EXIT_FAILED = 1  # the run failed
-EXIT_USAGE = 2  # bad input: spec, JSON, schema, unknown run, reply to a run that is not waiting
+EXIT_USAGE = 2  # bad input: spec, JSON, schema, unknown run, reply to a run that is not waiting, no executor
 EXIT_HOST = 3  # the store cannot be used, another process drives the run, a checkpoint cannot be restored
 
 
@@ -101,6 +102,8 @@ def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
             return 130
         except (AgentSpecError, SchemaError, RunNotFound, NotWaiting, RunExists) as exc:
             return fail(str(exc), EXIT_USAGE)
+        except MissingExecutor as exc:
+            return fail(f"MissingExecutor: {exc}", EXIT_USAGE)
         except (StoreError, LeaseHeld, LeaseLost) as exc:
             return fail(str(exc), EXIT_HOST)
         except AgentrtError as exc:
