@@ -309,6 +309,7 @@ class Runtime:
         """
         self._ensure_started()
         target = self._reply_target(self._get(run_id))
+        self.check_executors(self.agent_of(target))  # before the reply is journaled and the run goes on
         rec = self.store.acquire_lease(target.run_id, self.owner, self.lease_seconds)
         try:
             if not self.store.put_result(target.run_id, rec.seq, 0, True, encode_value(value)):
@@ -735,6 +736,9 @@ class Runtime:
         machine = live.machine
         assert machine is not None
         payload, results = live.payload, live.results
+        for ok, value in results.values():  # a spent model-call budget ends the run, settled or not
+            if not ok and isinstance(value, ModelCallBudgetExceeded):
+                return machine.throw, value
         if isinstance(payload, Gather):
             n = len(payload.requests)
             if payload.settled:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 import agentrt
-from agentrt import Task, agent, tool
+from agentrt import Task, agent, tool, ui_tools
 from agentrt.llm import DecisionExhausted, StructuredOutputError
 
 
@@ -177,3 +177,27 @@ async def parent_run(input: Prompt, task: Task) -> Answer:
 
 
 parent = agent(input=Prompt, output=Answer, tools=[chain], run=parent_run, name="parent")
+
+
+async def settled_loop_run(input: Prompt, task: Task) -> Answer:
+    """Keeps asking in pairs and ignores failures: the budget must still end the run."""
+    rounds = 0
+    while True:
+        await task.gather_settled(
+            [task.llm.generate_text(prompt="a", src="s1"), task.llm.generate_text(prompt="b", src="s2")]
+        )
+        rounds += 1
+
+
+settled_loop = agent(input=Prompt, output=Answer, run=settled_loop_run, name="settled_loop")
+
+
+async def ask_then_model_run(input: Prompt, task: Task) -> Answer:
+    reply = await task.ui.ask("go on?")
+    result = await task.llm.generate_text(prompt=f"reply was {reply}", src="after")
+    return Answer(result.output)
+
+
+ask_then_model = agent(
+    input=Prompt, output=Answer, tools=ui_tools, run=ask_then_model_run, name="ask_then_model"
+)

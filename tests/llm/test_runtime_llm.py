@@ -178,6 +178,49 @@ def test_max_model_calls_fails_the_run_with_its_cause(store):
     assert not [e for e in store.list_events(run_id) if e.kind == "log"]
 
 
+def test_the_budget_ends_a_run_that_ignores_failures_in_gather_settled(store):
+    script = ScriptedExecutors({"*": [f"x{i}" for i in range(50)]})
+
+    async def main():
+        async with Runtime(store, executors=script, max_model_calls=5) as rt:
+            run_id = await rt.start(A.settled_loop, {})
+            with pytest.raises(ModelCallBudgetExceeded):
+                await rt.wait(run_id, timeout=30)
+            return run_id
+
+    run_id = asyncio.run(main())
+    assert store.get_run(run_id).error["cause"] == "max-model-calls"
+    assert len(script.calls) == 5
+
+
+def test_a_reply_is_refused_while_the_runtime_lacks_the_executor_the_run_needs_next():
+    store = MemoryStore()
+
+    async def first():
+        async with Runtime(store, executors=ScriptedExecutors({"after": ["fine"]})) as rt:
+            run_id = await rt.start(A.ask_then_model, {})
+            assert (await rt.settle(run_id, timeout=10)).waiting_on == "reply"
+            return run_id
+
+    run_id = asyncio.run(first())
+
+    async def without_executors():
+        async with Runtime(store) as rt:
+            with pytest.raises(MissingExecutor, match="ask_then_model"):
+                await rt.reply(run_id, "yes")
+
+    asyncio.run(without_executors())
+    rec = store.get_run(run_id)
+    assert rec.status == "waiting" and store.get_results(run_id, rec.seq) == {}  # nothing lost
+
+    async def with_executors():
+        async with Runtime(store, executors=ScriptedExecutors({"after": ["fine"]})) as rt:
+            await rt.reply(run_id, "yes")
+            return await rt.wait(run_id, timeout=10)
+
+    assert asyncio.run(with_executors()).text == "fine"
+
+
 def test_default_max_model_calls_is_100():
     assert Runtime(MemoryStore()).max_model_calls == 100
 
