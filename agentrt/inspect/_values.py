@@ -176,7 +176,7 @@ class ValueRenderer:
         tp = type(obj)
         if isinstance(obj, _ATOMS) or tp in (str, bytes) or isinstance(obj, _NAMED):
             return False
-        return not (tp is tuple and not obj)
+        return not ((tp is tuple or tp is frozenset) and not obj)  # () and frozenset(): singletons
 
     def _render(self, obj: object, path: str, level: int) -> str:
         tp = type(obj)
@@ -198,6 +198,8 @@ class ValueRenderer:
                 return special
         if isinstance(obj, _NAMED):
             return self._named(obj)
+        if not self._shareable(obj):
+            return repr(obj)
         key = id(obj)
         first = self._seen.get(key)
         if first is not None and first[0] is obj:

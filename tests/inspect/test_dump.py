@@ -239,3 +239,14 @@ def test_value_blob_renders_shared_and_cyclic_values():
     dump = dump_blob(_codec.dumps(graph))
     assert dump.value is not None
     assert dump.value.repr == "{'a': [1, 2], 'b': <same object as value['a']>, 'me': <cycle: value>}"
+
+
+def test_empty_tuples_are_not_reported_as_shared_references():
+    """``()`` is one object in CPython: two empty tuples are not "the same object" to a reader."""
+    from agentrt.inspect._values import ValueRenderer
+
+    renderer = ValueRenderer(lambda obj, where: "frame", lambda obj: False)
+    first = renderer.view({"a": (), "b": frozenset()}, "frame 0", "locals['x']")
+    second = renderer.view(((), frozenset(), [1]), "frame 0", "locals['y']")
+    assert first.repr == "{'a': (), 'b': frozenset()}"
+    assert second.repr == "((), frozenset(), [1])"
