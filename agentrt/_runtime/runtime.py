@@ -54,7 +54,7 @@ from agentrt.llm.errors import MissingExecutor, ModelCallBudgetExceeded
 from agentrt.llm.requests import ModelCall
 from agentrt.lowlevel import Done, Machine
 from agentrt.observe import TraceEvent, trace_type
-from agentrt.stores.base import EventRow, LeaseLost, NewRun, RunRecord, Store, make_owner
+from agentrt.stores.base import EventRow, LeaseLost, NewRun, RunRecord, Store, add_usage, make_owner
 
 __all__ = ["DEFAULT_STEP_BUDGET_SECONDS", "Runtime", "RuntimeEvent", "summarize"]
 
@@ -119,6 +119,7 @@ class _Live:
     inflight: dict[int, asyncio.Task[None]] = attrs.field(factory=dict)
     wakeup: asyncio.Event | None = None
     model_calls: int = 0  # model calls made here whose result is not journaled yet
+    usage: dict[str, int] = attrs.field(factory=dict)  # the run's journaled usage (we hold its lease)
 
 
 #: What an agent may suspend with.
@@ -570,6 +571,7 @@ class Runtime:
     def _load(self, live: _Live) -> None:
         """Rebuild the run's machine from its newest checkpoint (or from its input)."""
         rec = self._get(live.run_id)
+        live.usage = dict(rec.usage)
         checkpoint = self.store.latest_checkpoint(live.run_id)
         if checkpoint is None:
             value = live.agent.convert_input(rec.input)
@@ -788,6 +790,8 @@ class Runtime:
             blob = encode_error(value)
         if not self.store.put_result(live.run_id, seq, idx, ok, blob, usage):
             return
+        if usage:
+            live.usage = add_usage(live.usage, usage)
         if live.seq == seq:
             # Deliver what a restart would deliver: the journaled copy, not the tool's own object.
             live.results[idx] = (True, decode_value(blob)) if ok else (False, decode_error(blob))
@@ -844,7 +848,7 @@ class Runtime:
         run_id = live.run_id
         made = 0
         try:
-            usage = self._get(run_id).usage
+            usage = live.usage
             self._emit(
                 "model_request", run_id, seq=seq, idx=idx, method=call.kind, src=call.src, model=call.model
             )
@@ -869,8 +873,8 @@ class Runtime:
 
             def before_call(req: ExecutorRequest) -> None:
                 nonlocal made
-                stored = self._get(run_id).usage.get("model_calls", 0)
-                if stored + live.model_calls >= self.max_model_calls:
+                journaled = live.usage.get("model_calls", 0)
+                if journaled + live.model_calls >= self.max_model_calls:
                     raise ModelCallBudgetExceeded(run_id, self.max_model_calls, call.src)
                 live.model_calls += 1
                 made += 1

@@ -307,6 +307,8 @@ def _split(content: str, parts: int = 3) -> list[str]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, and chunked transfer for SSE
+    # Small writes (headers, then body) would otherwise wait ~40 ms for the client's delayed ACK.
+    disable_nagle_algorithm = True
     server: _HTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: tests and the demo own stderr
