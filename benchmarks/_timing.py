@@ -19,10 +19,13 @@ Method, for every group of measures that are compared with each other:
 from __future__ import annotations
 
 import gc
+import os
+import platform
 import statistics
 import time
 from collections.abc import Callable
 from itertools import repeat
+from pathlib import Path
 from typing import Any
 
 perf_counter_ns = time.perf_counter_ns
@@ -150,3 +153,41 @@ def run_alternating(
             gc.enable()
         gc.collect()
     return {name: summarize(samples[name], chunks * chunk) for name in names}
+
+
+# --------------------------------------------------------------------------- environment
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return None
+
+
+def machine_info() -> dict[str, Any]:
+    cpuinfo = _read("/proc/cpuinfo") or ""
+    model = next(
+        (line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
+        None,
+    )
+    meminfo = _read("/proc/meminfo") or ""
+    mem_kb = next(
+        (int(line.split()[1]) for line in meminfo.splitlines() if line.startswith("MemTotal:")), None
+    )
+    governor = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        affinity = None
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_model": model or platform.processor() or None,
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": affinity,
+        "memory_gib": round(mem_kb / 2**20, 1) if mem_kb else None,
+        "cpu_governor": governor.strip() if governor else None,
+        "loadavg_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "ci": bool(os.environ.get("CI")),
+    }

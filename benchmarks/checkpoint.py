@@ -145,39 +145,10 @@ def ratio_cell(target: dict[str, Any] | None) -> str:
 # --------------------------------------------------------------------------- environment
 
 
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text()
-    except OSError:
-        return None
+def _machine_info() -> dict[str, Any]:
+    from _timing import machine_info
 
-
-def machine_info() -> dict[str, Any]:
-    cpuinfo = _read("/proc/cpuinfo") or ""
-    model = next(
-        (line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
-        None,
-    )
-    meminfo = _read("/proc/meminfo") or ""
-    mem_kb = next(
-        (int(line.split()[1]) for line in meminfo.splitlines() if line.startswith("MemTotal:")), None
-    )
-    governor = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
-    try:
-        affinity = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        affinity = None
-    return {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu_model": model or platform.processor() or None,
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": affinity,
-        "memory_gib": round(mem_kb / 2**20, 1) if mem_kb else None,
-        "cpu_governor": governor.strip() if governor else None,
-        "loadavg_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "ci": bool(os.environ.get("CI")),
-    }
+    return machine_info()
 
 
 def python_info() -> dict[str, Any]:
@@ -712,7 +683,7 @@ def run(args: argparse.Namespace) -> int:
             "a fresh Machine and a fresh hand-driven coroutine each do `cycles` steps, in alternating "
             "timed chunks of `cycle_chunk`"
         ),
-        "machine": machine_info(),
+        "machine": _machine_info(),
         "python": python_info(),
         "packages": package_versions(),
         "scenarios": {},

@@ -364,34 +364,10 @@ async def check_resume(n: int, work: Path) -> dict[str, Any]:
 # =============================================================================== report
 
 
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text()
-    except OSError:
-        return None
+def _machine_info() -> dict[str, Any]:
+    from _timing import machine_info  # benchmarks/ is sys.path[0] when run as a script
 
-
-def machine_info() -> dict[str, Any]:
-    cpuinfo = _read("/proc/cpuinfo") or ""
-    model = next(
-        (line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
-        None,
-    )
-    governor = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        usable = None
-    return {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu_model": model or platform.processor() or None,
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": usable,
-        "cpu_governor": governor.strip() if governor else None,
-        "loadavg_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "ci": bool(os.environ.get("CI")),
-    }
+    return machine_info()
 
 
 def package_versions() -> dict[str, str | None]:
@@ -629,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
         "python_executable": sys.executable,
         "mode": mode,
-        "machine": machine_info(),
+        "machine": _machine_info(),
         "packages": package_versions(),
         "settings": {**cfg, "fast_model_ms": _agents().FAST_MODEL_SECONDS * 1e3},
         "runtime_config": "SqliteStore(temp dir) defaults (WAL, synchronous=NORMAL, retention=100); "

@@ -17,7 +17,9 @@ async def _generate_text(request: ExecutorRequest) -> GenerateResult:
     path = os.environ.get("AGENTRT_TEST_MODEL_CALLS")
     if path:
         with open(path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"id": request.id, "src": request.src, "pid": os.getpid()}) + "\n")
+            # The shape of tests/cli's side-effect log, so its checks apply as they are.
+            record = {"event": "start", "key": request.id, "src": request.src, "pid": os.getpid()}
+            f.write(json.dumps(record) + "\n")
     await asyncio.sleep(float(os.environ.get("AGENTRT_TEST_MODEL_DELAY", "0") or 0))
     prompt = request.prompt or ""
     answer = f"<{request.seq}:{len(prompt)}>"
