@@ -31,6 +31,7 @@ from agentrt.llm.errors import (
     StructuredOutputError,
     TokenBudgetExceeded,
 )
+from agentrt.llm.loop import ToolLoopExhausted, generate_with_tools
 from agentrt.llm.requests import LLM, ModelCall, TextResult
 from agentrt.llm.scripted import Scripted, ScriptedExecutors
 
@@ -54,10 +55,12 @@ __all__ = [
     "StructuredOutputError",
     "TextResult",
     "TokenBudgetExceeded",
+    "ToolLoopExhausted",
     "Usage",
     "as_executors",
     "envelope_schema",
     "feedback_messages",
+    "generate_with_tools",
     "render_decision_attempts",
     "with_call_budget",
     "with_token_budget",

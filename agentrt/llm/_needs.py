@@ -52,9 +52,9 @@ def _is_user_code(code: types.CodeType) -> bool:
     return not any(path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
 
 
-def _calls(code: types.CodeType) -> Iterator[tuple[str, Any]]:
-    """``("need", (kind, lineno))`` for each ``.llm.<kind>`` chain; ``("global", name)`` /
-    ``("attr", (global, attr))`` for what the code may call."""
+def _calls(code: types.CodeType) -> Iterator[tuple[str, Any, int]]:
+    """``("need", kind, lineno)`` for each ``.llm.<kind>`` chain; ``("global", name, lineno)`` /
+    ``("attr", (global, attr), lineno)`` for what the code may call."""
     previous: dis.Instruction | None = None
     lineno = code.co_firstlineno
     for ins in dis.get_instructions(code):
@@ -63,11 +63,11 @@ def _calls(code: types.CodeType) -> Iterator[tuple[str, Any]]:
         if ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
             chained = previous is not None and previous.opname in ("LOAD_ATTR", "LOAD_METHOD")
             if chained and previous.argval == "llm" and ins.argval in KINDS:  # type: ignore[union-attr]
-                yield "need", (ins.argval, lineno)
+                yield "need", ins.argval, lineno
             if previous is not None and previous.opname == "LOAD_GLOBAL":
-                yield "attr", (previous.argval, ins.argval)
+                yield "attr", (previous.argval, ins.argval), lineno
         elif ins.opname == "LOAD_GLOBAL":
-            yield "global", ins.argval
+            yield "global", ins.argval, lineno
         if ins.opname not in ("CACHE", "EXTENDED_ARG", "PRECALL"):
             previous = ins
 
@@ -102,16 +102,20 @@ def needs_of(agent: Any, *, _seen: set[int] | None = None) -> list[Need]:
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 pending.append((const, globals_))
-        for what, arg in _calls(code):
+        for what, arg, lineno in _calls(code):
             if what == "need":
-                kind, lineno = arg
-                found.append(Need(agent.name, kind, code.co_qualname, code.co_filename, lineno))
+                found.append(Need(agent.name, arg, code.co_qualname, code.co_filename, lineno))
                 continue
             if what == "global":
                 target = globals_.get(arg)
             else:
                 holder = globals_.get(arg[0])
                 target = getattr(holder, arg[1], None) if isinstance(holder, types.ModuleType) else None
+            declared = getattr(target, "__agentrt_needs__", None)
+            if isinstance(declared, tuple):  # an agentrt helper that makes model requests itself
+                for kind in declared:
+                    found.append(Need(agent.name, kind, code.co_qualname, code.co_filename, lineno))
+                continue
             callee = _function_code(target)
             if callee is not None and _is_user_code(callee):
                 pending.append(

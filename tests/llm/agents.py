@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import attrs
 
 import agentrt
 from agentrt import Task, agent, tool, ui_tools
-from agentrt.llm import DecisionExhausted, StructuredOutputError
+from agentrt.llm import DecisionExhausted, StructuredOutputError, generate_with_tools
 
 
 @attrs.frozen
@@ -201,3 +204,43 @@ async def ask_then_model_run(input: Prompt, task: Task) -> Answer:
 ask_then_model = agent(
     input=Prompt, output=Answer, tools=ui_tools, run=ask_then_model_run, name="ask_then_model"
 )
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers.
+
+    Args:
+        a: The first.
+        b: The second.
+    """
+    _log_tool("add", a + b)
+    return a + b
+
+
+@tool
+def explode(x: str) -> str:
+    """Always fails.
+
+    Args:
+        x: Anything.
+    """
+    raise ValueError(f"boom {x}")
+
+
+def _log_tool(name: str, value: object) -> None:
+    path = os.environ.get("AGENTRT_TEST_TOOL_CALLS")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"tool": name, "value": value, "pid": os.getpid()}) + "\n")
+
+
+async def looper_run(input: Prompt, task: Task) -> Answer:
+    """The model-calls-tools loop of agentrt.llm, awaited like any helper."""
+    result = await generate_with_tools(
+        task, input.text, tools=[lookup, add, explode], system="Use the tools.", max_steps=input.n, src="loop"
+    )
+    return Answer(result.output, [str(result.usage.total_tokens if result.usage else None)])
+
+
+looper = agent(input=Prompt, output=Answer, tools=[lookup, add, explode], run=looper_run, name="looper")

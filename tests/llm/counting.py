@@ -10,7 +10,7 @@ import asyncio
 import json
 import os
 
-from agentrt.llm import ExecutorRequest, Executors, GenerateResult, Usage
+from agentrt.llm import ExecutorRequest, Executors, GenerateResult, ModelToolCall, Usage
 
 
 async def _generate_text(request: ExecutorRequest) -> GenerateResult:
@@ -27,3 +27,16 @@ async def _generate_text(request: ExecutorRequest) -> GenerateResult:
 
 
 executors = Executors(generate_text=_generate_text)
+
+
+async def _tool_loop(request: ExecutorRequest) -> GenerateResult:
+    """For ``agents.looper``: first ask for ``add(a=2, b=3)``, then answer with what the tool said."""
+    await _generate_text(request)  # log the call (and take the configured delay)
+    last = request.messages[-1]
+    if last["role"] == "user":
+        call = ModelToolCall(f"call-{request.seq}", "add", {"a": 2, "b": 3})
+        return GenerateResult(output="", usage=Usage(1, 1, 2), tool_calls=(call,))
+    return GenerateResult(output=f"the sum is {last['content']}", usage=Usage(1, 1, 2))
+
+
+tool_loop = Executors(generate_text=_tool_loop)
