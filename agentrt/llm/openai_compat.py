@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar
 
 import httpx
+from httpx_sse import EventSource, SSEError
 
 from agentrt.llm._contract import (
     DecideResult,
@@ -320,19 +321,12 @@ class OpenAICompatExecutors:
                     await response.aread()
                     state.feed_completion(_loads(response.text), on_chunk)
                     return state
-                parser = _SSEParser()
-                async for line in response.aiter_lines():
-                    data = parser.feed(line)
-                    if data is None:
-                        continue
-                    if data.strip() == "[DONE]":
+                async for event in EventSource(response).aiter_sse():
+                    if event.data.strip() == "[DONE]":
                         break
-                    state.feed(data, on_chunk)
-                else:
-                    last = parser.feed("")
-                    if last is not None and last.strip() != "[DONE]":
-                        state.feed(last, on_chunk)
-        except (httpx.TransportError, _StreamError) as exc:
+                    if event.data:
+                        state.feed(event.data, on_chunk)
+        except (httpx.TransportError, SSEError, _StreamError) as exc:
             what = _describe(exc)
             if state.emitted:
                 raise ModelProviderError(
@@ -450,25 +444,6 @@ class _StreamState:
             self.content.append(text)
             self.emitted += 1
             on_chunk(text)
-
-
-class _SSEParser:
-    """Server-sent events, line by line: returns an event's data when a blank line ends it."""
-
-    def __init__(self) -> None:
-        self._data: list[str] = []
-
-    def feed(self, line: str) -> str | None:
-        line = line.rstrip("\r\n")
-        if not line:
-            data, self._data = self._data, []
-            return "\n".join(data) if data else None
-        if line.startswith(":"):
-            return None  # a comment (keep-alive)
-        name, _, value = line.partition(":")
-        if name == "data":
-            self._data.append(value[1:] if value.startswith(" ") else value)
-        return None
 
 
 def _tool(tool: Mapping[str, Any]) -> dict[str, Any]:
