@@ -814,8 +814,13 @@ class Runtime:
                 else:
                     assert self._loop is not None
                     value = await self._loop.run_in_executor(self._pool, functools.partial(tool.fn, **kwargs))
-            except asyncio.CancelledError:
-                raise
+            except asyncio.CancelledError as cancelled:
+                if _cancelled_from_outside():
+                    raise  # the runtime is stopping: nothing to journal, the call is made again on resume
+                exc = RuntimeError(f"tool {request.name!r} was cancelled from inside (seq {seq})")
+                exc.__cause__ = cancelled
+                self._journal(live, seq, idx, False, exc)  # else the run would wait for it forever
+                return
             except Exception as exc:
                 self._emit(
                     "tool_finished",
@@ -890,6 +895,13 @@ class Runtime:
                 )
             except ModelCallBudgetExceeded as exc:
                 outcome = Outcome(False, exc, Usage(), made)
+            except asyncio.CancelledError:
+                if _cancelled_from_outside():
+                    raise  # the runtime is stopping: nothing to journal, the call is made again on resume
+                # The executor's own work was cancelled (not this task): an error the agent must see,
+                # or the run would wait forever for an answer that is not coming.
+                error = RuntimeError(f"the {call.kind} executor's call for {call.src!r} was cancelled")
+                outcome = Outcome(False, error, Usage(), made)
             delta = {"model_calls": outcome.calls, **outcome.usage.to_json()}
             self._emit(
                 "model_result",
@@ -993,6 +1005,13 @@ class Runtime:
         live.results = {}
         self._lives.pop(live.run_id, None)
         self._release(live.run_id)
+
+
+def _cancelled_from_outside() -> bool:
+    """Whether the current task is being cancelled (``Runtime.close``), as opposed to a tool or executor
+    whose own awaited work was cancelled and re-raised ``CancelledError``."""
+    current = asyncio.current_task()
+    return current is None or current.cancelling() > 0
 
 
 def _describe_pending(rec: RunRecord) -> str:

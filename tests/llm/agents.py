@@ -244,3 +244,27 @@ async def looper_run(input: Prompt, task: Task) -> Answer:
 
 
 looper = agent(input=Prompt, output=Answer, tools=[lookup, add, explode], run=looper_run, name="looper")
+
+
+@tool
+async def cancels_itself() -> str:
+    """Awaits work that gets cancelled, and lets the CancelledError out."""
+    import asyncio
+
+    inner = asyncio.ensure_future(asyncio.sleep(10))
+    asyncio.get_running_loop().call_soon(inner.cancel)
+    await inner
+    return "unreachable"
+
+
+async def tool_cancel_run(input: Prompt, task: Task) -> Answer:
+    try:
+        await task.tools.cancels_itself()
+    except RuntimeError as exc:
+        return Answer("caught", [str(exc)])
+    return Answer("no error")
+
+
+tool_cancel = agent(
+    input=Prompt, output=Answer, tools=[cancels_itself], run=tool_cancel_run, name="tool_cancel"
+)

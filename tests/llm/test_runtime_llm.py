@@ -410,3 +410,23 @@ def test_observers_that_raise_do_not_change_the_run(store):
         on={"*": boom},
     )
     assert out.text == "hi there"
+
+
+def test_an_executor_whose_own_work_is_cancelled_fails_the_request_instead_of_hanging(store):
+    async def generate_text(request):
+        inner = asyncio.ensure_future(asyncio.sleep(10))
+        asyncio.get_running_loop().call_soon(inner.cancel)
+        await inner  # raises CancelledError, though nobody cancelled the runtime's task
+
+    async def main():
+        async with Runtime(store, executors=Executors(generate_text=generate_text)) as rt:
+            run_id = await rt.start(A.chain, {"n": 1})
+            with pytest.raises(RuntimeError, match="was cancelled"):
+                await rt.wait(run_id, timeout=10)
+
+    asyncio.run(main())
+
+
+def test_a_tool_whose_own_work_is_cancelled_raises_at_the_await_instead_of_hanging(store):
+    _run_id, out = drive(store, A.tool_cancel, {})
+    assert out.text == "caught" and "'cancels_itself' was cancelled from inside" in out.notes[0]
