@@ -43,8 +43,15 @@ class CannotCrossAwait(AgentrtError):
         self.type_name = type_name
         self.fix = fix
         where = f"{filename}:{lineno}" if filename else "<unknown location>"
-        what = f"variable {variable!r}" if variable else "a value"
         inside = f" at {path}" if path and path != variable else ""
+        if not variable:
+            what = "a value"
+        elif variable.startswith("<") and variable.endswith(">"):  # a described stack entry, not a name
+            what = f"the {variable[1:-1]}"
+            rest = path[len(variable) :].lstrip(".") if path and path.startswith(variable) else ""
+            inside = f" (inside it: {rest})" if rest else inside
+        else:
+            what = f"variable {variable!r}"
         message = (
             f"{code}: {what}{inside} of type {type_name} in {function or '<unknown>'} "
             f"({where}) cannot cross this await. {fix}"

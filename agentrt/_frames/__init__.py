@@ -369,11 +369,37 @@ def frame_children(state: FrameState) -> Iterator[tuple[str, Any, Location | Non
         except ValueError:
             continue  # empty cell
     values = iter(state.stack_values)
+    labels = _slot_labels(state) if state.stack_values else {}
     for position, is_null in enumerate(state.null_mask):
         if not is_null:
-            yield describe_stack_slot(state, position), next(values), location
+            yield labels.get(position) or describe_stack_slot(state, position), next(values), location
     if state.exc is not None:
         yield "<exception being handled>", state.exc, location
+
+
+def _slot_labels(state: FrameState) -> dict[int, str]:
+    """What each value-stack entry is, read from the bytecode (``<iterator of the 'for' loop at line
+    12>``), for error messages; only the error path and dumps pay for it.  Empty if unknown."""
+    if state.site is None:
+        return {}
+    try:
+        from agentrt.inspect._stack import describe_slots
+
+        values: list[object] = []
+        stack = iter(state.stack_values)
+        for is_null in state.null_mask:
+            values.append(None if is_null else next(stack))
+        infos = describe_slots(
+            state.code,
+            state.site.yield_offset,
+            len(state.null_mask),
+            state.null_mask,
+            state.site.kind is SiteKind.AWAIT,
+            values,
+        )
+    except Exception:  # a label is a nicety: never let it hide the real error
+        return {}
+    return {info.position: f"<{info.label}>" for info in infos if info.role != "value"}
 
 
 class AsendObjects:

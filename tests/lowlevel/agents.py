@@ -135,3 +135,29 @@ async def captures_its_box(box):
 async def keeps_parameter(x):
     y = await suspend("x stays live")
     return x + y
+
+
+class _LockPairs:
+    """Iterates pairs that hold a lock: the for-loop's iterator is what cannot cross the await."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter([(self.lock, 1), (self.lock, 2)])
+
+
+def _pair(*args):  # type: ignore[no-untyped-def]
+    return args
+
+
+async def lock_in_for_iterator():
+    total = 0
+    for item in iter(_LockPairs()):
+        total += await suspend(item[1])
+    return total
+
+
+async def lock_as_pending_call_argument():
+    lock = threading.Lock()
+    return _pair(lock, await suspend("x"))

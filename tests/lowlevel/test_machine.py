@@ -287,3 +287,29 @@ def test_an_unstarted_frame_record_must_bind_every_argument():
     assert _plan(code, 0, NOT_STARTED, (0, 1), (), False)
     with pytest.raises(CorruptBlob, match="misses an argument"):
         _plan(code, 0, NOT_STARTED, (0,), (), False)
+
+
+@pytest.mark.parametrize(
+    ("agent", "variable", "words"),
+    [
+        (
+            agents.lock_in_for_iterator,
+            "<iterator of the 'for' loop at line {first}>",
+            "the iterator of the 'for' loop at line {first} (inside it: <contents>[0][0]) of type _thread.lock",
+        ),
+        (
+            agents.lock_as_pending_call_argument,
+            "<argument 0 of the call _pair(...) at line {second}>",
+            "the argument 0 of the call _pair(...) at line {second} of type _thread.lock",
+        ),
+    ],
+)
+def test_a_refused_value_stack_entry_is_described_not_numbered(agent, variable, words):
+    lines = {"first": agent.__code__.co_firstlineno + 2, "second": agent.__code__.co_firstlineno + 2}
+    m = Machine(agent)
+    m.step()
+    with pytest.raises(CannotCrossAwait) as info:
+        m.get()
+    assert info.value.variable == variable.format(**lines)
+    assert words.format(**lines) in str(info.value)
+    assert "stack slot" not in str(info.value)
