@@ -295,7 +295,8 @@ def test_an_unstarted_frame_record_must_bind_every_argument():
         (
             agents.lock_in_for_iterator,
             "<iterator of the 'for' loop at line {first}>",
-            "the iterator of the 'for' loop at line {first} (inside it: <contents>[0][0]) of type _thread.lock",
+            "the iterator of the 'for' loop at line {first} (inside it: <contents>[0][0]) "
+            "of type _thread.lock",
         ),
         (
             agents.lock_as_pending_call_argument,
@@ -305,7 +306,8 @@ def test_an_unstarted_frame_record_must_bind_every_argument():
     ],
 )
 def test_a_refused_value_stack_entry_is_described_not_numbered(agent, variable, words):
-    lines = {"first": agent.__code__.co_firstlineno + 2, "second": agent.__code__.co_firstlineno + 2}
+    line = agent.__code__.co_firstlineno + 2
+    lines = {"first": line, "second": line}
     m = Machine(agent)
     m.step()
     with pytest.raises(CannotCrossAwait) as info:
