@@ -294,24 +294,23 @@ def test_an_unstarted_frame_record_must_bind_every_argument():
     [
         (
             agents.lock_in_for_iterator,
-            "<iterator of the 'for' loop at line {first}>",
-            "the iterator of the 'for' loop at line {first} (inside it: <contents>[0][0]) "
+            "<iterator of the 'for' loop at line {line}>",
+            "the iterator of the 'for' loop at line {line} (inside it: <contents>[0][0]) "
             "of type _thread.lock",
         ),
         (
             agents.lock_as_pending_call_argument,
-            "<argument 0 of the call _pair(...) at line {second}>",
-            "the argument 0 of the call _pair(...) at line {second} of type _thread.lock",
+            "<argument 0 of the call _pair(...) at line {line}>",
+            "the argument 0 of the call _pair(...) at line {line} of type _thread.lock",
         ),
     ],
 )
 def test_a_refused_value_stack_entry_is_described_not_numbered(agent, variable, words):
-    line = agent.__code__.co_firstlineno + 2
-    lines = {"first": line, "second": line}
+    line = agent.__code__.co_firstlineno + 2  # both agents suspend on their third line
     m = Machine(agent)
     m.step()
     with pytest.raises(CannotCrossAwait) as info:
         m.get()
-    assert info.value.variable == variable.format(**lines)
-    assert words.format(**lines) in str(info.value)
+    assert info.value.variable == variable.format(line=line)
+    assert words.format(line=line) in str(info.value)
     assert "stack slot" not in str(info.value)
