@@ -1,7 +1,8 @@
 """Model executors for the examples, bound with ``--executors`` (or ``Runtime(executors=...)``).
 
-- ``offline``: a deterministic extractive summarizer (no model, no network): the first sentence
-  of the prompt's text, then the sentences that mention the words the text repeats most.
+- ``offline``: deterministic stand-ins, no model, no network: ``generate_text`` is an extractive
+  summarizer (the first sentence of the prompt's text, then the sentences that mention the words
+  the text repeats most); ``decide`` chooses a priority from the ``Labels:`` line of the prompt.
 - ``openai``: :class:`~agentrt.llm.openai_compat.OpenAICompatExecutors` against the
   OpenAI-compatible endpoint at ``$AGENTRT_EXAMPLE_OPENAI_URL`` (``make demo`` starts a local
   stand-in, :class:`agentrt.testing.openai_server.FakeOpenAIServer`; point it at a real
@@ -64,7 +65,23 @@ async def _offline_generate(request: ExecutorRequest) -> GenerateResult:
     return GenerateResult(output=summary, usage=usage, model="offline-extractive")
 
 
-offline = Executors(generate_text=_offline_generate)
+async def _offline_decide(request: ExecutorRequest) -> dict[str, Any]:
+    """Choose by rule, as a stand-in model would by judgement: the labels on the prompt's last line
+    (``Labels: a, b``) decide; the first event that fits is the choice."""
+    _side_effect(request)
+    prompt = request.prompt or ""
+    labels = (
+        {label.strip() for label in prompt.rsplit("Labels:", 1)[-1].split(",")}
+        if "Labels:" in prompt
+        else set()
+    )
+    wanted = "High" if labels & {"regression", "security"} else "Normal" if "bug" in labels else "Low"
+    names = [event.type for event in request.events]
+    chosen = wanted if wanted in names else names[-1]
+    return {"event": {"type": chosen, "reason": f"labels: {', '.join(sorted(labels)) or 'none'}"}}
+
+
+offline = Executors(generate_text=_offline_generate, decide=_offline_decide)
 
 
 def openai() -> Any:
