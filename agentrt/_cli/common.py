@@ -249,6 +249,7 @@ class Progress:
                 ],
             )
         self._started = time.monotonic()
+        self._streaming: tuple[Any, ...] | None = None  # the request whose chunks are being printed
 
     def __call__(self, event: RuntimeEvent) -> None:
         if self.mode == "none":
@@ -261,12 +262,32 @@ class Progress:
             )
             if event.kind == "log" and level in ("debug", "info", "warning", "error"):
                 method = level
+            # Chunks are many and small: debug level, so a JSON log stays readable at info.
+            method = "debug" if event.kind == "model_chunk" else method
             getattr(self._logger, method)(event.kind, run_id=event.run_id, **data)
+            return
+        if event.kind == "model_chunk":
+            self._stream_chunk(event)
             return
         line = self._pretty(event)
         if line:
+            if self._streaming is not None:  # end the streamed text's line first
+                print(file=self.stream)
+                self._streaming = None
             elapsed = time.monotonic() - self._started
             print(f"[{elapsed:6.2f}s] {line}", file=self.stream, flush=True)
+
+    def _stream_chunk(self, event: RuntimeEvent) -> None:
+        """Streamed model text, live, on one line per request (what a terminal user expects to see)."""
+        key = (event.run_id, event.data.get("seq"), event.data.get("idx"))
+        if self._streaming != key:
+            if self._streaming is not None:
+                print(file=self.stream)
+            elapsed = time.monotonic() - self._started
+            src = event.data.get("src")
+            print(f"[{elapsed:6.2f}s]   ~ {event.run_id}: {src}: ", end="", file=self.stream)
+            self._streaming = key
+        print(str(event.data.get("chunk", "")).replace("\n", " "), end="", file=self.stream, flush=True)
 
     def _pretty(self, e: RuntimeEvent) -> str | None:
         d = e.data

@@ -53,3 +53,17 @@ def test_executors_that_are_not_executors(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 2
     assert "--executors tests.llm.agents:Prompt" in proc.stderr
+
+
+def test_streamed_text_shows_live_in_pretty_progress(tmp_path):
+    proc = cli(
+        "run", "tests.llm.agents:everything", "--input", "{}", "--run-id", "s1",
+        "--store", str(tmp_path / "s.db"), "--executors", "tests.llm.counting:scripted_everything",
+        "--log-format", "pretty",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    streamed = [line for line in lines if "~ s1: stream: " in line]
+    assert len(streamed) == 1 and streamed[0].endswith("one two three")
+    assert any("→ s1: llm.decide choose" in line for line in lines)
+    assert any("✓ s1: llm.stream_text stream" in line and "4 tokens" in line for line in lines)

@@ -10,7 +10,15 @@ import asyncio
 import json
 import os
 
-from agentrt.llm import ExecutorRequest, Executors, GenerateResult, ModelToolCall, Usage
+from agentrt.llm import (
+    ExecutorRequest,
+    Executors,
+    GenerateResult,
+    ModelToolCall,
+    Scripted,
+    ScriptedExecutors,
+    Usage,
+)
 
 
 async def _generate_text(request: ExecutorRequest) -> GenerateResult:
@@ -40,3 +48,15 @@ async def _tool_loop(request: ExecutorRequest) -> GenerateResult:
 
 
 tool_loop = Executors(generate_text=_tool_loop)
+
+
+def scripted_everything() -> ScriptedExecutors:
+    """Answers for ``agents.everything`` (a factory: ``--executors`` calls it)."""
+    return ScriptedExecutors(
+        {
+            "plain": ["hi there"],
+            "summary": [{"title": "T", "points": ["a"]}],
+            "stream": [Scripted("one two three", usage=Usage(1, 3, 4))],
+            "choose": [{"type": "Approve", "reason": "fine"}],
+        }
+    )
