@@ -22,6 +22,7 @@ from types import CodeType
 
 import attrs
 
+from agentrt._frames import _diskcache
 from agentrt._frames import _layout as L
 
 _UNCONDITIONAL = frozenset(
@@ -104,12 +105,41 @@ def _uses_defs(instr: dis.Instruction) -> tuple[tuple[int, ...], tuple[int, ...]
 _ANALYSES: dict[int, Analysis] = {}  # id(code) -> analysis (which holds the code alive)
 
 
-def analyze(code: CodeType) -> Analysis:
-    """Suspension sites of ``code`` with their stack depth, resume target and live locals (cached)."""
+def analyze(code: CodeType, *, persist: bool = True) -> Analysis:
+    """Suspension sites of ``code`` with their stack depth, resume target and live locals (cached in
+    memory, and with ``persist`` on disk across processes: :mod:`agentrt._frames._diskcache`; the
+    validator passes False, since it reads code it must not leave files beside)."""
     cached = _ANALYSES.get(id(code))
     if cached is None or cached.code is not code:
-        cached = _ANALYSES[id(code)] = _analyze(code)
+        cached = _from_disk(code) if persist else None
+        if cached is None:
+            cached = _analyze(code)
+            if persist:
+                records = tuple(_site_record(s) for s in cached.sites.values())
+                _diskcache.store(code, "sites", None, records)
+        _ANALYSES[id(code)] = cached
     return cached
+
+
+def _site_record(site: Site) -> tuple[object, ...]:
+    return (site.yield_offset, site.kind.value, site.resume_offset, site.stack_depth, site.live_locals,
+            site.lineno, site.must_bind)  # fmt: skip
+
+
+def _from_disk(code: CodeType) -> Analysis | None:
+    records = _diskcache.load(code, "sites")
+    if not isinstance(records, tuple):
+        return None
+    sites: dict[int, Site] = {}
+    try:
+        for yield_offset, kind, resume_offset, depth, live, lineno, must in records:
+            ints = (yield_offset, resume_offset, depth, *live, *must)
+            if not all(type(n) is int for n in ints) or not (lineno is None or type(lineno) is int):
+                return None
+            sites[yield_offset] = Site(yield_offset, SiteKind(kind), resume_offset, depth, live, lineno, must)
+    except (TypeError, ValueError):
+        return None
+    return Analysis(code, sites)
 
 
 def _analyze(code: CodeType) -> Analysis:

@@ -31,6 +31,7 @@ from types import CodeType
 import attrs
 from bytecode import Bytecode, CellVar, FreeVar, Instr, Label
 
+from agentrt._frames import _diskcache
 from agentrt._frames import _layout as L
 from agentrt._frames._liveness import Site, SiteKind
 from agentrt.exceptions import UnsupportedSuspension
@@ -77,10 +78,35 @@ def resume_code(shape: ResumeShape) -> ResumeCode:
     with _LOCK:
         cached = _CACHE.get(key)
         if cached is None or cached.original is not shape.code:
-            cached = _synthesize(shape)
+            cached = _from_disk(shape, key[1:])
+            if cached is None:
+                cached = _synthesize(shape)
+                offsets = tuple(sorted(cached.original_offset.items()))
+                _diskcache.store(shape.code, "resume", key[1:], (cached.code, cached.closure_names, offsets))
             _CACHE[key] = cached
             _BY_CODE[id(cached.code)] = cached
     return cached
+
+
+def _from_disk(shape: ResumeShape, extra: tuple[object, ...]) -> ResumeCode | None:
+    """A resume code synthesized by an earlier process, if it is there and looks like one of ours."""
+    record = _diskcache.load(shape.code, "resume", extra)
+    try:
+        code, closure_names, offsets = record  # type: ignore[misc]
+    except (TypeError, ValueError):
+        return None
+    original = shape.code
+    if not (
+        type(code) is CodeType
+        and (code.co_qualname, code.co_filename, code.co_firstlineno)
+        == (original.co_qualname, original.co_filename, original.co_firstlineno)
+        and code.co_varnames[:1] == (STATE_ARG,)
+        and code.co_freevars == closure_names
+        and type(offsets) is tuple
+        and all(type(a) is int and type(b) is int for a, b in offsets)
+    ):
+        return None
+    return ResumeCode(code, original, closure_names, dict(offsets), shape)
 
 
 def as_original(code: CodeType) -> ResumeCode | None:

@@ -45,7 +45,7 @@ class CodeFlow:
 
     def __init__(self, code: CodeType) -> None:
         self.code = code
-        self.analysis: Analysis = analyze(code)
+        self.analysis: Analysis = analyze(code, persist=False)  # compiled, not imported: leave no files
         self.instructions, self.by_offset = _instructions(code)
         entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]  # not in typeshed
         self._handlers: list[tuple[int, int, int]] = [(e.start, e.end, e.target) for e in entries]
