@@ -814,36 +814,28 @@ class Runtime:
                 else:
                     assert self._loop is not None
                     value = await self._loop.run_in_executor(self._pool, functools.partial(tool.fn, **kwargs))
+                ok = True
             except asyncio.CancelledError as cancelled:
                 if _cancelled_from_outside():
                     raise  # the runtime is stopping: nothing to journal, the call is made again on resume
-                exc = RuntimeError(f"tool {request.name!r} was cancelled from inside (seq {seq})")
-                exc.__cause__ = cancelled
-                self._journal(live, seq, idx, False, exc)  # else the run would wait for it forever
-                return
+                # Journaled as a failure, else the run would wait for this call forever.
+                value = RuntimeError(f"tool {request.name!r} was cancelled from inside (seq {seq})")
+                value.__cause__ = cancelled
+                ok = False
             except Exception as exc:
-                self._emit(
-                    "tool_finished",
-                    live.run_id,
-                    tool=request.name,
-                    seq=seq,
-                    idx=idx,
-                    ok=False,
-                    error=f"{type(exc).__name__}: {exc}",
-                    seconds=time.monotonic() - started,
-                )
-                self._journal(live, seq, idx, False, exc)
-                return
+                value, ok = exc, False
+            failure = {} if ok else {"error": f"{type(value).__name__}: {value}"}
             self._emit(
                 "tool_finished",
                 live.run_id,
                 tool=request.name,
                 seq=seq,
                 idx=idx,
-                ok=True,
+                ok=ok,
                 seconds=time.monotonic() - started,
+                **failure,
             )
-            self._journal(live, seq, idx, True, value)
+            self._journal(live, seq, idx, ok, value)
         finally:
             if live.inflight.get(idx) is asyncio.current_task():
                 del live.inflight[idx]
