@@ -11,9 +11,11 @@ passed in a variable) is still caught at the ``await``, with the same error.
 from __future__ import annotations
 
 import dis
+import functools
 import os
 import sysconfig
 import types
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,11 +25,18 @@ from agentrt.llm._contract import KINDS
 
 __all__ = ["Need", "needs_of"]
 
-_LIBRARY_DIRS = tuple(
-    os.path.normcase(os.path.realpath(p))
-    for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-)
 _AGENTRT_DIR = os.path.normcase(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+
+#: agent -> its request sites; an agent's code does not change under it, and hosts start many runs.
+_NEEDS: weakref.WeakKeyDictionary[Any, tuple[Need, ...]] = weakref.WeakKeyDictionary()
+
+
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    """The standard library's and site-packages' directories (on first use: not at import)."""
+    paths = sysconfig.get_paths()
+    keys = ("stdlib", "platstdlib", "purelib", "platlib")
+    return tuple({os.path.normcase(os.path.realpath(paths[k])) for k in keys})
 
 
 @attrs.frozen
@@ -49,7 +58,7 @@ def _is_user_code(code: types.CodeType) -> bool:
     path = os.path.normcase(os.path.realpath(code.co_filename))
     if path.startswith(_AGENTRT_DIR + os.sep):
         return False
-    return not any(path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
+    return not any(path.startswith(d + os.sep) for d in _library_dirs())
 
 
 def _calls(code: types.CodeType) -> Iterator[tuple[str, Any, int]]:
@@ -79,11 +88,18 @@ def _function_code(value: Any) -> types.CodeType | None:
     return code if isinstance(code, types.CodeType) else None
 
 
-def needs_of(agent: Any, *, _seen: set[int] | None = None) -> list[Need]:
-    """The model requests ``agent`` (an ``agentrt.agent(...)`` value) and its sub-agents make, in order."""
+def needs_of(agent: Any) -> list[Need]:
+    """The model requests ``agent`` (an ``agentrt.agent(...)`` value) and its sub-agents make, in order
+    (scanned once per agent)."""
+    found = _NEEDS.get(agent)
+    if found is None:
+        found = _NEEDS[agent] = tuple(_scan(agent, set()))
+    return list(found)
+
+
+def _scan(agent: Any, seen: set[int]) -> list[Need]:
     from agentrt._sdk.agent import Agent
 
-    seen = _seen if _seen is not None else set()
     if id(agent) in seen:
         return []
     seen.add(id(agent))
@@ -123,7 +139,7 @@ def needs_of(agent: Any, *, _seen: set[int] | None = None) -> list[Need]:
                 )
     for sub in agent.tools.values():
         if isinstance(sub, Agent):
-            found.extend(needs_of(sub, _seen=seen))
+            found.extend(_scan(sub, seen))
     return found
 
 

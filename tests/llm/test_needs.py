@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import weakref
 
 import pytest
 
@@ -121,6 +122,7 @@ def test_does_not_scan_libraries_or_agentrt(monkeypatch):
         return original(code)
 
     monkeypatch.setattr(_needs, "_calls", recording)
+    monkeypatch.setattr(_needs, "_NEEDS", weakref.WeakKeyDictionary())  # scan afresh
     started = time.perf_counter()
     assert needs_of(A.plain) == []
     elapsed = time.perf_counter() - started
@@ -130,6 +132,22 @@ def test_does_not_scan_libraries_or_agentrt(monkeypatch):
     # ... but not json.dumps (stdlib) nor jsonable_or_repr (agentrt)
     assert not [f for f in scanned if f.startswith(AGENTRT_DIR + os.sep)]
     assert set(scanned) == {AGENTS_FILE, HELPERS_FILE}
+
+
+def test_an_agent_is_scanned_once(monkeypatch):
+    scans: list[str] = []
+    original = _needs._calls
+
+    def counting(code):
+        scans.append(code.co_qualname)
+        return original(code)
+
+    monkeypatch.setattr(_needs, "_calls", counting)
+    monkeypatch.setattr(_needs, "_NEEDS", weakref.WeakKeyDictionary())
+    first = needs_of(A.plain)
+    scanned = len(scans)
+    assert scanned > 0
+    assert needs_of(A.plain) == first and len(scans) == scanned
 
 
 # --------------------------------------------------------------------------- the runtime
