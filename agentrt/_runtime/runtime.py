@@ -844,8 +844,16 @@ class Runtime:
         """Answer one model request through the executors and journal the answer with its usage."""
         run_id = live.run_id
         made = 0
+
+        def before_call(req: ExecutorRequest) -> None:
+            nonlocal made
+            journaled = live.usage.get("model_calls", 0)
+            if journaled + live.model_calls >= self.max_model_calls:
+                raise ModelCallBudgetExceeded(run_id, self.max_model_calls, call.src)
+            live.model_calls += 1
+            made += 1
+
         try:
-            usage = live.usage
             self._emit(
                 "model_request", run_id, seq=seq, idx=idx, method=call.kind, src=call.src, model=call.model
             )
@@ -858,25 +866,8 @@ class Runtime:
                     idx=idx,
                     agent=live.agent.name,
                     tools=live.agent.tools,
-                    run_usage=Usage(
-                        usage.get("input_tokens", 0),
-                        usage.get("output_tokens", 0),
-                        usage.get("total_tokens", 0),
-                    ),
+                    run_usage=Usage.of(live.usage) or Usage(),
                 )
-            except LookupError as exc:
-                self._journal(live, seq, idx, False, exc)
-                return
-
-            def before_call(req: ExecutorRequest) -> None:
-                nonlocal made
-                journaled = live.usage.get("model_calls", 0)
-                if journaled + live.model_calls >= self.max_model_calls:
-                    raise ModelCallBudgetExceeded(run_id, self.max_model_calls, call.src)
-                live.model_calls += 1
-                made += 1
-
-            try:
                 outcome = await execute(
                     call,
                     request,
@@ -885,7 +876,7 @@ class Runtime:
                     on_result=self._result,
                     before_call=before_call,
                 )
-            except ModelCallBudgetExceeded as exc:
+            except (LookupError, ModelCallBudgetExceeded) as exc:  # an unknown tool offered; the budget
                 outcome = Outcome(False, exc, Usage(), made)
             except asyncio.CancelledError:
                 if _cancelled_from_outside():
@@ -894,7 +885,7 @@ class Runtime:
                 # or the run would wait forever for an answer that is not coming.
                 error = RuntimeError(f"the {call.kind} executor's call for {call.src!r} was cancelled")
                 outcome = Outcome(False, error, Usage(), made)
-            delta = {"model_calls": outcome.calls, **outcome.usage.to_json()}
+            spent = outcome.usage.to_json()
             self._emit(
                 "model_result",
                 run_id,
@@ -904,11 +895,12 @@ class Runtime:
                 src=call.src,
                 ok=outcome.ok,
                 calls=outcome.calls,
-                usage=outcome.usage.to_json(),
+                usage=spent,
                 seconds=time.monotonic() - started,
                 **({} if outcome.ok else {"error": f"{type(outcome.value).__name__}: {outcome.value}"}),
             )
-            self._journal(live, seq, idx, outcome.ok, outcome.value, delta if outcome.calls else None)
+            delta = {"model_calls": outcome.calls, **spent} if outcome.calls else None
+            self._journal(live, seq, idx, outcome.ok, outcome.value, delta)
         finally:
             live.model_calls -= made
             if live.inflight.get(idx) is asyncio.current_task():

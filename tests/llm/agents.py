@@ -268,3 +268,14 @@ async def tool_cancel_run(input: Prompt, task: Task) -> Answer:
 tool_cancel = agent(
     input=Prompt, output=Answer, tools=[cancels_itself], run=tool_cancel_run, name="tool_cancel"
 )
+
+
+async def unknown_tool_run(input: Prompt, task: Task) -> Answer:
+    try:
+        await task.llm.generate_text(prompt="x", tools=["no_such_tool"], src="offer")
+    except LookupError as exc:
+        return Answer("refused", [str(exc)])
+    return Answer("asked")
+
+
+unknown_tool = agent(input=Prompt, output=Answer, run=unknown_tool_run, name="unknown_tool")

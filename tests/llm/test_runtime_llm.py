@@ -430,3 +430,13 @@ def test_an_executor_whose_own_work_is_cancelled_fails_the_request_instead_of_ha
 def test_a_tool_whose_own_work_is_cancelled_raises_at_the_await_instead_of_hanging(store):
     _run_id, out = drive(store, A.tool_cancel, {})
     assert out.text == "caught" and "'cancels_itself' was cancelled from inside" in out.notes[0]
+
+
+def test_offering_a_tool_the_agent_lacks_fails_the_request_and_closes_it_in_the_trace(store):
+    script = ScriptedExecutors()
+    traces = []
+    _run_id, out = drive(store, A.unknown_tool, {}, executors=script, on_trace=traces.append)
+    assert out.text == "refused" and "'no_such_tool'" in out.notes[0] and "unknown_tool" in out.notes[0]
+    assert script.calls == []  # no model was asked
+    result = next(t for t in traces if t.kind == "model_result")
+    assert result.data["ok"] is False and result.data["calls"] == 0 and "LookupError" in result.data["error"]
