@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import attrs
-
-from agentrt.llm._contract import ExecutorRequest, Executors, as_executors
+from agentrt.llm._contract import KINDS, ExecutorRequest, Executors, as_executors
 from agentrt.llm.errors import TokenBudgetExceeded
 
 __all__ = ["with_call_budget", "with_token_budget"]
@@ -52,30 +51,14 @@ def with_call_budget(executors: Any, max_calls_per_src: int) -> Executors:
     return _wrap(base, check)
 
 
-def _wrap(base: Executors, check: Any) -> Executors:
-    wrapped: dict[str, Any] = {}
-    if base.generate_text is not None:
-        generate = base.generate_text
+def _wrap(base: Executors, check: Callable[[ExecutorRequest], None]) -> Executors:
+    """``base`` with ``check(request)`` run before each of its executors; what it raises reaches the agent."""
 
-        async def generate_text(request: ExecutorRequest) -> Any:
+    def guarded(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def call(request: ExecutorRequest, *rest: Any) -> Any:  # rest: stream_text's on_chunk
             check(request)
-            return await generate(request)
+            return await fn(request, *rest)
 
-        wrapped["generate_text"] = generate_text
-    if base.stream_text is not None:
-        stream = base.stream_text
+        return call
 
-        async def stream_text(request: ExecutorRequest, on_chunk: Any) -> Any:
-            check(request)
-            return await stream(request, on_chunk)
-
-        wrapped["stream_text"] = stream_text
-    if base.decide is not None:
-        decide_fn = base.decide
-
-        async def decide(request: ExecutorRequest) -> Any:
-            check(request)
-            return await decide_fn(request)
-
-        wrapped["decide"] = decide
-    return attrs.evolve(base, **wrapped)
+    return Executors(**{kind: guarded(fn) for kind in KINDS if (fn := getattr(base, kind)) is not None})
