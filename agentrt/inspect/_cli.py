@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from agentrt._cli.common import add_store_option
+from agentrt._cli.common import add_store_option, fail
 from agentrt.exceptions import AgentrtError
 
 __all__ = ["register"]
@@ -90,8 +90,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"agentrt: error: {message}", file=sys.stderr)
-    return EXIT_ERROR
+    return fail(message, EXIT_ERROR)
 
 
 def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
