@@ -29,6 +29,8 @@ from types import CodeType
 
 import attrs
 
+from agentrt._frames._liveness import _instructions
+
 __all__ = ["InstrRef", "SlotInfo", "describe_slots"]
 
 # Version facts, derived from the opcode table (conventions: never sys.version_info).
@@ -37,7 +39,6 @@ _HAS_PRECALL = "PRECALL" in dis.opmap
 #: 3.13 (CALL_KW exists) pushes ``callable, self_or_NULL``;
 #: 3.11/3.12 push ``NULL_or_method, callable_or_self``.
 _CALLABLE_FIRST = "CALL_KW" in dis.opmap
-_EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
 _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
 _UNCONDITIONAL = frozenset(
     {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT"}
@@ -133,18 +134,7 @@ def _code(code: CodeType) -> _Code:
     cached = _CODES.get(code)
     if cached is not None:
         return cached
-    instructions: list[dis.Instruction] = []
-    index_of: dict[int, int] = {}
-    pending: list[int] = []
-    for instr in dis.get_instructions(code):
-        if instr.opcode == _EXTENDED_ARG:
-            pending.append(instr.offset)
-            continue
-        for offset in pending:
-            index_of[offset] = len(instructions)
-        pending.clear()
-        index_of[instr.offset] = len(instructions)
-        instructions.append(instr)
+    instructions, index_of = _instructions(code)  # EXTENDED_ARG folded, as the liveness analysis does
     entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]
     handlers = tuple((e.start, e.end, e.target, e.depth, bool(e.lasti)) for e in entries)
     result = _Code(tuple(instructions), index_of, handlers, code.co_consts)
