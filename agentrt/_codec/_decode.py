@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from agentrt._codec import _wire
+from agentrt._codec._bounds import check_bounds, describe_error, short
 from agentrt._codec._code_identity import resolve_code
 from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, unpack
 from agentrt._codec._reconstruct import RECONSTRUCTORS, DecodeContext
@@ -70,7 +71,7 @@ class _Loader(pickle.Unpickler):
         if self.mode == CLOUD:
             return super().find_class(module, name)
         raise CorruptBlob(
-            f"blob names {module!r:.{_MAX_MESSAGE_CHARS}}.{name!r:.{_MAX_MESSAGE_CHARS}}, "
+            f"blob names {short(module, 80)}.{short(name, 80)}, "
             "which is not an agentrt "
             "reconstructor: it was modified or was not written by agentrt; nothing was executed"
         )
@@ -90,8 +91,7 @@ def _unpickle(payload: bytes, ctx: DecodeContext | None, mode: str) -> Any:
 
 
 def _describe(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= _MAX_MESSAGE_CHARS else text[:_MAX_MESSAGE_CHARS] + "..."
+    return describe_error(exc, _MAX_MESSAGE_CHARS)
 
 
 def loads(blob: bytes, *, allow_modules: Iterable[str] = (), allow_cloudpickle: bool = False) -> object:
@@ -118,6 +118,7 @@ def loads(blob: bytes, *, allow_modules: Iterable[str] = (), allow_cloudpickle: 
     try:
         if not envelope.keyed and not cloud:
             check_payload(envelope.payload)
+            check_bounds(envelope.payload, len(blob))
         if cloud:
             mode = CLOUD
         elif referencing:

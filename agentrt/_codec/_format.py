@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
+from agentrt._codec._bounds import short
 from agentrt._codec._compat import PYTHON_MAJOR, PYTHON_MINOR
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 
@@ -168,13 +169,15 @@ def _parse_codes_uncached(raw: bytes) -> tuple[CodeIdentity, ...]:
         header = json.loads(bytes(raw))
     except (ValueError, UnicodeDecodeError) as exc:
         raise CorruptBlob(f"blob header is not valid JSON: {exc}") from exc
+    except RecursionError:  # a header nested deeper than the parser's recursion limit
+        raise CorruptBlob("blob header is JSON nested too deep; agentrt writes a flat code table") from None
     codes = header.get("codes") if isinstance(header, dict) else None
     if not isinstance(codes, list):
         raise CorruptBlob("blob header has no code table")
     table = []
     for entry in codes:
         if not (isinstance(entry, list) and len(entry) == 3 and all(isinstance(part, str) for part in entry)):
-            raise CorruptBlob(f"blob header has a malformed code entry: {entry!r:.80}")
+            raise CorruptBlob(f"blob header has a malformed code entry: {short(entry, 80)}")
         table.append(CodeIdentity(*entry))
     return tuple(table)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import attrs
 
+from agentrt._codec._bounds import describe_error
 from agentrt._codec._extension import DecodeContext, EncodeContext, Location, register_extension
 from agentrt._frames import _layout as L
 from agentrt._frames._capture import (
@@ -106,7 +107,7 @@ class _LoadSession:
             except (CorruptBlob, IncompatibleBlob):
                 raise
             except BaseException as error:
-                raise CorruptBlob(f"restoring {_describe(entry)} failed: {error!r}") from error
+                raise CorruptBlob(f"restoring {_describe(entry)} failed: {describe_error(error)}") from error
 
     def __del__(self) -> None:
         # A load that failed before priming leaves unstarted objects behind; let them
