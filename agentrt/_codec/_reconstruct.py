@@ -94,6 +94,7 @@ class DecodeContext:
         self._pending: dict[int, tuple[Any, Applier, Any]] = {}
         self._fixups: list[Callable[[], None]] = []
         self._after: list[Callable[[], None]] = []
+        self._refuse: list[Callable[[], None]] = []
 
     # --- the seam (DecodeContext protocol) ---
 
@@ -107,6 +108,16 @@ class DecodeContext:
 
     def after_load(self, callback: Callable[[], None]) -> None:
         self._after.append(callback)
+
+    def on_refuse(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` if this load is refused, by the codec or by its caller (see :meth:`refuse`)."""
+        self._refuse.append(callback)
+
+    def refuse(self) -> None:
+        """The load is refused: let extensions drop what they built without running any of it."""
+        callbacks, self._refuse = self._refuse, []
+        for callback in callbacks:
+            callback()
 
     # --- bookkeeping ---
 

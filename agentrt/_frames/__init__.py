@@ -76,6 +76,15 @@ class _LoadSession:
     """Frame objects restored by one decode, primed together once the graph is complete."""
 
     restored: dict[int, _Restored] = attrs.Factory(dict)
+    built: list[Any] = attrs.Factory(list)  # every object this load made, primed or not
+
+    def abandon_all(self) -> None:
+        """The load was refused: drop every frame it built without running ``finally`` / ``__exit__``."""
+        built, self.built = self.built, []
+        self.restored = {}
+        for obj in built:
+            with contextlib.suppress(Exception):
+                abandon(obj)
 
     def prime(self) -> None:
         entries = list(self.restored.values())
@@ -193,6 +202,9 @@ def _session(ctx: Any) -> _LoadSession:
         session = _LoadSession()
         ctx.frame_session = session
         ctx.after_load(session.prime)
+        on_refuse = getattr(ctx, "on_refuse", None)
+        if on_refuse is not None:
+            on_refuse(session.abandon_all)
     return session  # type: ignore[no-any-return]
 
 
@@ -335,7 +347,9 @@ class FrameObjects:
         _check(module is not None, f"module {ctx.code_module(index)!r} vanished during the load")
         state: list[Any] = []
         obj = new_frame_object(plan.resumed, module.__dict__, cells, state)  # type: ignore[union-attr]
-        _session(ctx).restored[id(obj)] = _Restored(obj, plan, state)
+        session = _session(ctx)
+        session.restored[id(obj)] = _Restored(obj, plan, state)
+        session.built.append(obj)
         return obj
 
     def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:

@@ -31,7 +31,15 @@ from typing import Any
 import attrs
 
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
-from agentrt._runtime.encoding import decode_error, decode_value, encode_error, encode_value, error_record
+from agentrt._runtime.encoding import (
+    BlobSeal,
+    decode_error,
+    decode_value,
+    encode_error,
+    encode_value,
+    error_record,
+)
+from agentrt.keys import Keyring, keyring_for_store
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
 from agentrt._sdk.errors import (
     AgentSpecError,
@@ -313,7 +321,7 @@ class Runtime:
         self.check_executors(self.agent_of(target))  # before the reply is journaled and the run goes on
         rec = self.store.acquire_lease(target.run_id, self.owner, self.lease_seconds)
         try:
-            if not self.store.put_result(target.run_id, rec.seq, 0, True, encode_value(value)):
+            if not self.store.put_result(target.run_id, rec.seq, 0, True, encode_value(value, self._seal("value#0", target.run_id, rec.seq))):
                 raise NotWaiting(
                     f"run {target.run_id!r} already has a reply for its question (seq {rec.seq})"
                 )
@@ -459,7 +467,7 @@ class Runtime:
     def _failure(self, rec: RunRecord) -> BaseException:
         if rec.error_blob:
             try:
-                return decode_error(rec.error_blob)
+                return decode_error(rec.error_blob, self._seal("error", rec.run_id, None))
             except Exception:
                 pass
         return RunFailed(rec.run_id, rec.error or {})
@@ -568,6 +576,30 @@ class Runtime:
         if release:
             self._release(live.run_id)
 
+    # -- blob keys: every blob of a store is signed and bound to its run, sequence and use
+
+    @functools.cached_property
+    def _ring(self) -> Keyring:
+        """The store's keyring (a SQLite store's key file), else the project key (see agentrt.keys)."""
+        return keyring_for_store(self.store)
+
+    def _seal(self, kind: str, run_id: str, seq: int | None) -> BlobSeal:
+        return BlobSeal(self._ring, kind, run_id, seq)
+
+    def _encode_result(self, run_id: str, seq: int, idx: int, ok: bool, value: Any) -> bytes:
+        if ok:
+            return encode_value(value, self._seal(f"value#{idx}", run_id, seq))
+        return encode_error(value, self._seal(f"error#{idx}", run_id, seq))
+
+    def _decode_result(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> tuple[bool, Any]:
+        if ok:
+            return True, decode_value(blob, self._seal(f"value#{idx}", run_id, seq))
+        return False, decode_error(blob, self._seal(f"error#{idx}", run_id, seq))
+
+    def _restore_checkpoint(self, run_id: str, seq: int, blob: bytes) -> Machine:
+        """The run's machine from its checkpoint: signed with the store's key, of this run and sequence."""
+        return Machine._set_checked(blob, self._ring, self._seal("checkpoint", run_id, seq).requirement())
+
     def _load(self, live: _Live) -> None:
         """Rebuild the run's machine from its newest checkpoint (or from its input)."""
         rec = self._get(live.run_id)
@@ -581,12 +613,12 @@ class Runtime:
             live.results = {}
             return
         seq, blob = checkpoint
-        live.machine = Machine.set(blob)
+        live.machine = self._restore_checkpoint(live.run_id, seq, blob)
         live.seq = seq
         live.payload = live.machine.pending
         live.results = {}
         for idx, (ok, data) in self.store.get_results(live.run_id, seq).items():
-            live.results[idx] = (True, decode_value(data)) if ok else (False, decode_error(data))
+            live.results[idx] = self._decode_result(live.run_id, seq, idx, ok, data)
 
     # -- stepping
 
@@ -639,7 +671,9 @@ class Runtime:
         live.payload = out
         live.results = {}
         try:
-            blob = live.machine.get()  # type: ignore[union-attr]
+            blob = live.machine._signed_get(  # type: ignore[union-attr]
+                self._ring.write, ("checkpoint", live.run_id, live.seq)
+            )
         except Exception as exc:  # CannotCrossAwait and friends: the agent holds something uncheckpointable
             self._finish_failed(live, exc, events)
             return False
@@ -684,7 +718,7 @@ class Runtime:
         live.machine = None
         record = error_record(exc)
         try:
-            blob = encode_error(exc)
+            blob = encode_error(exc, self._seal("error", live.run_id, None))
         except Exception:
             blob = None
         if self.store.finish_run(
@@ -701,10 +735,11 @@ class Runtime:
         if rec is None or rec.parent_id is None or rec.parent_seq is None:
             return
         idx = rec.parent_idx or 0
+        parent, seq = rec.parent_id, rec.parent_seq
         try:
-            blob = encode_value(value) if ok else encode_error(value)
+            blob = self._encode_result(parent, seq, idx, ok, value)
         except Exception as exc:
-            ok, blob = False, encode_error(exc)
+            ok, blob = False, self._encode_result(parent, seq, idx, False, exc)
         self._deliver(rec.parent_id, rec.parent_seq, idx, ok, blob)
 
     def _deliver(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> None:
@@ -713,7 +748,7 @@ class Runtime:
             return
         live = self._lives.get(run_id)
         if live is not None and live.seq == seq and idx not in live.results:
-            live.results[idx] = (True, decode_value(blob)) if ok else (False, decode_error(blob))
+            live.results[idx] = self._decode_result(run_id, seq, idx, ok, blob)
         elif live is None and not self._answered(run_id, seq):
             return  # parked and still waiting on other members: leave it out of memory
         self._schedule(run_id)
@@ -780,21 +815,21 @@ class Runtime:
         self, live: _Live, seq: int, idx: int, ok: bool, value: Any, usage: dict[str, int] | None = None
     ) -> None:
         try:
-            blob = encode_value(value) if ok else encode_error(value)
+            blob = self._encode_result(live.run_id, seq, idx, ok, value)
         except Exception as exc:
             ok = False
             value = ToolError(
                 type(exc).__name__,
                 f"the result of the request could not be journaled: {exc}",
             )
-            blob = encode_error(value)
+            blob = self._encode_result(live.run_id, seq, idx, False, value)
         if not self.store.put_result(live.run_id, seq, idx, ok, blob, usage):
             return
         if usage:
             live.usage = add_usage(live.usage, usage)
         if live.seq == seq:
             # Deliver what a restart would deliver: the journaled copy, not the tool's own object.
-            live.results[idx] = (True, decode_value(blob)) if ok else (False, decode_error(blob))
+            live.results[idx] = self._decode_result(live.run_id, seq, idx, ok, blob)
 
     async def _call_tool(self, live: _Live, seq: int, idx: int, request: ToolCall, key: str) -> None:
         try:
@@ -965,7 +1000,7 @@ class Runtime:
     def _timer_fired(self, key: tuple[str, int, int]) -> None:
         self._timers.pop(key, None)
         run_id, seq, idx = key
-        self._deliver(run_id, seq, idx, True, encode_value(None))
+        self._deliver(run_id, seq, idx, True, self._encode_result(run_id, seq, idx, True, None))
         self._touch()
 
     def _park(self, live: _Live) -> None:

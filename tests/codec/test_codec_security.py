@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentrt._codec import _format, dumps, loads
+from agentrt._codec._decode import Requirement
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 from tests.codec import codec_samples as s
 from tests.codec.blobtools import resign, split
@@ -124,8 +125,11 @@ def test_builtin_method_reconstructor_only_binds_c_methods(no_key: None) -> None
 def test_keyed_blobs_cannot_be_forged(monkeypatch: pytest.MonkeyPatch, marker: Path) -> None:
     forged = forge(_call_referenced_system(marker), referencing=True)  # signed without the key
     monkeypatch.setenv("AGENTRT_BLOB_KEY", "production secret")
+    with pytest.raises(CorruptBlob, match="is not signed"):
+        loads(forged, require=Requirement(signed=True, kind="checkpoint"))
+    signed = forged[:7] + bytes([forged[7] | _format.FLAG_SIGNED]) + forged[8:]  # claims a signature
     with pytest.raises(CorruptBlob, match="digest mismatch"):
-        loads(forged)
+        loads(signed)
     assert not marker.exists()
 
 
