@@ -23,6 +23,7 @@ from agentrt._codec._decode import unsigned_allowed as _unsigned_allowed
 from agentrt._frames import abandon as _abandon
 from agentrt._frames import install as _install_frames
 from agentrt._frames import restored_pending
+from agentrt._frames._validate import register_trap_type as _register_trap_type
 from agentrt.exceptions import CorruptBlob, ForeignAwaitable
 
 __all__ = ["Done", "Machine", "suspend"]
@@ -82,6 +83,9 @@ class _Trap:
 
     def __repr__(self) -> str:
         return f"suspend({self.payload!r})"
+
+
+_register_trap_type(_Trap)
 
 
 def suspend(payload: Any) -> Any:
@@ -316,4 +320,6 @@ class Machine:
             for ctx in session:
                 ctx.refuse()  # no finally / __exit__ of anything the blob built runs
             raise
+        for ctx in session:
+            ctx.accept()
         return cls._restored(coro, trap.payload)

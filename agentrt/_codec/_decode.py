@@ -183,6 +183,7 @@ def loads(
     codes = [resolve_code(code.module, code.qualname, code.digest, allowed) for code in envelope.codes]
     referencing = bool(envelope.flags & FLAG_REFERENCING)
     ctx = DecodeContext(envelope.codes, codes, allowed, verified=referencing or cloud)
+    ctx.signed = envelope.keyed  # extensions relax nothing else for it (see _frames._validate)
     if session is not None:
         session.append(ctx)
     try:
@@ -211,4 +212,6 @@ def loads(
     except BaseException:
         ctx.refuse()
         raise
+    if session is None:
+        ctx.accept()  # otherwise the caller accepts or refuses once it has checked the result
     return obj

@@ -91,10 +91,12 @@ class DecodeContext:
         self._codes = codes
         self.allow_modules = allow_modules
         self.verified = verified
+        self.signed = False
         self._pending: dict[int, tuple[Any, Applier, Any]] = {}
         self._fixups: list[Callable[[], None]] = []
         self._after: list[Callable[[], None]] = []
         self._refuse: list[Callable[[], None]] = []
+        self._accept: list[Callable[[], None]] = []
 
     # --- the seam (DecodeContext protocol) ---
 
@@ -115,7 +117,16 @@ class DecodeContext:
 
     def refuse(self) -> None:
         """The load is refused: let extensions drop what they built without running any of it."""
-        callbacks, self._refuse = self._refuse, []
+        callbacks, self._refuse, self._accept = self._refuse, [], []
+        for callback in callbacks:
+            callback()
+
+    def on_accept(self, callback: Callable[[], None]) -> None:
+        self._accept.append(callback)
+
+    def accept(self) -> None:
+        """The result is kept: extensions may now keep what they cached for it (e.g. on disk)."""
+        callbacks, self._accept, self._refuse = self._accept, [], []
         for callback in callbacks:
             callback()
 

@@ -93,6 +93,7 @@ def dump_blob(
         seq=seq,
         unsigned_hint="agentrt dump --allow-unsigned",
     )
+    session: list[Any] = []
     try:
         obj = _codec.loads(
             blob,
@@ -100,6 +101,7 @@ def dump_blob(
             keys=ring.read if ring is not None else (),
             key_source=ring.source if ring is not None else "",
             require=require,
+            session=session,
         )
     except IncompatibleBlob as exc:
         return Dump(source, header, None, frames_error=str(exc))
@@ -113,6 +115,8 @@ def dump_blob(
     finally:
         if isinstance(obj, FRAME_TYPES):
             abandon(obj)
+        for ctx in session:
+            ctx.refuse()  # a dump keeps nothing: no frame it built ever runs its finally / __exit__
 
 
 def _attach(dump: Dump, header: HeaderView) -> Dump:
