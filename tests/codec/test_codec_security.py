@@ -63,15 +63,16 @@ def test_global_naming_os_system_is_refused(marker: Path, no_key: None) -> None:
     assert not marker.exists()
 
 
-def test_find_class_guards_even_when_the_scan_is_skipped(
-    marker: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # With a key the opcode scan is skipped (only key holders can sign); find_class still refuses.
+def test_find_class_guards_signed_blobs(marker: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A key holder's blob still goes through the opcode scan and find_class.
     monkeypatch.setenv("AGENTRT_BLOB_KEY", "a key the forger somehow has")
     command = f"touch {marker}"
     classic = b"\x80\x02cos\nsystem\n(X" + len(command).to_bytes(4, "little") + command.encode() + b"tR."
-    with pytest.raises(CorruptBlob, match="not an agentrt reconstructor"):
+    with pytest.raises(CorruptBlob, match="protocol 5"):
         loads(forge(classic, referencing=False))
+    stack_global = program(text("os") + text("system") + b"\x93" + text(command) + TUPLE1 + REDUCE)
+    with pytest.raises(CorruptBlob, match="not an agentrt reconstructor"):
+        loads(forge(stack_global, referencing=False))
     assert not marker.exists()
 
 

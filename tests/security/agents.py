@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentrt import serializable
 from agentrt.lowlevel import suspend
 
 
@@ -50,3 +51,32 @@ async def outer(marker: str) -> Any:
         return await inner()
     finally:
         touch(marker)
+
+
+class Guard:
+    """A context manager a checkpoint can hold (``@serializable``)."""
+
+    def __init__(self) -> None:
+        self.entered = 0
+
+    def __enter__(self) -> Guard:
+        self.entered += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.entered -= 1
+
+
+serializable(Guard)
+
+
+def numbers(n: int) -> Any:
+    yield from range(n)
+
+
+async def mixed(marker: str) -> Any:
+    seen = []
+    with Guard() as guard:
+        for i, value in enumerate(numbers(3)):
+            seen.append(pair(value, await suspend(i)))
+    return seen, guard.entered
