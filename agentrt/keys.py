@@ -31,6 +31,7 @@ import hashlib
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -152,7 +153,18 @@ def project_key_path() -> Path:
     return Path(config) / "agentrt" / "blob.key"
 
 
-_PROJECT_CACHE: dict[tuple[str | None, ...], Keyring] = {}
+_PROJECT_CACHE: dict[tuple[object, ...], Keyring] = {}
+# os.environ keeps the encoded environment in ``_data``: reading it directly spares the key
+# encoding and value decoding of ``os.environ.get`` on every Machine.get() / Machine.set()
+_ENVIRON_DATA: Any = getattr(os.environ, "_data", None)
+_ENCODE_KEY: Any = getattr(os.environ, "encodekey", lambda key: key)
+_PROJECT_ENV = tuple(_ENCODE_KEY(name) for name in (KEY_ENV, KEY_FILE_ENV, "XDG_CONFIG_HOME", "HOME"))
+
+
+def _raw_env(encoded: Any) -> object:
+    if isinstance(_ENVIRON_DATA, dict):
+        return _ENVIRON_DATA.get(encoded)
+    return os.environ.get(encoded if isinstance(encoded, str) else encoded.decode())  # pragma: no cover
 
 
 def project_keyring(*, create: bool = False) -> Keyring | None:
@@ -161,8 +173,7 @@ def project_keyring(*, create: bool = False) -> Keyring | None:
     The key file is read once per process and environment (``Machine.get()`` runs on
     every checkpoint); a key added by ``agentrt keygen`` is used by processes started after.
     """
-    environ = os.environ
-    cache_key = (environ.get(KEY_ENV), environ.get(KEY_FILE_ENV), environ.get("XDG_CONFIG_HOME"), environ.get("HOME"))
+    cache_key = tuple(map(_raw_env, _PROJECT_ENV))
     ring = _PROJECT_CACHE.get(cache_key)
     if ring is not None:
         return ring

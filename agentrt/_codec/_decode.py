@@ -141,7 +141,7 @@ UNSIGNED_ENV = "AGENTRT_ALLOW_UNSIGNED"
 
 def unsigned_allowed(explicit: bool) -> bool:
     """The caller's opt-in for unsigned blobs: its own flag, or ``AGENTRT_ALLOW_UNSIGNED=1``."""
-    return explicit or os.environ.get(UNSIGNED_ENV, "") in ("1", "true", "yes")
+    return explicit or (UNSIGNED_ENV in os.environ and os.environ[UNSIGNED_ENV] in ("1", "true", "yes"))
 
 
 def _describe(exc: BaseException) -> str:
