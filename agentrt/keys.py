@@ -121,7 +121,7 @@ def read_key_file(path: str | os.PathLike[str]) -> Keyring | None:
 
 
 def add_key(path: str | os.PathLike[str]) -> None:
-    """Put a new random key first in ``path`` (created 0600 with its directory); older keys stay for reading."""
+    """Put a new random key first in ``path`` (created 0600, with its directory); old keys stay to read."""
     _PROJECT_CACHE.clear()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -297,7 +297,7 @@ class Machine:
         allow_modules: tuple[str, ...] = (),
         allow_cloudpickle: bool = False,
     ) -> Machine:
-        """``set()`` with the keys and the requirement the caller chose (the runtime binds run and sequence)."""
+        """``set()`` with the keys and requirement the caller chose (the runtime binds run and sequence)."""
         session: list[Any] = []
         coro = _codec.loads(
             blob,

@@ -140,7 +140,7 @@ def _container(kind: int, items: list[_Node]) -> _Node:
     return node
 
 
-def _walk(payload: bytes, max_memory: int) -> list[_Node]:  # noqa: C901, PLR0912, PLR0915 - one dispatch
+def _walk(payload: bytes, max_memory: int) -> list[_Node]:
     """Simulate the payload's opcodes (already allowlisted by ``_scan``); return the container nodes.
 
     Atoms share one node (only their weight matters); containers and reconstructor
@@ -283,7 +283,8 @@ def _check_memory(memory: int, max_memory: int) -> None:
     if memory > max_memory:
         raise CorruptBlob(
             f"blob would build over {max_memory // 1_000_000} MB of objects, over the decode bound "
-            f"({MEMORY_BASE_BYTES // 1_000_000} MB + {MEMORY_FACTOR} x its size); it was not written by agentrt"
+            f"({MEMORY_BASE_BYTES // 1_000_000} MB + {MEMORY_FACTOR} x its size); "
+            "it was not written by agentrt"
         )
 
 
@@ -292,7 +293,7 @@ def check_bounds(payload: bytes, blob_size: int) -> None:
     _measure(_walk(payload, memory_limit(blob_size)), blob_size)
 
 
-def _measure(nodes: list[_Node], blob_size: int) -> None:  # noqa: C901 - one iterative post-order walk
+def _measure(nodes: list[_Node], blob_size: int) -> None:
     """Depth, expanded size and hashing work over the graph (iterative: no recursion on blob data)."""
     depth: dict[int, int] = {}
     expanded: dict[int, int] = {}
@@ -354,7 +355,8 @@ def _measure(nodes: list[_Node], blob_size: int) -> None:  # noqa: C901 - one it
                 if node_expanded > max_expanded:
                     raise CorruptBlob(
                         f"blob's shared references expand to over {max_expanded} objects, over the decode "
-                        f"bound ({EXPANDED_BASE} + {EXPANDED_FACTOR} x its size); it was not written by agentrt"
+                        f"bound ({EXPANDED_BASE} + {EXPANDED_FACTOR} x its size); "
+                        "it was not written by agentrt"
                     )
                 if hash_work > max_hash:
                     raise CorruptBlob(
@@ -380,7 +382,6 @@ def short(value: object, limit: int = 40) -> str:
     return f"<{type(value).__name__}>"
 
 
-
 def describe_error(exc: BaseException, limit: int = 200) -> str:
     """``Type: message`` of an error met while decoding, cut to ``limit`` without formatting blob data.
 
@@ -396,4 +397,12 @@ def describe_error(exc: BaseException, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-__all__ = ["MAX_DEPTH", "check_bounds", "describe_error", "expanded_limit", "hash_limit", "memory_limit", "short"]
+__all__ = [
+    "MAX_DEPTH",
+    "check_bounds",
+    "describe_error",
+    "expanded_limit",
+    "hash_limit",
+    "memory_limit",
+    "short",
+]

@@ -128,7 +128,9 @@ class Requirement:
                 f"agentrt blob was signed for {got}, not for a {self.kind}: a genuine blob was put "
                 "where it does not belong (kind confusion)"
             )
-        if (self.run_id is not None and bind[1] != self.run_id) or (self.seq is not None and bind[2] != self.seq):
+        if (self.run_id is not None and bind[1] != self.run_id) or (
+            self.seq is not None and bind[2] != self.seq
+        ):
             raise CorruptBlob(
                 f"agentrt blob is a {self.kind} of run {short(bind[1], 60)} at sequence {short(bind[2])}, "
                 f"not of run {short(self.run_id, 60)} at sequence {short(self.seq)}: a genuine blob was "

@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import struct
 from collections.abc import Sequence
 from typing import Any, NamedTuple

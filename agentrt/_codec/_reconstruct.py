@@ -25,8 +25,8 @@ from types import CodeType
 from typing import Any
 
 from agentrt._codec import _wire
-from agentrt._codec._compat import TPFLAGS_HEAPTYPE
 from agentrt._codec._bounds import describe_error, short
+from agentrt._codec._compat import TPFLAGS_HEAPTYPE
 from agentrt._codec._extension import Extension, extension_named
 from agentrt._codec._format import CodeIdentity
 from agentrt._codec._hazards import type_name

@@ -26,9 +26,8 @@ import attrs
 
 from agentrt._codec._bounds import describe_error
 from agentrt._codec._extension import DecodeContext, EncodeContext, Location, register_extension
-from agentrt._frames import _diskcache
+from agentrt._frames import _diskcache, _validate
 from agentrt._frames import _layout as L
-from agentrt._frames import _validate
 from agentrt._frames._capture import (
     FINISHED,
     KIND_OF_TYPE,

@@ -72,7 +72,9 @@ def slot_checks(
         for position, is_null in enumerate(null_mask):
             allowed = _null_allowed(info, producers[position], _stack._CALLABLE_FIRST)
             if is_null and allowed is False:
-                raise _corrupt(code, f"value-stack slot {position} is NULL, but the code pushes a value there")
+                raise _corrupt(
+                    code, f"value-stack slot {position} is NULL, but the code pushes a value there"
+                )
             if not is_null and allowed == "must":
                 raise _corrupt(code, f"value-stack slot {position} holds a value where the code pushes NULL")
     roles = _stack.describe_slots(code, yield_offset, depth, null_mask, awaiting, [None] * depth)
@@ -110,7 +112,7 @@ def _null_allowed(info: Any, origin: Any, callable_first: bool) -> bool | str:
 def check_values(
     code: Any, checks: tuple[tuple[int, str], ...], state: list[Any], restored: set[int], signed: bool
 ) -> None:
-    """Check the restored values of the slots :func:`slot_checks` picked (``restored``: ids this load built)."""
+    """Check the values of the slots :func:`slot_checks` picked (``restored``: ids this load built)."""
     for index, role in checks:
         value = state[index]
         if role == "awaited":
@@ -124,7 +126,9 @@ def check_values(
             if not _allowed_iterator(value, restored, signed, 0):
                 raise _corrupt(code, f"the 'for' loop's iterator is a {type(value).__name__}")
         elif not _is_bound_exit(value, "__exit__" if role == "with_exit" else "__aexit__"):
-            raise _corrupt(code, f"the 'with' block's exit is a {type(value).__name__}, not a bound exit method")
+            raise _corrupt(
+                code, f"the 'with' block's exit is a {type(value).__name__}, not a bound exit method"
+            )
 
 
 def _owner(value: Any) -> Any:
@@ -139,27 +143,25 @@ def _owner(value: Any) -> Any:
     return value
 
 
-_BUILTIN_ITERATORS: frozenset[type] = frozenset(
-    type(it)
-    for it in (
-        iter([]),
-        reversed([]),
-        iter(()),
-        iter(""),
-        iter("\u0100"),
-        iter(b""),
-        iter(bytearray()),
-        iter(range(0)),
-        iter(range(2**64)),
-        iter({}),
-        iter({}.values()),
-        iter({}.items()),
-        reversed({}),
-        reversed({}.values()),
-        reversed({}.items()),
-        iter(set()),
-    )
+_ITERATOR_SAMPLES: tuple[object, ...] = (
+    iter([]),
+    reversed([]),
+    iter(()),
+    iter(""),
+    iter("\u0100"),
+    iter(b""),
+    iter(bytearray()),
+    iter(range(0)),
+    iter(range(2**64)),
+    iter({}),
+    iter({}.values()),
+    iter({}.items()),
+    reversed({}),
+    reversed({}.values()),
+    reversed({}.items()),
+    iter(set()),
 )
+_BUILTIN_ITERATORS: frozenset[type] = frozenset(type(sample) for sample in _ITERATOR_SAMPLES)
 _FRAME_TYPES = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 
 
@@ -172,7 +174,7 @@ def _allowed_iterator(value: Any, restored: set[int], signed: bool, depth: int) 
     if depth >= _MAX_NESTED_ITERATORS:
         return False
     if tp in (enumerate, zip, reversed):
-        reduced = tp.__reduce__(value)  # C code: the arguments it was built from
+        reduced: Any = value.__reduce__()  # C code of the builtin type: the arguments it was built from
         args = reduced[1] if type(reduced) is tuple and len(reduced) > 1 else ()
         inner = args[:1] if tp is enumerate else args if tp is zip else ()
         return all(_allowed_iterator(it, restored, signed, depth + 1) for it in inner)
@@ -185,7 +187,9 @@ def _is_bound_exit(value: Any, name: str) -> bool:
     owner = getattr(value, "__self__", None) if type(value) in _BOUND_TYPES else None
     if owner is None or getattr(value, "__name__", None) != name:
         return False
-    descriptor = next((class_dict(base)[name] for base in type(owner).__mro__ if name in class_dict(base)), None)
+    descriptor = next(
+        (class_dict(base)[name] for base in type(owner).__mro__ if name in class_dict(base)), None
+    )
     if descriptor is None:
         return False
     if type(value) is types.MethodType:

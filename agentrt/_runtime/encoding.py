@@ -15,7 +15,15 @@ import attrs
 from agentrt._sdk.errors import ToolError
 from agentrt.keys import Keyring
 
-__all__ = ["BlobSeal", "decode_error", "decode_value", "encode_error", "encode_value", "error_record", "type_name"]
+__all__ = [
+    "BlobSeal",
+    "decode_error",
+    "decode_value",
+    "encode_error",
+    "encode_value",
+    "error_record",
+    "type_name",
+]
 
 
 def _codec() -> Any:
@@ -84,6 +92,7 @@ def _fallback(exc: BaseException) -> ToolError:
 def encode_error(exc: BaseException, seal: BlobSeal | None = None) -> bytes:
     """An exception as a blob that always decodes: the original if it can be rebuilt, else a ToolError."""
     fallback = _fallback(exc)
+    inner: bytes | None
     try:
         inner = _dump(exc, seal)
     except Exception:

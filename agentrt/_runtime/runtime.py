@@ -39,7 +39,6 @@ from agentrt._runtime.encoding import (
     encode_value,
     error_record,
 )
-from agentrt.keys import Keyring, keyring_for_store
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
 from agentrt._sdk.errors import (
     AgentSpecError,
@@ -55,6 +54,7 @@ from agentrt._sdk.requests import REQUEST_TYPES, Ask, ChildRun, Fulfilled, Gathe
 from agentrt._sdk.schema import jsonable_or_repr, to_jsonable
 from agentrt._sdk.task import StepRecorder, recording
 from agentrt._sdk.tools import IDEMPOTENCY_PARAM, Tool
+from agentrt.keys import Keyring, keyring_for_store
 from agentrt.llm._contract import ExecutorRequest, Usage, as_executors
 from agentrt.llm._host import Outcome, build_request, execute
 from agentrt.llm._needs import missing
@@ -321,7 +321,13 @@ class Runtime:
         self.check_executors(self.agent_of(target))  # before the reply is journaled and the run goes on
         rec = self.store.acquire_lease(target.run_id, self.owner, self.lease_seconds)
         try:
-            if not self.store.put_result(target.run_id, rec.seq, 0, True, encode_value(value, self._seal("value#0", target.run_id, rec.seq))):
+            if not self.store.put_result(
+                target.run_id,
+                rec.seq,
+                0,
+                True,
+                encode_value(value, self._seal("value#0", target.run_id, rec.seq)),
+            ):
                 raise NotWaiting(
                     f"run {target.run_id!r} already has a reply for its question (seq {rec.seq})"
                 )

@@ -42,7 +42,7 @@ def register(commands: Any) -> None:
     dump.add_argument(
         "--allow-unsigned",
         action="store_true",
-        help="decode a blob that is not signed with this project's or store's key (or AGENTRT_ALLOW_UNSIGNED=1); "
+        help="decode a blob not signed with this project's or store's key (or AGENTRT_ALLOW_UNSIGNED=1); "
         "it still goes through every safety check",
     )
     _common(dump)
@@ -219,7 +219,10 @@ def cmd_dump(args: argparse.Namespace) -> int:
             return _fail(f"cannot read blob file {target!r}: {exc.strerror or exc}")
         _make_cwd_importable()
         dump = dump_blob(
-            blob, Source("file", path=target), allow_modules=args.allow_modules, allow_unsigned=args.allow_unsigned
+            blob,
+            Source("file", path=target),
+            allow_modules=args.allow_modules,
+            allow_unsigned=args.allow_unsigned,
         )
     else:
         from agentrt._sdk.errors import RunNotFound

@@ -30,9 +30,9 @@ from typing import Any
 import attrs
 
 from agentrt import _codec
+from agentrt._codec._decode import Requirement
 from agentrt._frames import abandon, restored_pending
 from agentrt._frames._capture import FINISHED, capture
-from agentrt._codec._decode import Requirement
 from agentrt.exceptions import AgentrtError
 from agentrt.keys import Keyring, keyring_for_store
 

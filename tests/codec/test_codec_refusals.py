@@ -237,7 +237,10 @@ def test_a_lock_or_file_held_by_with_across_an_await_is_ar112_as_agentrt_check_s
     from agentrt.lowlevel import Machine
 
     (tmp_path / "f.txt").write_text("x")
-    cases = ((_held_lock, threading.Lock(), "_thread.lock"), (_held_file, str(tmp_path / "f.txt"), "TextIOWrapper"))
+    cases = (
+        (_held_lock, threading.Lock(), "_thread.lock"),
+        (_held_file, str(tmp_path / "f.txt"), "TextIOWrapper"),
+    )
     for fn, arg, kind in cases:
         m = Machine(fn, arg)
         payload = m.step()

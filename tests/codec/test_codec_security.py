@@ -85,9 +85,11 @@ def test_reduce_of_a_referenced_builtin_is_caught_by_the_dry_run(marker: Path, n
     # The decode-bounds walk refuses a call of anything but a reconstructor first; the dry run
     # (and find_class) would refuse it too.
     payload = _call_referenced_system(marker)
-    with pytest.raises(CorruptBlob, match="not callable|not an agentrt reconstructor with a tuple"):
+    with pytest.raises(CorruptBlob, match=r"not callable|not an agentrt reconstructor with a tuple"):
         loads(forge(payload, referencing=True))
-    with pytest.raises(CorruptBlob, match="does not declare referencing|not an agentrt reconstructor with a tuple"):
+    with pytest.raises(
+        CorruptBlob, match=r"does not declare referencing|not an agentrt reconstructor with a tuple"
+    ):
         loads(forge(payload, referencing=False))
     assert not marker.exists()
 

@@ -15,12 +15,16 @@ pytestmark = pytest.mark.skipif(not VERSION_DIR.exists(), reason="no golden blob
 
 def test_golden_blob_restores_with_its_pending_request():
     expected = json.loads((VERSION_DIR / "expected.json").read_text())["mixed_state"]
-    m = Machine.set((VERSION_DIR / "mixed_state.blob").read_bytes(), allow_unsigned=True)  # a committed, unsigned artifact
+    m = Machine.set(
+        (VERSION_DIR / "mixed_state.blob").read_bytes(), allow_unsigned=True
+    )  # a committed, unsigned artifact
     assert list(m.pending) == expected["pending"]
 
 
 def test_golden_blob_result_is_exact():
-    m = Machine.set((VERSION_DIR / "mixed_state.blob").read_bytes(), allow_unsigned=True)  # a committed, unsigned artifact
+    m = Machine.set(
+        (VERSION_DIR / "mixed_state.blob").read_bytes(), allow_unsigned=True
+    )  # a committed, unsigned artifact
     assert m.step(20) == ("helper", 3)
     done = m.step(30)
     total, note, aliased, shared = done.value

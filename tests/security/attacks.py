@@ -145,7 +145,7 @@ def moved_null_in_call(marker: str) -> None:
     m = machine(agents.half_built_call, marker)
 
     def mutate(code: Any, args: list[Any], state: list[Any]) -> Any:
-        start, mask = stack_of(args, state)
+        _, mask = stack_of(args, state)
         # move the NULL to the other slot of the call: [NULL, f, x] -> [f, NULL, x] (or the reverse)
         pair = next(i for i in range(len(mask) - 1) if mask[i] != mask[i + 1])
         mask[pair], mask[pair + 1] = mask[pair + 1], mask[pair]

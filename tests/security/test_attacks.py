@@ -31,7 +31,12 @@ def _limit() -> None:  # pragma: no cover - runs in the child
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_attack_is_refused_without_crash_or_side_effect(name: str, tmp_path: Path) -> None:
     marker = tmp_path / "marker"
-    env = {**os.environ, "ATTACK_TMP": str(tmp_path), "PYTHONPATH": str(REPO), "AGENTRT_KEY_FILE": str(tmp_path / "k")}
+    env = {
+        **os.environ,
+        "ATTACK_TMP": str(tmp_path),
+        "PYTHONPATH": str(REPO),
+        "AGENTRT_KEY_FILE": str(tmp_path / "k"),
+    }
     env.pop("AGENTRT_ALLOW_UNSIGNED", None)
     env.pop("AGENTRT_BLOB_KEY", None)
     proc = subprocess.run(
@@ -43,7 +48,11 @@ def test_attack_is_refused_without_crash_or_side_effect(name: str, tmp_path: Pat
         timeout=300,
         preexec_fn=_limit,
     )
-    assert proc.returncode == 0, f"attack {name} killed the interpreter ({proc.returncode}): {proc.stderr[-2000:]}"
-    assert proc.stdout.startswith(("REFUSED CorruptBlob", "REFUSED IncompatibleBlob")), proc.stdout + proc.stderr
+    assert proc.returncode == 0, (
+        f"attack {name} killed the interpreter ({proc.returncode}): {proc.stderr[-2000:]}"
+    )
+    assert proc.stdout.startswith(("REFUSED CorruptBlob", "REFUSED IncompatibleBlob")), (
+        proc.stdout + proc.stderr
+    )
     assert not marker.exists(), f"attack {name} ran code: {marker} was written"
     assert "SIDE EFFECT" not in proc.stderr, proc.stderr

@@ -62,13 +62,19 @@ def test_get_signs_with_a_project_key_created_0600_and_a_fresh_process_restores_
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path / "cp.blob")], capture_output=True, text=True, env=env, cwd=tmp_path
+        [sys.executable, "-c", script, str(tmp_path / "cp.blob")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["hello", "back"]
 
 
-def test_unsigned_blobs_are_refused_unless_the_caller_opts_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_unsigned_blobs_are_refused_unless_the_caller_opts_in(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     m = _suspended()
     unsigned = dumps(m._coro, key=b"")
     with pytest.raises(CorruptBlob, match=r"not signed.*allow_unsigned=True.*AGENTRT_ALLOW_UNSIGNED=1"):
@@ -98,7 +104,9 @@ def test_env_key_overrides_and_rotation_keeps_old_blobs_readable(monkeypatch: py
     assert Machine.set(new).pending == "hello"  # written with the first key
 
 
-def test_keygen_creates_and_rotates_a_0600_key_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_keygen_creates_and_rotates_a_0600_key_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "dir" / "blob.key"
     assert cli_main(["keygen", "--file", str(path)]) == 0
     first = keys.read_key_file(path)
@@ -112,7 +120,7 @@ def test_keygen_creates_and_rotates_a_0600_key_file(tmp_path: Path, capsys: pyte
 
 
 def test_shared_stores_refuse_to_start_without_a_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match="agentrt keygen.*AGENTRT_BLOB_KEY"):
+    with pytest.raises(StoreError, match=r"agentrt keygen.*AGENTRT_BLOB_KEY"):
         keys.require_key("postgresql://db/agentrt")
     with pytest.raises(StoreError, match="agentrt keygen"):
         keys.require_key("postgresql://db/agentrt", tmp_path / "missing.key")
@@ -135,7 +143,7 @@ def test_sqlite_store_key_file_signs_and_binds_its_checkpoints(tmp_path: Path) -
             await rt.settle(a, timeout=10)
             await rt.settle(b, timeout=10)
             seq_a, blob_a = store.latest_checkpoint(a)
-            seq_b, blob_b = store.latest_checkpoint(b)
+            _, blob_b = store.latest_checkpoint(b)
             assert _bind(blob_a) == ["checkpoint", a, seq_a] and blob_a[7] & _format.FLAG_SIGNED
             rt._restore_checkpoint(a, seq_a, blob_a).discard()  # the genuine checkpoint
             with pytest.raises(CorruptBlob, match="replayed or moved"):
