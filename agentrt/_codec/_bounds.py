@@ -63,6 +63,9 @@ _BASE_BYTES = {
     _GLOBAL: 0,  # a reconstructor entry point: exists already
 }
 _ITEM_BYTES = {_LIST: 9, _DICT: 48, _SET: 40, _FROZENSET: 40, _TUPLE: 8, _CALL: 16}
+#: what the walk itself holds per node it makes and per edge, so that walk + objects stay in the bound
+_WALK_NODE_BYTES = 160
+_WALK_EDGE_BYTES = 16
 _HASHED_KINDS = (_TUPLE, _BIGINT)
 
 
@@ -166,6 +169,7 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
             if index >= len(memo):
                 raise _corrupt(f"reads memo entry {index}, which was never written")
             push(memo[index])
+            memory += _WALK_EDGE_BYTES
         elif op == 0x94:  # MEMOIZE
             if not stack or stack[-1] is _MARK:
                 raise _corrupt("memoizes nothing")
@@ -180,16 +184,16 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
                     raise _corrupt("holds a string that is not UTF-8") from None
             position += 1 + length
             push(_Node(_STR, 1 + length // 64, text))
-            memory += 64 + length
+            memory += 64 + length + _WALK_NODE_BYTES
         elif op in _ATOM_WIDTH:  # NONE, NEWTRUE, NEWFALSE, BININT1, BININT2, BININT, BINFLOAT
             position += _ATOM_WIDTH[op]
             push(_ATOM_NODE)
-            memory += 32
+            memory += 32 + _WALK_EDGE_BYTES
         elif op in _EMPTY_KIND:  # EMPTY_LIST, EMPTY_DICT, EMPTY_SET, EMPTY_TUPLE
             node = _Node(_EMPTY_KIND[op])
             new(node)
             push(node)
-            memory += base[node.kind]
+            memory += base[node.kind] + _WALK_NODE_BYTES
         elif op == 0x28:  # MARK
             marks.append(len(stack))
         elif op in (0x65, 0x75, 0x90):  # APPENDS, SETITEMS, ADDITEMS
@@ -198,16 +202,16 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
             if kind == _DICT and len(items) % 2:
                 raise _corrupt("sets a dict item without a value")
             _extend(_top(stack, marks, kind), items)
-            memory += _ITEM_BYTES[kind] * len(items)
+            memory += (_ITEM_BYTES[kind] + _WALK_EDGE_BYTES) * len(items)
         elif op == 0x61:  # APPEND
             item = _pop(stack, marks)
             _extend(_top(stack, marks, _LIST), [item])
-            memory += _ITEM_BYTES[_LIST]
+            memory += _ITEM_BYTES[_LIST] + _WALK_EDGE_BYTES
         elif op == 0x73:  # SETITEM
             value = _pop(stack, marks)
             key = _pop(stack, marks)
             _extend(_top(stack, marks, _DICT), [key, value])
-            memory += _ITEM_BYTES[_DICT] * 2
+            memory += (_ITEM_BYTES[_DICT] + _WALK_EDGE_BYTES) * 2
         elif op in (0x85, 0x86, 0x87, 0x74, 0x91):  # TUPLE1, TUPLE2, TUPLE3, TUPLE, FROZENSET
             if op == 0x74 or op == 0x91:
                 items = _pop_mark(stack, marks)
@@ -221,7 +225,7 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
             node = _container(kind, items)
             new(node)
             push(node)
-            memory += base[kind] + _ITEM_BYTES[kind] * len(items)
+            memory += base[kind] + _WALK_NODE_BYTES + (_ITEM_BYTES[kind] + _WALK_EDGE_BYTES) * len(items)
         elif op == 0x52:  # REDUCE
             args = _pop(stack, marks)
             func = _pop(stack, marks)
@@ -236,7 +240,7 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
                 node = _container(_CALL, [args])
                 new(node)
                 push(node)
-                memory += base[_CALL]
+                memory += base[_CALL] + _WALK_NODE_BYTES
         elif op == 0x93:  # STACK_GLOBAL
             name = _pop(stack, marks)
             _pop(stack, marks)
@@ -249,7 +253,7 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
                 push(_Node(_BIGINT, 1 + length // 8))
             else:
                 push(_Node(_STR, 1 + length // 64))
-            memory += 64 + length
+            memory += 64 + length + _WALK_NODE_BYTES
         elif op == 0x6A:  # LONG_BINGET
             index = int.from_bytes(payload[position : position + 4], "little")
             position += 4
