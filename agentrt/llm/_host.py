@@ -159,7 +159,11 @@ async def execute(
 def _accept_text(call: ModelCall, result: GenerateResult, calls: int) -> tuple[Any, str | None]:
     """``(TextResult, None)``, or ``(None, why the answer is refused)`` for a structured request."""
     output = result.output
-    if call.output is None:
+    if call.output is not None and result.tool_calls and output in (None, "", {}):
+        # The model called tools instead of answering: nothing to validate yet (the agent runs the
+        # tools and asks again); the structured answer comes on a later turn.
+        output = None
+    elif call.output is None:
         if not isinstance(output, str):
             raise TypeError(
                 f"the {call.kind} executor returned {type(output).__name__} as the output of text request "

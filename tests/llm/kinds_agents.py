@@ -1,0 +1,208 @@
+"""LLM-driven and self-managed state agents for the tests (module level: resumable by name)."""
+
+from __future__ import annotations
+
+import attrs
+
+from agentrt import Task, ToolCall, agent, ask, call_tools, llm_agent, output, ui_tools
+from tests.llm.agents import Answer, Prompt, add, explode, lookup
+
+
+@attrs.frozen
+class Facts:
+    """What the researcher found."""
+
+    word: str
+    total: int
+
+
+researcher = llm_agent(
+    name="researcher",
+    system="Look the word up and add the numbers, then answer.",
+    input=Prompt,
+    output=Facts,
+    tools=[lookup, add, explode],
+    mode="one-shot",
+    max_turns=4,
+)
+
+planner = llm_agent(
+    name="planner",
+    system="Work out the facts with the tools.",
+    input=Prompt,
+    output=Facts,
+    tools=[lookup, add, explode],
+    mode="multi-turn",
+    max_turns=6,
+)
+
+#: a plain one-shot agent with no tools: a single structured answer
+oneliner = llm_agent(name="oneliner", system="Answer at once.", input=Prompt, output=Facts)
+
+
+async def boss_run(input: Prompt, task: Task) -> Answer:
+    """A coded agent with an LLM agent as its sub-agent."""
+    facts = await task.tools.planner(text=input.text, n=input.n)
+    return Answer(f"{facts.word}={facts.total}")
+
+
+boss = agent(input=Prompt, output=Answer, tools=[planner], run=boss_run, name="boss")
+
+
+async def helper_run(input: Prompt, task: Task) -> Answer:
+    """A coded agent used as a tool by an LLM agent."""
+    total = await task.tools.add(a=input.n, b=100)
+    return Answer(input.text.upper(), [str(total)])
+
+
+helper = agent(input=Prompt, output=Answer, tools=[add], run=helper_run, name="helper")
+
+delegator = llm_agent(
+    name="delegator",
+    system="Use the helper agent.",
+    input=Prompt,
+    output=Facts,
+    tools=[helper],
+    mode="multi-turn",
+)
+
+
+# --------------------------------------------------------------------------- self-managed state
+
+
+@attrs.define
+class Tally:
+    """The counter's state: which round it is in and what the tools returned so far."""
+
+    round: int = 0
+    total: int = 0
+    words: list[str] = attrs.field(factory=list)
+
+
+def tally_start(input: Prompt, state: Tally) -> object:
+    """Start with one batch: look the word up and add, together."""
+    state.round = 1
+    return call_tools([ToolCall("lookup", {"word": input.text}), ToolCall("add", {"a": 0, "b": input.n})])
+
+
+def tally_results(results: list, state: Tally) -> object:
+    for result in results:
+        if not result.ok:
+            state.words.append(f"failed {result.name}: {result.error}")
+        elif result.name == "lookup":
+            state.words.append(result.value)
+        elif result.name == "add":
+            state.total = result.value
+    if state.round < 3:
+        state.round += 1
+        return call_tools(
+            [
+                ToolCall("add", {"a": state.total, "b": state.round}),
+                ToolCall("lookup", {"word": f"r{state.round}"}),
+            ]
+        )
+    return output(Answer(f"total {state.total}", list(state.words)))
+
+
+counter = agent(
+    input=Prompt,
+    output=Answer,
+    tools=[lookup, add, explode],
+    state=Tally,
+    start=tally_start,
+    on_tool_results=tally_results,
+    name="counter",
+)
+
+
+@attrs.define
+class Asked:
+    question: str = ""
+    answer: str = ""
+
+
+def asker_start(input: Prompt, state: Asked) -> object:
+    state.question = f"what about {input.text}?"
+    return ask(state.question)
+
+
+def asker_results(results: list, state: Asked) -> object:
+    [reply] = results
+    state.answer = str(reply.value)
+    if reply.value == "again":
+        return ask("once more?")
+    return output({"text": state.answer, "notes": [state.question]})
+
+
+asker = agent(
+    input=Prompt,
+    output=Answer,
+    tools=ui_tools,
+    state=Asked,
+    start=asker_start,
+    on_tool_results=asker_results,
+    name="asker",
+)
+
+
+@attrs.define
+class Strict:
+    count: int = attrs.field(default=0, validator=attrs.validators.ge(0), on_setattr=attrs.setters.NO_OP)
+
+
+def strict_start(input: Prompt, state: Strict) -> object:
+    state.count = {"bad": -1, "wrong": "many"}.get(input.text, 1)  # type: ignore[assignment]
+    return call_tools([ToolCall("add", {"a": 1, "b": 1})])
+
+
+def strict_results(results: list, state: Strict) -> object:
+    return output(Answer(str(state.count)))
+
+
+strict = agent(
+    input=Prompt,
+    output=Answer,
+    tools=[add],
+    state=Strict,
+    start=strict_start,
+    on_tool_results=strict_results,
+    name="strict",
+)
+
+
+async def uses_counter_run(input: Prompt, task: Task) -> Answer:
+    """A coded agent with a self-managed agent as its sub-agent."""
+    inner = await task.tools.counter(text=input.text, n=input.n)
+    return Answer(f"inner: {inner.text}", inner.notes)
+
+
+uses_counter = agent(input=Prompt, output=Answer, tools=[counter], run=uses_counter_run, name="uses_counter")
+
+
+@attrs.define
+class Seen:
+    seen: list[str] = attrs.field(factory=list)
+
+
+def failing_start(input: Prompt, state: Seen) -> object:
+    return call_tools([ToolCall("explode", {"x": "1"}), ToolCall("lookup", {"word": "ok"})])
+
+
+def failing_results(results: list, state: Seen) -> object:
+    return output(Answer("", [f"{r.name} {r.ok} {r.value} {r.error}" for r in results]))
+
+
+failing = agent(
+    input=Prompt,
+    output=Answer,
+    tools=[explode, lookup],
+    state=Seen,
+    start=failing_start,
+    on_tool_results=failing_results,
+    name="failing",
+)
+
+
+@attrs.define
+class NoDefault:
+    x: int
