@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import time
+
 import attrs
 
-from agentrt import Task, ToolCall, agent, ask, call_tools, llm_agent, output, ui_tools
+from agentrt import Task, ToolCall, agent, ask, call_tools, llm_agent, output, tool, ui_tools
 from tests.llm.agents import Answer, Prompt, add, explode, lookup
 
 
@@ -206,3 +210,59 @@ failing = agent(
 @attrs.define
 class NoDefault:
     x: int
+
+
+@tool
+def slow_add(a: int, b: int, idempotency_key: str = "") -> int:
+    """Add, slowly: logs a start and an end record (``AGENTRT_TEST_TOOL_CALLS``) around
+    ``AGENTRT_TEST_TOOL_DELAY`` seconds, so a test can kill a process while it runs.
+
+    Args:
+        a: The first.
+        b: The second.
+    """
+    _record({"event": "start", "tool": "slow_add", "key": idempotency_key, "pid": os.getpid()})
+    time.sleep(float(os.environ.get("AGENTRT_TEST_TOOL_DELAY", "0") or 0))
+    _record({"event": "end", "tool": "slow_add", "key": idempotency_key, "pid": os.getpid()})
+    return a + b
+
+
+def _record(entry: dict[str, object]) -> None:
+    path = os.environ.get("AGENTRT_TEST_TOOL_CALLS")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+def slow_start(input: Prompt, state: Tally) -> object:
+    state.round = 1
+    return call_tools([ToolCall("slow_add", {"a": 0, "b": 1}), ToolCall("lookup", {"word": input.text})])
+
+
+def slow_results(results: list, state: Tally) -> object:
+    state.total = results[0].value
+    state.words.append(results[1].value)
+    if state.round < input_rounds(state):
+        state.round += 1
+        return call_tools(
+            [
+                ToolCall("slow_add", {"a": state.total, "b": state.round}),
+                ToolCall("lookup", {"word": f"r{state.round}"}),
+            ]
+        )
+    return output(Answer(f"total {state.total}", list(state.words)))
+
+
+def input_rounds(state: Tally) -> int:
+    return 3
+
+
+slow_counter = agent(
+    input=Prompt,
+    output=Answer,
+    tools=[slow_add, lookup],
+    state=Tally,
+    start=slow_start,
+    on_tool_results=slow_results,
+    name="slow_counter",
+)
