@@ -89,8 +89,7 @@ def test_a_cut_stream_is_not_journaled_as_an_answer(server: FakeOpenAIServer) ->
     server.enqueue(stream(["partial ", "answer"], end="cut"), reply("a complete answer"))
 
     async def main() -> Any:
-        executors = A_executors(server)
-        async with Runtime(MemoryStore(), executors=executors) as rt:
+        async with http_executors(server) as ex, Runtime(MemoryStore(), executors=ex) as rt:
             run_id = await rt.start(A.streamer, {"text": "go"})
             with pytest.raises(ModelProviderError):
                 await rt.wait(run_id, timeout=30)
@@ -102,7 +101,7 @@ def test_a_cut_stream_is_not_journaled_as_an_answer(server: FakeOpenAIServer) ->
     assert len(server.requests) == 1
 
 
-def A_executors(server: FakeOpenAIServer, **kw: Any) -> Any:
+def http_executors(server: FakeOpenAIServer, **kw: Any) -> Any:
     from tests.llm.test_openai_end_to_end import executors_for
 
     return executors_for(server, **kw)
@@ -152,7 +151,10 @@ def test_length_surfaces_in_the_agent_text_result(server: FakeOpenAIServer) -> N
     server.enqueue(reply("short", finish_reason="length"))
 
     async def main() -> Any:
-        async with Runtime(MemoryStore(), executors=A_executors(server, on_length="return")) as rt:
+        async with (
+            http_executors(server, on_length="return") as ex,
+            Runtime(MemoryStore(), executors=ex) as rt,
+        ):
             run_id = await rt.start(A.finish_reporter, {"text": "go"})
             return await rt.wait(run_id, timeout=30)
 
@@ -232,7 +234,7 @@ def test_run_error_record_carries_the_provider_error_and_no_internal_frames(serv
     server.enqueue(error(400, body=body))
 
     async def main() -> Any:
-        async with Runtime(MemoryStore(), executors=A_executors(server)) as rt:
+        async with http_executors(server) as ex, Runtime(MemoryStore(), executors=ex) as rt:
             run_id = await rt.start(A.chain, {"text": "x", "n": 1})
             with pytest.raises(ModelProviderError):
                 await rt.wait(run_id, timeout=30)
@@ -271,7 +273,7 @@ def test_refusal_reaches_the_agent_once_through_the_runtime(server: FakeOpenAISe
     server.enqueue(reply(None, refusal="No."), reply("never"), reply("never"))
 
     async def main() -> Any:
-        async with Runtime(MemoryStore(), executors=A_executors(server)) as rt:
+        async with http_executors(server) as ex, Runtime(MemoryStore(), executors=ex) as rt:
             run_id = await rt.start(A.refusal_catcher, {"text": "go"})
             return await rt.wait(run_id, timeout=30)
 
@@ -314,7 +316,7 @@ def test_several_choices_are_refused_with_feedback_through_the_runtime(server: F
     )
 
     async def main() -> Any:
-        async with Runtime(MemoryStore(), executors=A_executors(server)) as rt:
+        async with http_executors(server) as ex, Runtime(MemoryStore(), executors=ex) as rt:
             run_id = await rt.start(A.decider, {"text": "go"})
             return await rt.wait(run_id, timeout=30)
 
