@@ -228,7 +228,8 @@ def llm_agent(
         raise TypeError("llm_agent(system=...) must be a non-empty str: the model's instructions")
     if not isinstance(max_turns, int) or max_turns < 1:
         raise ValueError(f"llm_agent(max_turns={max_turns!r}) must be an int >= 1")
-    module = sys._getframe(1).f_globals.get("__name__", __name__)
+    caller = sys._getframe(1)
+    module = caller.f_globals.get("__name__", __name__)
     made = agent(
         input=input,
         output=output,
@@ -277,6 +278,7 @@ def llm_agent(
     run.__name__ = run.__qualname__ = made.name
     run.__wrapped__ = _run_llm_agent  # the bind-time scan reads this code
     run.__doc__ = made.description
+    run.__agentrt_site__ = (f"llm_agent {made.name!r}", caller.f_code.co_filename, caller.f_lineno)
     return attrs.evolve(made, run=run, tools=types.MappingProxyType(by_name))
 
 

@@ -194,8 +194,10 @@ def test_llm_agent_needs_generate_text_at_bind_time() -> None:
         async with Runtime(MemoryStore(), executors={"decide": ScriptedExecutors().decide}) as rt:
             await rt.start(K.boss, {"text": "x"})
 
-    with pytest.raises(MissingExecutor, match="generate_text"):
+    with pytest.raises(MissingExecutor, match="generate_text") as info:
         asyncio.run(main())
+    assert info.value.agent == "planner"
+    assert info.value.where.startswith("llm_agent 'planner' (kinds_agents.py:")  # where it is defined
 
 
 # --------------------------------------------------------------------------- self-managed state
@@ -273,3 +275,20 @@ def test_self_managed_definition_errors() -> None:
         agentrt.agent(input=A.Prompt, output=A.Answer)
     with pytest.raises(TypeError, match="not a ToolCall"):
         call_tools([{"name": "add"}])  # type: ignore[list-item]
+
+
+def test_max_model_calls_bounds_an_llm_agent() -> None:
+    from agentrt.llm import ModelCallBudgetExceeded
+
+    looping = [Scripted("", tool_calls=calls(("lookup", {"word": str(i)}))) for i in range(5)]
+    script = ScriptedExecutors({"planner": looping})
+
+    async def main() -> Any:
+        async with Runtime(MemoryStore(), executors=script, max_model_calls=3) as rt:
+            run_id = await rt.start(K.planner, {"text": "x"})
+            with pytest.raises(ModelCallBudgetExceeded):
+                await rt.wait(run_id, timeout=30)
+            return rt.status(run_id)
+
+    rec = asyncio.run(main())
+    assert rec.error["cause"] == "max-model-calls" and len(script.calls) == 3
