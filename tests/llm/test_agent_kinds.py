@@ -292,3 +292,30 @@ def test_max_model_calls_bounds_an_llm_agent() -> None:
 
     rec = asyncio.run(main())
     assert rec.error["cause"] == "max-model-calls" and len(script.calls) == 3
+
+
+def test_traces_show_each_turn_and_each_tool_of_both_kinds() -> None:
+    from agentrt.testing import capture_trace
+
+    script = ScriptedExecutors(
+        {
+            "planner": [
+                Scripted("", tool_calls=calls(("lookup", {"word": "a"}), ("add", {"a": 1, "b": 1}))),
+                Scripted("", tool_calls=calls(("submit", {"word": "A", "total": 2}), prefix="s")),
+            ]
+        }
+    )
+    with capture_trace() as events:
+        assert drive(K.planner, {"text": "a"}, script) == K.Facts("A", 2)
+        assert drive(K.counter, {"text": "abc", "n": 4}).text == "total 9"
+    by_run: dict[str, list[Any]] = {}
+    for event in events:
+        by_run.setdefault(event.run_id, []).append(event)
+    planner_run, counter_run = by_run.values()
+    kinds = [e.kind for e in planner_run]
+    assert kinds.count("model_request") == 2 and kinds.count("tool_started") == 2
+    assert kinds[-1] == "completed"
+    srcs = {e.data.get("src") for e in planner_run if e.kind == "model_request"}
+    assert srcs == {"planner"}
+    tools = [e.data.get("tool") or e.data.get("name") for e in counter_run if e.kind == "tool_started"]
+    assert sorted(tools) == ["add", "add", "add", "lookup", "lookup", "lookup"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import time
 from typing import Any
 
@@ -372,3 +373,27 @@ def test_unreadable_retry_after_falls_back_to_backoff(server: FakeOpenAIServer) 
     sleep = FakeSleep()
     call(server, "generate_text", req(), sleep=sleep, backoff_base=0.5)
     assert 0.25 <= sleep.delays[0] <= 0.5
+
+
+def test_run_json_of_a_provider_400_shows_the_provider_error(server: FakeOpenAIServer, tmp_path: Any) -> None:
+    """``agentrt run --json``: the error carries error.message/type/code and no agentrt frames."""
+    from tests.cli.helpers import cli_env, cli_json
+
+    body = {
+        "error": {"message": "Unknown model 'x'", "type": "invalid_request_error", "code": "model_not_found"}
+    }
+    server.enqueue(error(400, body=body))
+    code, out, err = cli_json(
+        "run", "examples/issue_summarizer.py:summarize_issue",
+        "--input", '{"repo": "octo/widgets", "issue_number": 42}',
+        "--executors", "examples/executors.py:openai", "--store", str(tmp_path / "s.db"),
+        env=cli_env(AGENTRT_EXAMPLE_OPENAI_URL=server.url),
+    )  # fmt: skip
+    assert code == 1, err
+    error_record = out["error"]
+    assert error_record["provider"]["message"] == "Unknown model 'x'"
+    assert error_record["provider"]["code"] == "model_not_found"
+    assert "Unknown model 'x'" in error_record["message"] and '{\\"error\\"' not in json.dumps(error_record)
+    assert "issue_summarizer.py" in error_record["traceback"]
+    for internal in ("_runtime", "lowlevel.py", "openai_compat", "httpx"):
+        assert internal not in error_record["traceback"]
