@@ -166,7 +166,11 @@ async def _run_llm_agent(spec: LLMAgentSpec, input: Any, task: Any) -> Any:
                 names = ", ".join((*spec.tools, SUBMIT) if multi else spec.tools) or "(none)"
                 replies[call.id] = f"error: there is no tool {call.name!r}; the tools are {names}"
         # One turn's tool calls run together, each a durable tool call (or child run).
-        outcomes = await task.gather_settled([getattr(task.tools, c.name)(**c.arguments) for c in known])
+        outcomes = (
+            await task.gather_settled([getattr(task.tools, c.name)(**c.arguments) for c in known])
+            if known
+            else []
+        )
         for call, outcome in zip(known, outcomes, strict=True):
             if outcome.status == "fulfilled":
                 replies[call.id] = _result_text(outcome.value)

@@ -266,3 +266,32 @@ slow_counter = agent(
     on_tool_results=slow_results,
     name="slow_counter",
 )
+
+
+@attrs.frozen
+class Frozen:
+    """A frozen state: each step hands the next state back with ``state=``."""
+
+    steps: tuple[int, ...] = ()
+
+
+def frozen_start(input: Prompt, state: Frozen) -> object:
+    return call_tools([ToolCall("add", {"a": 0, "b": 1})], state=Frozen((0,)))
+
+
+def frozen_results(results: list, state: Frozen) -> object:
+    value = results[0].value
+    if len(state.steps) < 3:
+        return call_tools([ToolCall("add", {"a": value, "b": 1})], state=Frozen((*state.steps, value)))
+    return output(Answer(str(value), [str(s) for s in state.steps]))
+
+
+frozen = agent(
+    input=Prompt,
+    output=Answer,
+    tools=[add],
+    state=Frozen,
+    start=frozen_start,
+    on_tool_results=frozen_results,
+    name="frozen",
+)

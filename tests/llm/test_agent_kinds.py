@@ -214,6 +214,10 @@ def test_self_managed_tool_failures_come_back_as_results() -> None:
     assert out.notes == ["explode False None ValueError: boom 1", "lookup True OK None"]
 
 
+def test_self_managed_frozen_state_is_replaced_with_state_arg() -> None:
+    assert drive(K.frozen, {"text": "x"}) == A.Answer("3", ["0", "1", "2"])
+
+
 def test_self_managed_ask_waits_for_replies() -> None:
     out = drive(K.asker, {"text": "tea"}, replies=("again", "yes"))
     assert out == A.Answer("yes", ["what about tea?"])
