@@ -7,6 +7,7 @@ as that error, so a store writer without the key cannot replay, move or re-label
 
 from __future__ import annotations
 
+import os
 import traceback
 from typing import Any
 
@@ -59,6 +60,27 @@ class BlobSeal:
         from agentrt._codec._decode import Requirement
 
         return Requirement(signed=True, kind=self.kind, run_id=self.run_id, seq=self.seq)
+
+
+def seal_for(store: Any, kind: str, run_id: str, seq: int | None) -> BlobSeal:
+    """The seal of a blob of ``store``: its keyring (``agentrt.keys.keyring_for_store``) and binding."""
+    from agentrt.keys import keyring_for_store
+
+    return BlobSeal(keyring_for_store(store), kind, run_id, seq)
+
+
+def encode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, value: Any) -> bytes:
+    """The journal blob of member ``idx``'s result at ``seq``: signed, bound to exactly that place."""
+    if ok:
+        return encode_value(value, seal_for(store, f"value#{idx}", run_id, seq))
+    return encode_error(value, seal_for(store, f"error#{idx}", run_id, seq))
+
+
+def decode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> tuple[bool, Any]:
+    """``(ok, value)`` of a journal blob, refused unless signed for that run, sequence and member."""
+    if ok:
+        return True, decode_value(blob, seal_for(store, f"value#{idx}", run_id, seq))
+    return False, decode_error(blob, seal_for(store, f"error#{idx}", run_id, seq))
 
 
 def _dump(value: Any, seal: BlobSeal | None) -> bytes:
@@ -143,8 +165,30 @@ def error_record(exc: BaseException) -> dict[str, Any]:
         value = getattr(exc, attr, None)
         if isinstance(value, (str, int)):
             record[attr] = value
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    fields = getattr(exc, "record_fields", None)
+    if callable(fields):  # e.g. a model provider's error.message / type / code
+        record.update(fields())
+    if getattr(exc, "hide_internal_frames", False):
+        tb = _user_traceback(exc)
+    else:
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     if isinstance(exc, ToolError) and exc.traceback_text:
         tb = exc.traceback_text + tb
     record["traceback"] = tb
     return record
+
+
+#: The agentrt package directory (with a trailing separator): frames from here are the runtime's.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback of an error that reports something outside the agent's code (a provider's
+    answer): only the agent's frames, not the runtime's that delivered the error to it."""
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not os.path.abspath(f.filename).startswith(_PACKAGE)
+    ]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
+    return "".join(lines + traceback.format_exception_only(type(exc), exc))
