@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from agentrt._codec._serializable import serializable
 from agentrt.teams.contracts import Handoff
 from agentrt.teams.errors import ContractError
 
@@ -32,6 +33,7 @@ CRITIQUE_INSTRUCTION = (
 )
 
 
+@serializable  # a lane holds it across its model calls
 @attrs.frozen
 class EscalationConfig:
     """``models.escalationMarkers``, ``models.shortOutputThreshold`` and ``models.advisorRounds``.
