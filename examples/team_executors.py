@@ -25,7 +25,13 @@ def _log(request: ExecutorRequest, task_id: str) -> None:
     path = os.environ.get("AGENTRT_EXAMPLE_SIDE_EFFECTS")
     if path:
         with open(path, "a", encoding="utf-8") as f:
-            row = {"src": request.src, "key": request.id, "pid": os.getpid(), "model": request.model, "task_id": task_id}
+            row = {
+                "src": request.src,
+                "key": request.id,
+                "pid": os.getpid(),
+                "model": request.model,
+                "task_id": task_id,
+            }
             f.write(json.dumps(row) + "\n")
 
 
@@ -47,7 +53,10 @@ async def generate_text(request: ExecutorRequest) -> GenerateResult:
     prompt = request.prompt or ""
     if request.src == "advisor":
         question = prompt.split("Question: ", 1)[-1].split("\n", 1)[0]
-        answer = f"Advisor: for '{question}', choose the simplest option that keeps the contract; say so explicitly."
+        answer = (
+            f"Advisor: for '{question}', choose the simplest option that keeps the contract; "
+            "say so explicitly."
+        )
         _log(request, str(request.metadata.get("task_id", "?")))
         return GenerateResult(output=answer, usage=_usage(prompt, answer), model=request.model)
     task_id, title, brief = _task_layer(prompt)

@@ -53,7 +53,9 @@ def parse_spec(text: str, where: str = "spec") -> dict[str, Any]:
                 raise ContractError(where, f"lanes[{i}].{key}", "is required (a non-empty string)")
         for key in lane:
             if key not in _LANE_KEYS:
-                raise ContractError(where, f"lanes[{i}].{key}", f"is not a lane key ({', '.join(sorted(_LANE_KEYS))})")
+                raise ContractError(
+                    where, f"lanes[{i}].{key}", f"is not a lane key ({', '.join(sorted(_LANE_KEYS))})"
+                )
     return {"phase": "build", "excluded": [], **header, "body": body.strip()}
 
 
@@ -97,7 +99,11 @@ def propose(spec: Mapping[str, Any], registry: Registry, config: TierConfig) -> 
     for name in dict.fromkeys(lane["specialist"] for lane in lanes):
         spec_of = found[name]
         assert spec_of is not None
-        owns = [f"{lane['task_id']} ({lane.get('title') or lane['work_type']})" for lane in lanes if lane["specialist"] == name]
+        owns = [
+            f"{lane['task_id']} ({lane.get('title') or lane['work_type']})"
+            for lane in lanes
+            if lane["specialist"] == name
+        ]
         source = {"project": "existing"}.get(spec_of.source, spec_of.source)
         roles.append(
             {
@@ -109,7 +115,10 @@ def propose(spec: Mapping[str, Any], registry: Registry, config: TierConfig) -> 
             }
         )
     excluded = [dict(e) for e in spec.get("excluded") or []]
-    excluded += [{"specialist": m, "reason": "no project specialist or template fits (option A mints one)"} for m in missing]
+    excluded += [
+        {"specialist": m, "reason": "no project specialist or template fits (option A mints one)"}
+        for m in missing
+    ]
     proposal = {
         "schema_version": PROPOSAL_SCHEMA,
         "slug": spec["slug"],

@@ -167,7 +167,11 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
         "followups": [*draft.issues, *consults],
     }
     written = await task.tools.teams_write_receipt(
-        project=input.project, run_id=input.team_run, specialist=input.specialist, envelope=envelope, sections=sections
+        project=input.project,
+        run_id=input.team_run,
+        specialist=input.specialist,
+        envelope=envelope,
+        sections=sections,
     )
     return LaneResult(
         task_id=input.task_id,
@@ -297,7 +301,7 @@ def _goal(reports: list[LaneReport]) -> str:
 
 
 async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
-    planned = await task.tools.teams_plan(project=input.project, spec=input.spec)
+    planned = await task.tools.teams_plan(project=input.project, spec=input.spec, model_tier=input.model_tier)
     proposal = planned["proposal"]
     specialists = planned["specialists"]
     head: str | None = None
@@ -312,7 +316,12 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
         if not differ:
             break
         rescored = {r["task_id"]: r["tier"] for r in differ}
-        proposal = {**proposal, "lanes": [{**lane, "tier": rescored.get(lane["task_id"], lane["tier"])} for lane in proposal["lanes"]]}
+        proposal = {
+            **proposal,
+            "lanes": [
+                {**lane, "tier": rescored.get(lane["task_id"], lane["tier"])} for lane in proposal["lanes"]
+            ],
+        }
         note = "re-scored at dispatch, differs from the approved tier: " + "; ".join(
             f"{r['task_id']} {r['approved_tier']} -> {r['tier']}" for r in differ
         )
@@ -332,13 +341,17 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
             "schema_version": "guild.phase_result.v1",
             "run_id": task.run_id,
             "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "phase": proposal["phase"] if proposal["phase"] in ("init", "ideate", "plan", "build", "qa", "ops") else "build",
+            "phase": proposal["phase"]
+            if proposal["phase"] in ("init", "ideate", "plan", "build", "qa", "ops")
+            else "build",
             "status": {"complete": "complete", "partial": "partial", "blocked": "blocked"}[goal],
             "gate_passed": True,
             "outputs": [r.receipt for r in reports if r.receipt],
         },
     )
-    return TeamOutput(goal_status=goal, team_file=team_path, routing=[r["line"] for r in routing], lanes=reports)
+    return TeamOutput(
+        goal_status=goal, team_file=team_path, routing=[r["line"] for r in routing], lanes=reports
+    )
 
 
 async def run_lanes(
@@ -428,7 +441,16 @@ async def run_lanes(
             r = route_of[tid]
             lane_result = results[tid]
             if isinstance(lane_result, str):
-                reports[tid] = LaneReport(tid, inputs[tid]["specialist"], r["tier"], r["model"], "failed", attempts[tid], "", lane_result)
+                reports[tid] = LaneReport(
+                    tid,
+                    inputs[tid]["specialist"],
+                    r["tier"],
+                    r["model"],
+                    "failed",
+                    attempts[tid],
+                    "",
+                    lane_result,
+                )
                 continue
             read = await task.tools.teams_read_receipt(path=lane_result.receipt)  # the file, never chat
             if not read["ok"]:
@@ -439,12 +461,26 @@ async def run_lanes(
                 summary = env["summary"]
                 summaries[tid] = summary
             reports[tid] = LaneReport(
-                tid, inputs[tid]["specialist"], r["tier"], r["model"], status, attempts[tid], lane_result.receipt, summary
+                tid,
+                inputs[tid]["specialist"],
+                r["tier"],
+                r["model"],
+                status,
+                attempts[tid],
+                lane_result.receipt,
+                summary,
             )
     for lane in pending:  # a dependency that never became ready
         r = route_of[lane["task_id"]]
         reports[lane["task_id"]] = LaneReport(
-            lane["task_id"], lane["specialist"], r["tier"], r["model"], "upstream-blocked", 0, "", "dependencies never finished"
+            lane["task_id"],
+            lane["specialist"],
+            r["tier"],
+            r["model"],
+            "upstream-blocked",
+            0,
+            "",
+            "dependencies never finished",
         )
     return [reports[lane["task_id"]] for lane in proposal["lanes"]]
 

@@ -59,18 +59,19 @@ def _write(path: Path, text: str) -> None:
 
 
 @tool
-def teams_plan(project: str, spec: str) -> dict[str, Any]:
+def teams_plan(project: str, spec: str, model_tier: str | None = None) -> dict[str, Any]:
     """Read the spec and the config, compose the team proposal.
 
     Args:
         project: The project directory.
         spec: The spec file (Markdown with front matter listing lanes), relative to the project.
+        model_tier: The run-wide tier pin, if any.
     """
     path = Path(project) / spec
     doc = parse_spec(path.read_text(encoding="utf-8"), str(path))
     config = load_config(project)
     registry = Registry(project)
-    proposal = propose(doc, registry, TierConfig.from_config(config["models"]))
+    proposal = propose(doc, registry, TierConfig.from_config(config["models"], model_tier))
     specialists = {}
     for role in proposal["roles"]:
         found = registry.resolve(role["specialist"])
@@ -90,7 +91,9 @@ def teams_dispatch_config(project: str) -> dict[str, Any]:
 
 
 @tool
-def teams_gate_record(project: str, run_id: str, head: str | None, decision: Any, outcome: str) -> dict[str, Any]:
+def teams_gate_record(
+    project: str, run_id: str, head: str | None, decision: Any, outcome: str
+) -> dict[str, Any]:
     """Verify the decision trail ends at ``head`` (intact, not rolled back), then append one entry.
 
     Args:
@@ -131,7 +134,9 @@ def teams_write_team(project: str, run_id: str, proposal: dict[str, Any], head: 
         name = decision["specialist"]
         if registry.get(name) is None:
             registry.mint_new(
-                Specialist(name, "custom", "mid", ("read",), (f"only the lanes given to {name}",), decision["reason"]),
+                Specialist(
+                    name, "custom", "mid", ("read",), (f"only the lanes given to {name}",), decision["reason"]
+                ),
                 decision,
             )
     for role in proposal["roles"]:
