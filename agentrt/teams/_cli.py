@@ -56,8 +56,8 @@ def register(commands: Any) -> None:
     lint = sub.add_parser(
         "lint",
         help="flag receipts with no envelope block, duplicate blocks, or an invalid envelope",
-        description="Check the receipts under .agentrt/runs/RUN/handoffs/. Warn mode: exit 0 unless --enforce "
-        "(then 1 when something is flagged).",
+        description="Check the receipts under .agentrt/runs/RUN/handoffs/. Warn mode: exit 0 unless "
+        "--enforce (then 1 when something is flagged).",
     )
     lint.add_argument("run_id", metavar="RUN")
     lint.add_argument("--project", metavar="DIR", default=".")
@@ -88,7 +88,8 @@ def _describe(prompt: dict[str, Any], run_id: str) -> str:
     ]
     for role in p["roles"]:
         lines.append(
-            f"  role {role['specialist']} ({role['source']}, default tier {role['default_tier']}): {role['reason']}"
+            f"  role {role['specialist']} ({role['source']}, default tier {role['default_tier']}): "
+            f"{role['reason']}"
         )
     for ex in p["excluded"]:
         lines.append(f"  excluded {ex['specialist']}: {ex['reason']}")

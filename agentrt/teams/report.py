@@ -84,8 +84,9 @@ def team_stats(store: Store, run_id: str) -> dict[str, Any]:
         advisor_calls = int(out.get("advisor_calls", 0))
         lane = lanes.setdefault(
             inp["task_id"],
-            {"task_id": inp["task_id"], "specialist": inp["specialist"], "tier": inp["tier"], "model": inp["model"],
-             "attempts": 0, "total_tokens": 0, "model_calls": 0, "advisor_tokens": 0, "advisor_calls": 0},
+            {"task_id": inp["task_id"], "specialist": inp["specialist"], "tier": inp["tier"],
+             "model": inp["model"], "attempts": 0, "total_tokens": 0, "model_calls": 0,
+             "advisor_tokens": 0, "advisor_calls": 0},
         )  # fmt: skip
         lane["attempts"] += 1
         lane["total_tokens"] += total
@@ -95,7 +96,7 @@ def team_stats(store: Store, run_id: str) -> dict[str, Any]:
         _add(tiers.setdefault(inp["tier"], {}), total - advisor_tokens, calls - advisor_calls)
         if advisor_calls:
             _add(tiers.setdefault("powerful", {}), advisor_tokens, advisor_calls)
-    total = {
+    summed = {
         "total_tokens": sum(t["total_tokens"] for t in tiers.values()),
         "model_calls": sum(t["model_calls"] for t in tiers.values()),
     }
@@ -104,5 +105,5 @@ def team_stats(store: Store, run_id: str) -> dict[str, Any]:
         "status": lead.status,
         "lanes": list(lanes.values()),
         "tiers": tiers,
-        "total": total,
+        "total": summed,
     }
