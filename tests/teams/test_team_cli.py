@@ -79,7 +79,7 @@ def test_plan_prints_the_proposal_and_waits(tmp_path: Path) -> None:
 
 def test_kill_the_lead_mid_run_and_resume_without_rerunning_finished_lanes(tmp_path: Path) -> None:
     # the reference: an uninterrupted run in fresh processes
-    work0, project0, env0 = setup(tmp_path, "straight")
+    _, project0, env0 = setup(tmp_path, "straight")
     subprocess.run(team_demo.reply_command(team_demo.plan(project0, env0)), env=env0, check=True)
     expected = normalized_output(env0, project0)
 
@@ -137,7 +137,7 @@ def test_kill_the_lead_mid_run_and_resume_without_rerunning_finished_lanes(tmp_p
 
 
 def test_lint_flags_missing_duplicate_and_invalid_receipts(tmp_path: Path) -> None:
-    work, project, env = setup(tmp_path, "lint")
+    _, project, env = setup(tmp_path, "lint")
     subprocess.run(team_demo.reply_command(team_demo.plan(project, env)), env=env, check=True)
     handoffs = project / ".agentrt" / "runs" / team_demo.RUN_ID / "handoffs"
     good = (handoffs / "backend-api.md").read_text()
