@@ -31,7 +31,7 @@ from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.escalation import INCONCLUSIVE, EscalationConfig, advisor_prompt, escalation_trigger
 from agentrt.teams.gate import DECISION_SCHEMA, VERBS, apply_decision, canonical_hash
 from agentrt.teams.plan import lane_signals
-from agentrt.teams.tiers import TierConfig, routing_line, score_lane
+from agentrt.teams.tiers import LaneScore, TierConfig, routing_line, score_lane
 from agentrt.teams.tools import TOOLS, teams_write_receipt
 
 __all__ = ["LaneDraft", "LaneInput", "LaneResult", "TeamInput", "TeamOutput", "team_lane", "team_lead"]
@@ -216,6 +216,7 @@ class LaneReport:
     attempts: int
     receipt: str
     summary: str
+    learnings: list[str] = attrs.field(factory=list)  # candidates only, never auto-promoted
 
 
 @attrs.frozen
@@ -278,7 +279,11 @@ def route(
     out = []
     for lane in proposal["lanes"]:
         purpose = (specialists.get(lane["specialist"]) or {}).get("purpose")
-        scored = score_lane(lane_signals(lane, purpose), tiers)
+        if config["models"].get("enabled", True) is False:  # scoring skipped: the approved tier stands
+            tier = "powerful" if purpose == "research" else lane["tier"]
+            scored = LaneScore(0, tier, tiers.tiers[tier], ("models.enabled false: scoring skipped",))
+        else:
+            scored = score_lane(lane_signals(lane, purpose), tiers)
         out.append(
             {
                 "task_id": lane["task_id"],
@@ -453,6 +458,7 @@ async def run_lanes(
                 )
                 continue
             read = await task.tools.teams_read_receipt(path=lane_result.receipt)  # the file, never chat
+            learnings: list[str] = []
             if not read["ok"]:
                 status, summary = "failed", f"invalid receipt: {read['error']}"
             else:
@@ -460,6 +466,7 @@ async def run_lanes(
                 status = "inconclusive" if lane_result.outcome == "inconclusive" else env["status"]
                 summary = env["summary"]
                 summaries[tid] = summary
+                learnings = list(env.get("learnings") or [])
             reports[tid] = LaneReport(
                 tid,
                 inputs[tid]["specialist"],
@@ -469,6 +476,7 @@ async def run_lanes(
                 attempts[tid],
                 lane_result.receipt,
                 summary,
+                learnings,
             )
     for lane in pending:  # a dependency that never became ready
         r = route_of[lane["task_id"]]

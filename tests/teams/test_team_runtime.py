@@ -458,3 +458,27 @@ def test_new_role_minted_only_through_the_gate(project: Path) -> None:
     run(main())
     text = (project / ".agentrt" / "agents" / "data-steward.md").read_text()
     assert "name: data-steward" in text and "owns the CSV schema" in text
+
+
+def test_models_enabled_false_skips_scoring_but_keeps_the_research_floor(project: Path) -> None:
+    spec = (project / "spec.md").read_text().replace("specialist: doc-writer", "specialist: researcher")
+    (project / "spec.md").write_text(spec)
+    rec = Recorder()
+
+    async def main() -> dict[str, Any]:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            write_config(project, "models:\n  enabled: false\n  thresholds: {mid: 0, powerful: 0}\n")
+            assert await team.reply(approve(prompt)) is None  # no re-score, so no trip back to the gate
+            return team.output()
+        finally:
+            await team.rt.close()
+
+    out = run(main())
+    assert out["routing"] == [
+        "lane api · score 0 · tier mid · model sonnet",
+        "lane docs · score 0 · tier powerful · model opus",
+        "lane tests · score 0 · tier mid · model sonnet",
+    ]
+    assert out["lanes"][0]["learnings"] == ["the offline model is deterministic"]  # recorded, not promoted
