@@ -97,6 +97,8 @@ class Bus:
         (self.root / "cas").mkdir(parents=True, exist_ok=True)
         (self.root / "subscribers").mkdir(parents=True, exist_ok=True)
 
+    matches = staticmethod(matches)
+
     # -- locking
 
     @contextmanager

@@ -30,6 +30,7 @@ from agentrt.teams import Bus, BusLockTimeout, ContractError, matches
 )
 def test_topic_globs(pattern: str, topic: str, expected: bool) -> None:
     assert matches(pattern, topic) is expected
+    assert Bus.matches(pattern, topic) is expected
 
 
 def test_publish_is_file_canonical_and_content_addressed(tmp_path: Path) -> None:
