@@ -124,6 +124,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         step_budget,
     )
     from agentrt._runtime.runtime import Runtime
+    from agentrt.observe import JsonlTraceExporter
     from agentrt.teams.team import team_lead
 
     project = os.path.abspath(args.project)
@@ -138,12 +139,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
             extra: dict[str, Any] = {}
             if args.max_model_calls is not None:
                 extra["max_model_calls"] = args.max_model_calls
+            tracers: list[Any] = [Progress(args.log_format)]
+            if args.trace:
+                tracers.append(JsonlTraceExporter(args.trace))
             rt = Runtime(
                 store,
                 step_budget_seconds=step_budget(args),
                 lease_seconds=lease_seconds(),
-                observers=[Progress(args.log_format)],
                 executors=executors(args),
+                on_trace=tracers,
                 **extra,
             )
             try:
