@@ -54,6 +54,15 @@ class BusEvent:
         return {"schema_version": "guild.bus_event.v1", **attrs.asdict(self)}
 
 
+def routing_tiers(run_dir: str | os.PathLike[str]) -> dict[str, str]:
+    """``lane-<task_id>`` -> tier, from the lead's routing record (empty when there is none)."""
+    path = Path(run_dir) / "routing.jsonl"
+    if not path.is_file():
+        return {}
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {f"lane-{r['task_id']}": str(r["tier"]) for r in rows}
+
+
 def valid_topic(topic: str) -> bool:
     """``<type>/<scope>/<resource>`` with a known type."""
     parts = topic.split("/") if isinstance(topic, str) else []
@@ -76,8 +85,9 @@ def matches(pattern: str, topic: str) -> bool:
 class Bus:
     """The bus of one run directory (``.agentrt/runs/<run>/``); safe across processes.
 
-    ``tiers`` maps a publisher id to the tier durable state says it holds (the lead passes its
-    routing decisions); a publisher asserting another tier is refused.
+    ``tiers`` maps a publisher id to the tier durable state says it holds; by default it is read
+    from the run's routing record, ``<run_dir>/routing.jsonl`` (publisher ``lane-<task_id>``), so a
+    publisher asserting another tier is refused.
     """
 
     def __init__(
@@ -92,7 +102,7 @@ class Bus:
         self.log_path = self.root / "log.jsonl"
         self.lock_path = self.root / ".lock"
         self.fanout_path = self.root / "fanout.jsonl"
-        self.tiers = dict(tiers or {})
+        self.tiers = dict(tiers) if tiers is not None else routing_tiers(self.run_dir)
         self.lock_timeout = lock_timeout
         (self.root / "cas").mkdir(parents=True, exist_ok=True)
         (self.root / "subscribers").mkdir(parents=True, exist_ok=True)

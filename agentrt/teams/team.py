@@ -217,6 +217,7 @@ class LaneReport:
     receipt: str
     summary: str
     learnings: list[str] = attrs.field(factory=list)  # candidates only, never auto-promoted
+    advisor_rounds: int = 0  # the escalation trail: advisor consults of the accepted attempt
 
 
 @attrs.frozen
@@ -477,6 +478,7 @@ async def run_lanes(
                 lane_result.receipt,
                 summary,
                 learnings,
+                lane_result.advisor_rounds,
             )
     for lane in pending:  # a dependency that never became ready
         r = route_of[lane["task_id"]]

@@ -180,14 +180,6 @@ def teams_write_bundles(project: str, run_id: str, bundles: dict[str, str]) -> l
     return out
 
 
-def _routing_tiers(project: str, run_id: str) -> dict[str, str]:
-    path = run_dir(project, run_id) / "routing.jsonl"
-    if not path.is_file():
-        return {}
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return {f"lane-{r['task_id']}": r["tier"] for r in rows}
-
-
 @tool
 def teams_write_receipt(
     project: str, run_id: str, specialist: str, envelope: dict[str, Any], sections: dict[str, list[str]]
@@ -205,7 +197,7 @@ def teams_write_receipt(
     path = receipt_path(project, run_id, specialist, handoff.task_id)
     text = render_receipt(handoff, run_id=run_id, specialist=specialist, sections=sections)
     _write(path, text)
-    bus = Bus(run_dir(project, run_id), tiers=_routing_tiers(project, run_id))
+    bus = Bus(run_dir(project, run_id))  # tiers from the run's routing record
     bus.publish(
         f"handoff/{run_id}/{handoff.task_id}",
         text.encode(),

@@ -79,6 +79,16 @@ def test_publisher_asserting_a_tier_it_does_not_hold_is_refused(tmp_path: Path) 
     assert len(bus.events()) == 1
 
 
+def test_tiers_come_from_the_runs_routing_record_by_default(tmp_path: Path) -> None:
+    (tmp_path / "routing.jsonl").write_text(
+        '{"task_id": "L1", "tier": "mid"}\n{"task_id": "L2", "tier": "cheap"}\n'
+    )
+    bus = Bus(tmp_path)
+    assert bus.publish("handoff/r/L1", b"x", publisher="lane-L1", publisher_tier="mid") == 1
+    with pytest.raises(ContractError, match="holds 'cheap'"):
+        bus.publish("handoff/r/L2", b"x", publisher="lane-L2", publisher_tier="powerful")
+
+
 def test_lock_timeout_fails_closed(tmp_path: Path) -> None:
     bus = Bus(tmp_path, lock_timeout=0.05)
     fd = os.open(bus.lock_path, os.O_RDWR | os.O_CREAT)

@@ -221,6 +221,7 @@ def test_advisor_sees_only_the_draft_and_the_question_and_the_lane_continues(pro
     assert [c.model for c in lane] == ["sonnet", "sonnet"]  # continued at its tier, not re-run on opus
     assert "# Advisor answer" in lane[1].prompt
     assert out["lanes"][2]["status"] == "done"
+    assert out["lanes"][2]["advisor_rounds"] == 1  # the escalation trail, recorded in the run
 
 
 @pytest.mark.parametrize(("rounds", "expected_calls"), [(None, 2), (1, 1), (0, 0)])
@@ -243,6 +244,7 @@ def test_advisor_rounds_cap_then_inconclusive(project: Path, rounds: int | None,
     assert len(rec.lane_calls("api", "advisor")) == expected_calls
     api = out["lanes"][0]
     assert api["status"] == "inconclusive"
+    assert api["advisor_rounds"] == expected_calls
     handoff = parse_receipt(Path(api["receipt"]).read_text())
     assert handoff.notes == "inconclusive: advisor budget exhausted"
     assert handoff.status == "escalate"
