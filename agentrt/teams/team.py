@@ -316,7 +316,10 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
     while True:  # the gate; back to it when a re-score at dispatch differs from the approved tier
         proposal, head, new_mints = await run_gate(task, input.project, proposal, head, note)
         mints += new_mints
-        config = await task.tools.teams_dispatch_config(project=input.project)
+        dispatch = await task.tools.teams_dispatch_config(
+            project=input.project, specialists=[r["specialist"] for r in proposal["roles"]]
+        )
+        config, specialists = dispatch["config"], {**specialists, **dispatch["specialists"]}
         routing = route(proposal, specialists, config, input.model_tier)
         differ = [r for r in routing if r["tier"] != r["approved_tier"]]
         if not differ:

@@ -21,7 +21,7 @@ from agentrt.teams.errors import ContractError
 from agentrt.teams.gate import GateBlocked, chain_entry, team_file, verify_trail
 from agentrt.teams.plan import parse_spec, propose
 from agentrt.teams.receipts import parse_receipt, receipt_path, render_receipt, status_line
-from agentrt.teams.registry import Registry, Specialist
+from agentrt.teams.registry import Registry, Specialist, template_names
 from agentrt.teams.tiers import TierConfig
 
 __all__ = ["CONFIG_FILE", "TOOLS", "load_config", "run_dir"]
@@ -81,13 +81,21 @@ def teams_plan(project: str, spec: str, model_tier: str | None = None) -> dict[s
 
 
 @tool
-def teams_dispatch_config(project: str) -> dict[str, Any]:
-    """The config as it is at dispatch (the scorer confirms or replaces the plan's tiers with it).
+def teams_dispatch_config(project: str, specialists: list[str]) -> dict[str, Any]:
+    """The config and the approved team's specialists as they are at dispatch (the scorer confirms
+    or replaces the plan's tiers with them; a role added or substituted at the gate is resolved here).
 
     Args:
         project: The project directory.
+        specialists: The names of the approved team's specialists.
     """
-    return load_config(project)
+    registry = Registry(project)
+    resolved = {}
+    for name in specialists:
+        found = registry.resolve(name)
+        if found is not None:
+            resolved[name] = {**found.to_dict(), "body": found.body}
+    return {"config": load_config(project), "specialists": resolved}
 
 
 @tool
@@ -139,8 +147,9 @@ def teams_write_team(project: str, run_id: str, proposal: dict[str, Any], head: 
                 ),
                 decision,
             )
-    for role in proposal["roles"]:
-        if role.get("source") == "template":
+    templates = set(template_names())
+    for role in proposal["roles"]:  # a template becomes a project specialist only here, on approval
+        if registry.get(role["specialist"]) is None and role["specialist"] in templates:
             registry.mint_from_template(role["specialist"])
     doc = team_file(proposal, head)
     doc["run_id"] = run_id

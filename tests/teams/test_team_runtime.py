@@ -484,3 +484,29 @@ def test_models_enabled_false_skips_scoring_but_keeps_the_research_floor(project
         "lane tests · score 0 · tier mid · model sonnet",
     ]
     assert out["lanes"][0]["learnings"] == ["the offline model is deterministic"]  # recorded, not promoted
+
+
+def test_a_researcher_substituted_at_the_gate_is_floored_and_sent_back_to_the_gate(project: Path) -> None:
+    rec = Recorder()
+
+    async def main() -> dict[str, Any]:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            p = await team.reply(
+                {"verb": "substitute", "proposal": prompt["proposal_sha256"], "old": "qa",
+                 "new": "researcher", "reason": "the test matrix needs prior art"}
+            )  # fmt: skip
+            assert p is not None and p["proposal"]["lanes"][2]["specialist"] == "researcher"
+            p = await team.reply(approve(p))
+            assert p is not None and "tests mid -> powerful" in p["note"]  # the research floor, re-scored
+            assert await team.reply(approve(p)) is None
+            return team.output()
+        finally:
+            await team.rt.close()
+
+    out = run(main())
+    assert out["lanes"][2]["model"] == "opus"
+    assert {c.model for c in rec.lane_calls("tests")} == {"opus"}
+    agents = sorted(p.stem for p in (project / ".agentrt" / "agents").glob("*.md"))
+    assert agents == ["backend", "doc-writer", "researcher"]  # qa was never minted
