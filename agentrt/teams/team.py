@@ -16,7 +16,6 @@ never changes a lane's model.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import attrs
@@ -349,7 +348,6 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
         result={
             "schema_version": "guild.phase_result.v1",
             "run_id": task.run_id,
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "phase": proposal["phase"]
             if proposal["phase"] in ("init", "ideate", "plan", "build", "qa", "ops")
             else "build",

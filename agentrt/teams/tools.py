@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -231,13 +232,14 @@ def teams_read_receipt(path: str) -> dict[str, Any]:
 
 @tool
 def teams_write_phase_result(project: str, run_id: str, result: dict[str, Any]) -> str:
-    """Write the team's ``guild.phase_result.v1`` (validated) to the run directory.
+    """Write the team's ``guild.phase_result.v1`` (validated, stamped with ``ts`` here) to the run directory.
 
     Args:
         project: The project directory.
         run_id: The team run.
         result: The phase result.
     """
+    result = {**result, "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     validate_contract(result)
     path = run_dir(project, run_id) / "phase_result.json"
     _write(path, json.dumps(result, indent=2, sort_keys=True) + "\n")
