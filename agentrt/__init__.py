@@ -33,6 +33,7 @@ from agentrt.exceptions import UnsupportedSuspension as UnsupportedSuspension
 from agentrt.lowlevel import Done as Done
 from agentrt.lowlevel import Machine as Machine
 from agentrt.lowlevel import suspend as suspend
+from agentrt._upgrade import migrate as migrate
 from agentrt.stores import MemoryStore as MemoryStore
 from agentrt.stores import SqliteStore as SqliteStore
 from agentrt.stores import Store as Store
@@ -68,6 +69,7 @@ __all__ = [
     "ToolError",
     "UnsupportedSuspension",
     "agent",
+    "migrate",
     "omit",
     "pick",
     "progress",

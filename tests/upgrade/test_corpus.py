@@ -1,0 +1,246 @@
+"""The edit corpus of issue 15: an agent suspended at ``task.ui.ask`` under code v1, the module
+rewritten to v2, then ``agentrt upgrade --dry-run``, ``agentrt upgrade`` and ``agentrt resume`` --
+each in a fresh process, as a deploy would run them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from tests.cli.helpers import cli, cli_env
+
+HEADER = '''
+import attrs
+import agentrt
+from agentrt import Task, agent, ui_tools
+
+
+@attrs.frozen
+class In:
+    name: str
+
+
+@attrs.frozen
+class Out:
+    text: str
+
+
+def helper(x):
+    return x.upper()
+'''
+FOOTER = '''
+
+bot = agent(input=In, output=Out, tools=[*ui_tools], run=run, name="bot")
+'''
+V1 = '''
+async def run(input: In, task: Task) -> Out:
+    greeting = "hello " + input.name
+    answer = await task.ui.ask({"q": "color?"})
+    return Out(f"{greeting}: {helper(answer)}")
+'''
+
+
+@attrs.frozen
+class Case:
+    v2: str
+    verdict: str
+    output: str | None  # the result after the upgrade and the reply; None: the run cannot resume
+    same_as_fresh_v2: bool = False  # the resumed run ends exactly as a run of v2 from the start would
+    header: str = HEADER
+
+
+CASES = {
+    "comments_and_formatting": Case(
+        '''
+# a comment above the function
+
+
+async def run(input: In, task: Task) -> Out:
+    # greet first
+    greeting = ("hello "
+                + input.name)   # trailing comment
+    answer = await task.ui.ask(
+        {"q": "color?"},
+    )
+
+    return Out(f"{greeting}: {helper(answer)}")
+''',
+        "unchanged",
+        "hello bob: BLUE",
+        same_as_fresh_v2=True,
+    ),
+    "unrelated_function": Case(
+        V1,
+        "unchanged",
+        "hello bob: BLUE!",
+        same_as_fresh_v2=True,
+        header=HEADER.replace("return x.upper()", 'return x.upper() + "!"'),
+    ),
+    "statement_added_after_the_await": Case(
+        '''
+async def run(input: In, task: Task) -> Out:
+    greeting = "hello " + input.name
+    answer = await task.ui.ask({"q": "color?"})
+    answer = answer + "?"
+    return Out(f"{greeting}: {helper(answer)}")
+''',
+        "migrates",
+        "hello bob: BLUE?",
+        same_as_fresh_v2=True,
+    ),
+    "statement_added_before_the_await": Case(
+        '''
+async def run(input: In, task: Task) -> Out:
+    greeting = "hello " + input.name
+    greeting = greeting.strip()
+    answer = await task.ui.ask({"q": "color?"})
+    return Out(f"{greeting}: {helper(answer)}")
+''',
+        "migrates",
+        "hello bob: BLUE",  # the frame is already past the new statement: it does not run
+        same_as_fresh_v2=True,
+    ),
+    "local_added_after_the_await": Case(
+        '''
+async def run(input: In, task: Task) -> Out:
+    greeting = "hello " + input.name
+    answer = await task.ui.ask({"q": "color?"})
+    size = len(answer)
+    return Out(f"{greeting}: {helper(answer)} ({size})")
+''',
+        "migrates",
+        "hello bob: BLUE (4)",
+        same_as_fresh_v2=True,
+    ),
+    "local_added_before_the_await": Case(
+        '''
+async def run(input: In, task: Task) -> Out:
+    greeting = "hello " + input.name
+    times = 2
+    answer = await task.ui.ask({"q": "color?"})
+    return Out(f"{greeting}: {helper(answer) * times}")
+''',
+        "needs-migration",
+        None,
+    ),
+    "renamed_local": Case(
+        '''
+async def run(input: In, task: Task) -> Out:
+    salutation = "hello " + input.name
+    answer = await task.ui.ask({"q": "color?"})
+    return Out(f"{salutation}: {helper(answer)}")
+''',
+        "needs-migration",
+        None,
+    ),
+    "removed_await": Case(
+        '''
+async def run(input: In, task: Task) -> Out:
+    greeting = "hello " + input.name
+    answer = "green"
+    return Out(f"{greeting}: {helper(answer)}")
+''',
+        "blocked",
+        None,
+    ),
+    "loop_added_around_the_await": Case(
+        '''
+async def run(input: In, task: Task) -> Out:
+    greeting = "hello " + input.name
+    for attempt in range(3):
+        answer = await task.ui.ask({"q": "color?", "attempt": attempt})
+        if answer:
+            break
+    return Out(f"{greeting}: {helper(answer)}")
+''',
+        "blocked",
+        None,
+    ),
+    "value_stack_shape_changed": Case(
+        '''
+async def run(input: In, task: Task) -> Out:
+    greeting = "hello " + input.name
+    answer = greeting[:0] + await task.ui.ask({"q": "color?"})
+    return Out(f"{greeting}: {helper(answer)}")
+''',
+        "blocked",
+        None,
+    ),
+}
+
+
+def _write(path: Path, header: str, body: str) -> None:
+    path.write_text(textwrap.dedent(header) + body + FOOTER)
+
+
+def _json(*args: str, cwd: Path, env: dict[str, str]) -> tuple[int, dict[str, Any], str]:
+    proc = cli(*args, "--json", cwd=cwd, env=env)
+    return proc.returncode, (json.loads(proc.stdout) if proc.stdout.strip() else {}), proc.stderr
+
+
+def _suspend_v1(tmp_path: Path, name: str) -> tuple[Path, str, dict[str, str], str]:
+    """v1 written and a run suspended at its ask; returns (module file, store, env, spec)."""
+    module = tmp_path / f"{name}.py"
+    _write(module, HEADER, V1)
+    env = cli_env(PYTHONDONTWRITEBYTECODE="1")
+    store = str(tmp_path / "s.db")
+    spec = f"{name}:bot"
+    code, obj, err = _json("run", spec, "--input", '{"name": "bob"}', "--store", store, "--run-id", "r1",
+                           cwd=tmp_path, env=env)  # fmt: skip
+    assert code == 0 and obj["status"] == "waiting", err
+    return module, store, env, spec
+
+
+def _checkpoint(store: str) -> tuple[int, bytes]:
+    with sqlite3.connect(store) as conn:
+        row = conn.execute("SELECT seq, blob FROM checkpoints WHERE run_id='r1' ORDER BY seq DESC").fetchone()
+    conn.close()
+    return row[0], bytes(row[1])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_edit_corpus(tmp_path, name):
+    case = CASES[name]
+    module, store, env, spec = _suspend_v1(tmp_path, f"upg_{name}")
+    before = _checkpoint(store)
+    _write(module, case.header, case.v2)
+
+    code, report, err = _json("upgrade", "--dry-run", "--store", store, cwd=tmp_path, env=env)
+    assert [run["run_id"] for run in report["runs"]] == ["r1"], err
+    run = report["runs"][0]
+    assert run["verdict"] == case.verdict, run
+    assert code == (0 if case.verdict in ("unchanged", "migrates") else 1)
+    frame = next(f for f in run["frames"] if f["function"].endswith(":run"))
+    assert frame["verdict"] == case.verdict and frame["reason"], frame
+    assert frame["site"].startswith("await #1") and "task.ui.ask" in frame["site"], frame
+    assert _checkpoint(store) == before  # a dry run changes nothing
+
+    code, applied, err = _json("upgrade", "--store", store, cwd=tmp_path, env=env)
+    assert applied["runs"][0]["verdict"] == case.verdict, err
+    if case.verdict == "migrates":
+        assert applied["runs"][0]["applied"] is True
+        seq, blob = _checkpoint(store)
+        assert seq == before[0] and blob != before[1]  # the same suspension, moved to the new code
+        code, shown, _ = _json("show", "r1", "--store", store, cwd=tmp_path, env=env)
+        assert shown["status"] == "waiting"
+        upgrade_events = [e for e in shown["events"] if e["kind"] == "upgrade"]
+        assert upgrade_events and upgrade_events[0]["data"]["frames"][0]["verdict"] == "migrates"
+    else:
+        assert _checkpoint(store) == before
+
+    code, obj, err = _json("resume", "r1", "--reply", '"blue"', "--store", store, cwd=tmp_path, env=env)
+    if case.output is None:
+        assert code == 3 and "changed since the checkpoint" in err, (code, obj, err)
+        return
+    assert code == 0 and obj["status"] == "completed", err
+    assert obj["output"] == {"text": case.output}
+    if case.same_as_fresh_v2:
+        _json("run", spec, "--input", '{"name": "bob"}', "--store", store, "--run-id", "fresh", cwd=tmp_path, env=env)
+        code, fresh, err = _json("resume", "fresh", "--reply", '"blue"', "--store", store, cwd=tmp_path, env=env)
+        assert fresh["output"] == obj["output"], err
