@@ -57,7 +57,7 @@ def _print(reports: list[RunReport], dry_run: bool) -> None:
         applied = " (applied)" if report.applied else (" (dry run)" if dry_run and report.verdict is Verdict.MIGRATES else "")
         where = f" at checkpoint {report.seq}" if report.seq is not None else ""
         print(f"run {report.run_id}{where}: {report.verdict.text}{applied}")
-        if report.verdict is not Verdict.UNCHANGED or not report.frames:
+        if not any(frame.verdict is not Verdict.UNCHANGED for frame in report.frames):
             print(f"  {report.reason}")
         for frame in report.frames:
             if frame.verdict is Verdict.UNCHANGED:

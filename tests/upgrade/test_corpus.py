@@ -244,3 +244,66 @@ def test_edit_corpus(tmp_path, name):
         _json("run", spec, "--input", '{"name": "bob"}', "--store", store, "--run-id", "fresh", cwd=tmp_path, env=env)
         code, fresh, err = _json("resume", "fresh", "--reply", '"blue"', "--store", store, cwd=tmp_path, env=env)
         assert fresh["output"] == obj["output"], err
+
+
+MIGRATION = '''
+
+@agentrt.migrate(run, from_digest={digest!r}, site={site})
+def rename_greeting(old_locals):
+    return {body}
+'''
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "output"),
+    [
+        ("renamed_local", '{"salutation": old_locals["greeting"]}', "hello bob: BLUE"),
+        ("local_added_before_the_await", '{"times": 3}', "hello bob: BLUEBLUEBLUE"),
+    ],
+)
+def test_user_migration_moves_what_needs_one(tmp_path, name, body, output):
+    case = CASES[name]
+    module, store, env, _ = _suspend_v1(tmp_path, f"upg_m_{name}")
+    _write(module, case.header, case.v2)
+    _, report, _ = _json("upgrade", "--dry-run", "--store", store, cwd=tmp_path, env=env)
+    frame = report["runs"][0]["frames"][0]
+    assert frame["verdict"] == "needs-migration" and "@agentrt.migrate(run" in frame["reason"]
+
+    _write(module, case.header, case.v2 + MIGRATION.format(digest=frame["digest"][:12], site=1, body=body))
+    code, report, err = _json("upgrade", "--dry-run", "--store", store, cwd=tmp_path, env=env)
+    assert code == 0 and report["runs"][0]["verdict"] == "migrates", (report, err)
+    assert "registered migration" in report["runs"][0]["frames"][0]["reason"]
+    code, applied, err = _json("upgrade", "--store", store, cwd=tmp_path, env=env)
+    assert code == 0 and applied["runs"][0]["applied"], err
+    code, obj, err = _json("resume", "r1", "--reply", '"blue"', "--store", store, cwd=tmp_path, env=env)
+    assert code == 0 and obj["output"] == {"text": output}, err
+
+
+def test_a_migration_that_misses_a_live_local_is_refused(tmp_path):
+    case = CASES["renamed_local"]
+    module, store, env, _ = _suspend_v1(tmp_path, "upg_bad_migration")
+    before = _checkpoint(store)
+    digest = _digest_of_run(tmp_path, module, case, store, env)
+    _write(module, case.header, case.v2 + MIGRATION.format(digest=digest, site=1, body="{}"))
+    code, report, err = _json("upgrade", "--store", store, cwd=tmp_path, env=env)
+    run = report["runs"][0]
+    assert code == 1 and run["verdict"] == "blocked" and not run["applied"], err
+    assert "must return salutation" in run["reason"]
+    assert _checkpoint(store) == before
+
+
+def test_a_migration_for_another_site_or_digest_does_not_apply(tmp_path):
+    case = CASES["renamed_local"]
+    module, store, env, _ = _suspend_v1(tmp_path, "upg_other_site")
+    digest = _digest_of_run(tmp_path, module, case, store, env)
+    body = '{"salutation": "x"}'
+    _write(module, case.header, case.v2 + MIGRATION.format(digest=digest, site=2, body=body)
+           + MIGRATION.format(digest="0123456789ab", site=1, body=body))  # fmt: skip
+    _, report, _ = _json("upgrade", "--dry-run", "--store", store, cwd=tmp_path, env=env)
+    assert report["runs"][0]["verdict"] == "needs-migration"
+
+
+def _digest_of_run(tmp_path: Path, module: Path, case: Case, store: str, env: dict[str, str]) -> str:
+    _write(module, case.header, case.v2)
+    _, report, _ = _json("upgrade", "--dry-run", "--store", store, cwd=tmp_path, env=env)
+    return str(report["runs"][0]["frames"][0]["digest"])
