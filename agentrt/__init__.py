@@ -25,6 +25,7 @@ from agentrt._sdk import pick as pick
 from agentrt._sdk import progress as progress
 from agentrt._sdk import tool as tool
 from agentrt._sdk import ui_tools as ui_tools
+from agentrt._upgrade import migrate as migrate
 from agentrt.exceptions import AgentrtError as AgentrtError
 from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
 from agentrt.exceptions import CorruptBlob as CorruptBlob
@@ -33,7 +34,6 @@ from agentrt.exceptions import UnsupportedSuspension as UnsupportedSuspension
 from agentrt.lowlevel import Done as Done
 from agentrt.lowlevel import Machine as Machine
 from agentrt.lowlevel import suspend as suspend
-from agentrt._upgrade import migrate as migrate
 from agentrt.stores import MemoryStore as MemoryStore
 from agentrt.stores import SqliteStore as SqliteStore
 from agentrt.stores import Store as Store

@@ -174,10 +174,14 @@ def plan_move(
         )
     del must  # every must-bind local is live, and every live one is bound: nothing more to check
     new_bound = tuple(i for i in target.live_locals if i < new_code.co_nlocals)
-    return Move(Verdict.MIGRATES, f"automatically ({how}): {where}", site_label, target, new_bound, cell_order)
+    return Move(
+        Verdict.MIGRATES, f"automatically ({how}): {where}", site_label, target, new_bound, cell_order
+    )
 
 
-def _plan_unstarted(record: FrameRecord, info: RecordInfo, new_code: CodeType, cell_order: tuple[int, ...]) -> Move:
+def _plan_unstarted(
+    record: FrameRecord, info: RecordInfo, new_code: CodeType, cell_order: tuple[int, ...]
+) -> Move:
     names = set(record.bound_names())
     nparams = new_code.co_argcount + new_code.co_kwonlyargcount
     nparams += bool(new_code.co_flags & 0x04) + bool(new_code.co_flags & 0x08)  # *args, **kwargs
@@ -203,8 +207,9 @@ def _cells_blocker(info: RecordInfo, new_code: CodeType) -> str:
     old, new = set(info.cellnames), set(new_code.co_freevars + new_code.co_cellvars)
     if old == new and len(info.cellnames) == len(new_code.co_freevars + new_code.co_cellvars):
         return ""
+    before, after = ", ".join(sorted(old)) or "none", ", ".join(sorted(new)) or "none"
     return (
-        f"its closure variables changed ({', '.join(sorted(old)) or 'none'} -> {', '.join(sorted(new)) or 'none'}): "
+        f"its closure variables changed ({before} -> {after}): "
         "cells shared with inner functions cannot be remapped"
     )
 
@@ -276,7 +281,9 @@ class MigratingFrames:
         cells = args[6]
         new_cells = tuple(cells[i] for i in move.cell_order)
         status = move.target.yield_offset if move.target is not None else NOT_STARTED
-        obj = self._base.create(ctx, args[0], args[1], status, move.new_bound, record.null_mask, record.has_exc, new_cells)
+        obj = self._base.create(
+            ctx, args[0], args[1], status, move.new_bound, record.null_mask, record.has_exc, new_cells
+        )
         self._pending[id(obj)] = _Pending(move, record, migration)
         return obj
 
@@ -324,4 +331,3 @@ class MigratingFrames:
                     "(live at the new site, and not in the old frame)"
                 )
         return [state[0], *(values[name] for name in new_names), *state[1 + nlocals :]]
-

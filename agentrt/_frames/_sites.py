@@ -130,7 +130,13 @@ def site_refs(code: CodeType) -> dict[int, SiteRef]:
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
         refs[offset] = SiteRef(
-            site.kind.value, ordinal, len(offsets), texts[offset], occurrence, _stack_roles(code, site), site.lineno
+            site.kind.value,
+            ordinal,
+            len(offsets),
+            texts[offset],
+            occurrence,
+            _stack_roles(code, site),
+            site.lineno,
         )
     _REFS[id(code)] = (code, refs)
     return refs

@@ -91,7 +91,9 @@ def frame_records(blob: bytes) -> tuple[tuple[CodeIdentity, ...], list[tuple[Any
     """The code table and the raw ``frame`` records of ``blob`` (outermost frame first)."""
     envelope = unpack(blob)
     if envelope.flags & FLAG_CLOUDPICKLE:
-        raise IncompatibleBlob("the checkpoint was written with use_cloudpickle=True, which upgrade does not read")
+        raise IncompatibleBlob(
+            "the checkpoint was written with use_cloudpickle=True, which upgrade does not read"
+        )
     if not envelope.keyed:
         check_payload(envelope.payload)
     stream = io.BytesIO(envelope.payload)
@@ -121,7 +123,10 @@ def _new_code(identity: CodeIdentity, allow: frozenset[str]) -> tuple[types.Code
     if not candidates:
         return None, f"{identity.module}:{identity.qualname} no longer exists (renamed, moved or deleted)"
     if len(candidates) > 1:
-        return None, f"{identity.module}:{identity.qualname} is defined {len(candidates)} times in the new code"
+        return (
+            None,
+            f"{identity.module}:{identity.qualname} is defined {len(candidates)} times in the new code",
+        )
     return candidates[0], ""
 
 
@@ -183,7 +188,11 @@ def _function_value(identity: CodeIdentity, resolved: tuple[types.CodeType | Non
     new_code, why_not = resolved
     name = f"{identity.module}:{identity.qualname}"
     if new_code is None:
-        return [FrameReport(name, Verdict.BLOCKED, identity.digest, "", f"a function value the run holds: {why_not}")]
+        return [
+            FrameReport(
+                name, Verdict.BLOCKED, identity.digest, "", f"a function value the run holds: {why_not}"
+            )
+        ]
     new_digest = code_digest(new_code)
     if new_digest == identity.digest:
         return []
@@ -226,7 +235,9 @@ def migrate(blob: bytes, report: BlobReport) -> bytes:
     except (CorruptBlob, IncompatibleBlob):
         raise
     except Exception as exc:
-        raise IncompatibleBlob(f"moving the checkpoint to the new code failed: {type(exc).__name__}: {exc}") from exc
+        raise IncompatibleBlob(
+            f"moving the checkpoint to the new code failed: {type(exc).__name__}: {exc}"
+        ) from exc
     ctx.run_after_load()
     try:
         trap = restored_pending(coro)

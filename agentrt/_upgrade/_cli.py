@@ -54,7 +54,11 @@ def _print(reports: list[RunReport], dry_run: bool) -> None:
         print("no unfinished runs")
         return
     for report in reports:
-        applied = " (applied)" if report.applied else (" (dry run)" if dry_run and report.verdict is Verdict.MIGRATES else "")
+        applied = (
+            " (applied)"
+            if report.applied
+            else (" (dry run)" if dry_run and report.verdict is Verdict.MIGRATES else "")
+        )
         where = f" at checkpoint {report.seq}" if report.seq is not None else ""
         print(f"run {report.run_id}{where}: {report.verdict.text}{applied}")
         if not any(frame.verdict is not Verdict.UNCHANGED for frame in report.frames):

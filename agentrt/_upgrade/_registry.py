@@ -38,7 +38,9 @@ class Migration:
             return False
         if isinstance(self.site, int):
             return self.site == ref.ordinal + 1
-        return self.site == ref.label() or (bool(ref.source) and normalized(self.site) == normalized(ref.source))
+        return self.site == ref.label() or (
+            bool(ref.source) and normalized(self.site) == normalized(ref.source)
+        )
 
 
 _MIGRATIONS: list[Migration] = []
@@ -59,7 +61,9 @@ def _code_of(function: Any) -> tuple[str, CodeType]:
     return target.__module__, code
 
 
-def migrate(function: Any, *, from_digest: str, site: int | str | None = None) -> Callable[[MigrationFn], MigrationFn]:
+def migrate(
+    function: Any, *, from_digest: str, site: int | str | None = None
+) -> Callable[[MigrationFn], MigrationFn]:
     """Register ``def m(old_locals: dict) -> dict`` as the migration of ``function``'s frames that were
     checkpointed with code ``from_digest`` (at ``site``).
 

@@ -51,7 +51,9 @@ class RunReport:
         }
 
 
-def upgrade_store(store: Store, *, dry_run: bool, on_report: Callable[[RunReport], None] | None = None) -> list[RunReport]:
+def upgrade_store(
+    store: Store, *, dry_run: bool, on_report: Callable[[RunReport], None] | None = None
+) -> list[RunReport]:
     """Judge (and unless ``dry_run``, move) every unfinished run of ``store``."""
     reports = []
     for rec in store.list_runs():
@@ -67,12 +69,16 @@ def upgrade_store(store: Store, *, dry_run: bool, on_report: Callable[[RunReport
 def _upgrade_run(store: Store, rec: RunRecord, dry_run: bool) -> RunReport:
     checkpoint = store.latest_checkpoint(rec.run_id)
     if checkpoint is None:
-        return RunReport(rec.run_id, Verdict.UNCHANGED, "not started yet: it will start with the new code", ())
+        return RunReport(
+            rec.run_id, Verdict.UNCHANGED, "not started yet: it will start with the new code", ()
+        )
     seq, blob = checkpoint
     try:
         load_agent(rec.agent)  # imports the agent's module: its new code and its @agentrt.migrate functions
     except Exception as exc:
-        return RunReport(rec.run_id, Verdict.BLOCKED, f"the agent {rec.agent!r} cannot be loaded: {exc}", (), seq)
+        return RunReport(
+            rec.run_id, Verdict.BLOCKED, f"the agent {rec.agent!r} cannot be loaded: {exc}", (), seq
+        )
     try:
         report = judge(blob)
     except AgentrtError as exc:
@@ -85,7 +91,11 @@ def _upgrade_run(store: Store, rec: RunRecord, dry_run: bool) -> RunReport:
         new_blob = migrate(blob, report)  # a dry run moves it too (in memory): "migrates" is proven
     except Exception as exc:
         return RunReport(
-            rec.run_id, Verdict.BLOCKED, f"moving checkpoint {seq} failed: {type(exc).__name__}: {exc}", frames, seq
+            rec.run_id,
+            Verdict.BLOCKED,
+            f"moving checkpoint {seq} failed: {type(exc).__name__}: {exc}",
+            frames,
+            seq,
         )
     if dry_run:
         return RunReport(rec.run_id, Verdict.MIGRATES, reason, frames, seq)
@@ -119,13 +129,17 @@ def _replace(
         n = 1 + max((e.n for e in store.list_events(rec.run_id) if e.seq == seq), default=-1)
         data = {
             "frames": [
-                {**frame.as_json(), "new_digest": frame.new_digest} for frame in frames if frame.verdict is not Verdict.UNCHANGED
+                {**frame.as_json(), "new_digest": frame.new_digest}
+                for frame in frames
+                if frame.verdict is not Verdict.UNCHANGED
             ],
             "old_blob_sha256": hashlib.sha256(old_blob).hexdigest(),
             "old_size_bytes": len(old_blob),
             "size_bytes": len(new_blob),
         }
-        store.save_checkpoint(rec.run_id, owner, seq, new_blob, pending, [(seq, n, UPGRADE_EVENT, "info", data)])
+        store.save_checkpoint(
+            rec.run_id, owner, seq, new_blob, pending, [(seq, n, UPGRADE_EVENT, "info", data)]
+        )
         if fresh.status == "waiting":  # save_checkpoint marks the run running; put it back
             store.set_waiting(rec.run_id, owner, fresh.waiting_on or "", fresh.wake_at, [])
     finally:

@@ -15,7 +15,7 @@ import pytest
 
 from tests.cli.helpers import cli, cli_env
 
-HEADER = '''
+HEADER = """
 import attrs
 import agentrt
 from agentrt import Task, agent, ui_tools
@@ -33,17 +33,17 @@ class Out:
 
 def helper(x):
     return x.upper()
-'''
-FOOTER = '''
+"""
+FOOTER = """
 
 bot = agent(input=In, output=Out, tools=[*ui_tools], run=run, name="bot")
-'''
-V1 = '''
+"""
+V1 = """
 async def run(input: In, task: Task) -> Out:
     greeting = "hello " + input.name
     answer = await task.ui.ask({"q": "color?"})
     return Out(f"{greeting}: {helper(answer)}")
-'''
+"""
 
 
 @attrs.frozen
@@ -57,7 +57,7 @@ class Case:
 
 CASES = {
     "comments_and_formatting": Case(
-        '''
+        """
 # a comment above the function
 
 
@@ -70,7 +70,7 @@ async def run(input: In, task: Task) -> Out:
     )
 
     return Out(f"{greeting}: {helper(answer)}")
-''',
+""",
         "unchanged",
         "hello bob: BLUE",
         same_as_fresh_v2=True,
@@ -83,74 +83,74 @@ async def run(input: In, task: Task) -> Out:
         header=HEADER.replace("return x.upper()", 'return x.upper() + "!"'),
     ),
     "statement_added_after_the_await": Case(
-        '''
+        """
 async def run(input: In, task: Task) -> Out:
     greeting = "hello " + input.name
     answer = await task.ui.ask({"q": "color?"})
     answer = answer + "?"
     return Out(f"{greeting}: {helper(answer)}")
-''',
+""",
         "migrates",
         "hello bob: BLUE?",
         same_as_fresh_v2=True,
     ),
     "statement_added_before_the_await": Case(
-        '''
+        """
 async def run(input: In, task: Task) -> Out:
     greeting = "hello " + input.name
     greeting = greeting.strip()
     answer = await task.ui.ask({"q": "color?"})
     return Out(f"{greeting}: {helper(answer)}")
-''',
+""",
         "migrates",
         "hello bob: BLUE",  # the frame is already past the new statement: it does not run
         same_as_fresh_v2=True,
     ),
     "local_added_after_the_await": Case(
-        '''
+        """
 async def run(input: In, task: Task) -> Out:
     greeting = "hello " + input.name
     answer = await task.ui.ask({"q": "color?"})
     size = len(answer)
     return Out(f"{greeting}: {helper(answer)} ({size})")
-''',
+""",
         "migrates",
         "hello bob: BLUE (4)",
         same_as_fresh_v2=True,
     ),
     "local_added_before_the_await": Case(
-        '''
+        """
 async def run(input: In, task: Task) -> Out:
     greeting = "hello " + input.name
     times = 2
     answer = await task.ui.ask({"q": "color?"})
     return Out(f"{greeting}: {helper(answer) * times}")
-''',
+""",
         "needs-migration",
         None,
     ),
     "renamed_local": Case(
-        '''
+        """
 async def run(input: In, task: Task) -> Out:
     salutation = "hello " + input.name
     answer = await task.ui.ask({"q": "color?"})
     return Out(f"{salutation}: {helper(answer)}")
-''',
+""",
         "needs-migration",
         None,
     ),
     "removed_await": Case(
-        '''
+        """
 async def run(input: In, task: Task) -> Out:
     greeting = "hello " + input.name
     answer = "green"
     return Out(f"{greeting}: {helper(answer)}")
-''',
+""",
         "blocked",
         None,
     ),
     "loop_added_around_the_await": Case(
-        '''
+        """
 async def run(input: In, task: Task) -> Out:
     greeting = "hello " + input.name
     for attempt in range(3):
@@ -158,17 +158,17 @@ async def run(input: In, task: Task) -> Out:
         if answer:
             break
     return Out(f"{greeting}: {helper(answer)}")
-''',
+""",
         "blocked",
         None,
     ),
     "value_stack_shape_changed": Case(
-        '''
+        """
 async def run(input: In, task: Task) -> Out:
     greeting = "hello " + input.name
     answer = greeting[:0] + await task.ui.ask({"q": "color?"})
     return Out(f"{greeting}: {helper(answer)}")
-''',
+""",
         "blocked",
         None,
     ),
@@ -241,17 +241,30 @@ def test_edit_corpus(tmp_path, name):
     assert code == 0 and obj["status"] == "completed", err
     assert obj["output"] == {"text": case.output}
     if case.same_as_fresh_v2:
-        _json("run", spec, "--input", '{"name": "bob"}', "--store", store, "--run-id", "fresh", cwd=tmp_path, env=env)
-        code, fresh, err = _json("resume", "fresh", "--reply", '"blue"', "--store", store, cwd=tmp_path, env=env)
+        _json(
+            "run",
+            spec,
+            "--input",
+            '{"name": "bob"}',
+            "--store",
+            store,
+            "--run-id",
+            "fresh",
+            cwd=tmp_path,
+            env=env,
+        )
+        code, fresh, err = _json(
+            "resume", "fresh", "--reply", '"blue"', "--store", store, cwd=tmp_path, env=env
+        )
         assert fresh["output"] == obj["output"], err
 
 
-MIGRATION = '''
+MIGRATION = """
 
 @agentrt.migrate(run, from_digest={digest!r}, site={site})
 def rename_greeting(old_locals):
     return {body}
-'''
+"""
 
 
 @pytest.mark.parametrize(
