@@ -320,3 +320,62 @@ def _digest_of_run(tmp_path: Path, module: Path, case: Case, store: str, env: di
     _write(module, case.header, case.v2)
     _, report, _ = _json("upgrade", "--dry-run", "--store", store, cwd=tmp_path, env=env)
     return str(report["runs"][0]["frames"][0]["digest"])
+
+
+NESTED_V1 = """
+async def ask_color(task, prompt):
+    question = {"q": prompt}
+    answer = await task.ui.ask(question)
+    return answer.strip()
+
+
+async def unused_helper(task):
+    return await task.ui.ask({"q": "never"})
+
+
+async def run(input: In, task: Task) -> Out:
+    greeting = "hello " + input.name
+    color = await ask_color(task, "color?")
+    return Out(f"{greeting}: {helper(color)}")
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "verdicts", "output"),
+    [
+        # a coroutine the run is not suspended in: never looked at
+        (('return await task.ui.ask({"q": "never"})', "return 42"), {}, "hello bob: BLUE"),
+        # the helper it is suspended in, below the agent's own frame
+        (
+            ("return answer.strip()", "return answer.strip() + '+'"),
+            {"ask_color": "migrates"},
+            "hello bob: BLUE+",
+        ),
+        # the agent's frame, above the helper
+        (('{helper(color)}")', '{helper(color)}!")'), {"run": "migrates"}, "hello bob: BLUE!"),
+        # the helper's local renamed: only that frame needs a migration
+        (("question", "request"), {"ask_color": "needs-migration"}, None),
+    ],
+    ids=["unrelated_coroutine", "helper_on_the_chain", "agent_frame_above", "helper_local_renamed"],
+)
+def test_nested_chain_judged_per_frame(tmp_path, edit, verdicts, output):
+    name = f"upg_nested_{abs(hash(edit)) % 10**6}"
+    module = tmp_path / f"{name}.py"
+    _write(module, HEADER, NESTED_V1)
+    env = cli_env(PYTHONDONTWRITEBYTECODE="1")
+    store = str(tmp_path / "s.db")
+    code, obj, err = _json("run", f"{name}:bot", "--input", '{"name": "bob"}', "--store", store,
+                           "--run-id", "r1", cwd=tmp_path, env=env)  # fmt: skip
+    assert code == 0 and obj["status"] == "waiting", err
+    _write(module, HEADER, NESTED_V1.replace(*edit))
+    code, report, err = _json("upgrade", "--store", store, cwd=tmp_path, env=env)
+    run = report["runs"][0]
+    changed = {
+        f["function"].rsplit(":", 1)[1]: f["verdict"] for f in run["frames"] if f["verdict"] != "unchanged"
+    }
+    assert changed == verdicts, run
+    code, obj, err = _json("resume", "r1", "--reply", '" blue "', "--store", store, cwd=tmp_path, env=env)
+    if output is None:
+        assert code == 3 and "ask_color" in err, err
+    else:
+        assert code == 0 and obj["output"] == {"text": output}, err
