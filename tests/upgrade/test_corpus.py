@@ -231,6 +231,8 @@ def test_edit_corpus(tmp_path, name):
         assert shown["status"] == "waiting"
         upgrade_events = [e for e in shown["events"] if e["kind"] == "upgrade"]
         assert upgrade_events and upgrade_events[0]["data"]["frames"][0]["verdict"] == "migrates"
+        dumped = cli("dump", "r1", "--store", store, cwd=tmp_path, env=env)
+        assert dumped.returncode == 0 and "task.ui.ask" in dumped.stdout, dumped.stderr
     else:
         assert _checkpoint(store) == before
 
