@@ -121,7 +121,7 @@ def site_refs(code: CodeType) -> dict[int, SiteRef]:
         instr.offset: instr.positions for instr in dis.get_instructions(code) if instr.offset in sites
     }
     offsets = sorted(sites)
-    texts = {offset: _source(code, positions.get(offset)) for offset in offsets}
+    texts = {offset: _checked(code, _source(code, positions.get(offset))) for offset in offsets}
     seen: dict[str, int] = {}
     refs: dict[int, SiteRef] = {}
     for ordinal, offset in enumerate(offsets):
@@ -185,6 +185,27 @@ def _source(code: CodeType, positions: object) -> str:
     else:
         text = "".join(lines)
     return " ".join(text.split())[:_MAX_SOURCE_CHARS]
+
+
+def _checked(code: CodeType, text: str) -> str:
+    """``text`` if it can be the source of ``code``'s suspension, else "" (unknown).
+
+    The file is read when a code object is first checkpointed; if it was replaced
+    on disk by a deploy before that, the line no longer belongs to the running code.
+    Every name the expression mentions must then be one the code uses.
+    """
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return text  # ``async for`` / ``async with`` headers: kept for display, compared as text
+    known = set(code.co_names) | set(code.co_varnames) | set(code.co_freevars) | set(code.co_cellvars)
+    for node in ast.walk(tree):
+        name = (
+            node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        )
+        if name is not None and name not in known:
+            return ""
+    return text
 
 
 def _stack_roles(code: CodeType, site: Site) -> tuple[str, ...]:

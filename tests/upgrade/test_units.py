@@ -93,3 +93,11 @@ def test_migrate_validates_its_arguments_and_stays_callable():
     first = refs[_offsets(two_awaits.__code__)[0]]
     assert find_migration(module, qualname, "0123456789abcdef" + "0" * 16, first) is None
     assert find_migration(module, qualname, "f" * 32, second) is None
+
+
+def test_a_source_line_that_does_not_belong_to_the_code_is_not_recorded():
+    from agentrt._frames._sites import _checked
+
+    code = two_awaits.__code__
+    assert _checked(code, "await _step(item)") == "await _step(item)"
+    assert _checked(code, "await other_function(x)") == ""  # the file changed under the process
