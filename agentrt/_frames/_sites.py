@@ -121,6 +121,7 @@ def site_refs(code: CodeType) -> dict[int, SiteRef]:
         instr.offset: instr.positions for instr in dis.get_instructions(code) if instr.offset in sites
     }
     offsets = sorted(sites)
+    linecache.checkcache(code.co_filename)  # a file edited since it was last read is read again
     texts = {offset: _checked(code, _source(code, positions.get(offset))) for offset in offsets}
     seen: dict[str, int] = {}
     refs: dict[int, SiteRef] = {}
