@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import io
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -130,12 +130,27 @@ def _new_code(identity: CodeIdentity, allow: frozenset[str]) -> tuple[types.Code
     return candidates[0], ""
 
 
-def judge(blob: bytes, allow_modules: Iterable[str] = ()) -> BlobReport:
-    """Every frame of ``blob`` judged against the code loaded now (modules in the code table may be
-    imported: they are the application's own)."""
+#: ``resolver(identity) -> (the new code of its module:qualname, or None and why not)``
+Resolver = Callable[[CodeIdentity], tuple[types.CodeType | None, str]]
+
+
+def judge(
+    blob: bytes,
+    allow_modules: Iterable[str] = (),
+    *,
+    resolver: Resolver | None = None,
+    migrations: bool = True,
+) -> BlobReport:
+    """Every frame of ``blob`` judged against the new code: by default the code loaded in this process
+    (modules in the code table may be imported: they are the application's own); ``resolver`` finds
+    it elsewhere (``agentrt check --against`` compiles the files instead).  ``migrations``: consult the
+    ``@agentrt.migrate`` registry."""
     identities, raw_records = frame_records(blob)
-    allow = frozenset(allow_modules) | {identity.module for identity in identities}
-    resolved = [_new_code(identity, allow) for identity in identities]
+    if resolver is None:
+        allow = frozenset(allow_modules) | {identity.module for identity in identities}
+        resolved = [_new_code(identity, allow) for identity in identities]
+    else:
+        resolved = [resolver(identity) for identity in identities]
     frames: list[FrameReport] = []
     moves: dict[int, dict[tuple[int, tuple[int, ...]], Move]] = {}
     users: dict[int, Any] = {}
@@ -157,7 +172,7 @@ def judge(blob: bytes, allow_modules: Iterable[str] = ()) -> BlobReport:
         new_digest = code_digest(new_code)
         migration = (
             find_migration(identity.module, identity.qualname, identity.digest, site_ref)
-            if new_digest != identity.digest
+            if migrations and new_digest != identity.digest
             else None
         )
         move = plan_move(record, identity.digest, new_code, new_digest, migration is not None)
@@ -170,7 +185,7 @@ def judge(blob: bytes, allow_modules: Iterable[str] = ()) -> BlobReport:
         if index in framed:
             continue
         frames.extend(_function_value(identity, resolved[index]))
-    migrations = {
+    moved = {
         index: FrameMigration(
             resolved[index][0],  # type: ignore[arg-type]
             per_frame,
@@ -180,7 +195,7 @@ def judge(blob: bytes, allow_modules: Iterable[str] = ()) -> BlobReport:
         for index, per_frame in moves.items()
     }
     verdict = max((frame.verdict for frame in frames), default=Verdict.UNCHANGED)
-    return BlobReport(verdict, tuple(frames), migrations, identities, tuple(code for code, _ in resolved))
+    return BlobReport(verdict, tuple(frames), moved, identities, tuple(code for code, _ in resolved))
 
 
 def _function_value(identity: CodeIdentity, resolved: tuple[types.CodeType | None, str]) -> list[FrameReport]:

@@ -70,3 +70,22 @@ def _print(reports: list[RunReport], dry_run: bool) -> None:
             if frame.site:
                 print(f"  {'':<16} site {frame.site}")
             print(f"  {'':<16} {frame.reason}")
+
+
+def cmd_check_against(store_location: str, as_json: bool) -> int:
+    """``agentrt check --against STORE``: ``upgrade --dry-run`` before a deploy, compiling the new
+    code from the working directory and ``sys.path`` instead of importing it."""
+    from agentrt._upgrade._runs import check_store
+    from agentrt._upgrade._static import StaticResolver
+
+    store = open_cli_store(argparse.Namespace(store=store_location))
+    try:
+        reports = check_store(store, StaticResolver())
+    finally:
+        store.close()
+    if as_json:
+        json.dump({"runs": [report.as_json() for report in reports]}, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        _print(reports, dry_run=True)
+    return EXIT_STRANDED if any(report.verdict > Verdict.MIGRATES for report in reports) else EXIT_OK

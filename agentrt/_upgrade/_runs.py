@@ -20,12 +20,12 @@ import attrs
 from agentrt._frames._migrate import Verdict
 from agentrt._sdk.agent import load_agent
 from agentrt._sdk.errors import LeaseHeld
-from agentrt._upgrade._blob import FrameReport, judge, migrate
+from agentrt._upgrade._blob import FrameReport, Resolver, judge, migrate
 from agentrt.exceptions import AgentrtError
 from agentrt.stores import Store
 from agentrt.stores.base import RunRecord, make_owner
 
-__all__ = ["RunReport", "upgrade_store"]
+__all__ = ["RunReport", "check_store", "upgrade_store"]
 
 _LEASE_SECONDS = 60.0
 UPGRADE_EVENT = "upgrade"
@@ -63,6 +63,38 @@ def upgrade_store(
         reports.append(report)
         if on_report is not None:
             on_report(report)
+    return reports
+
+
+def check_store(store: Store, resolver: Resolver) -> list[RunReport]:
+    """Judge every unfinished run of ``store`` against code found by ``resolver``, importing and
+    moving nothing (``agentrt check --against``): ``migrates`` here means the frames can move, and
+    ``@agentrt.migrate`` functions, which only an import would register, are not consulted."""
+    reports = []
+    for rec in store.list_runs():
+        if rec.finished:
+            continue
+        checkpoint = store.latest_checkpoint(rec.run_id)
+        if checkpoint is None:
+            reports.append(
+                RunReport(
+                    rec.run_id, Verdict.UNCHANGED, "not started yet: it will start with the new code", ()
+                )
+            )
+            continue
+        seq, blob = checkpoint
+        try:
+            report = judge(blob, resolver=resolver, migrations=False)
+        except AgentrtError as exc:
+            reports.append(
+                RunReport(rec.run_id, Verdict.BLOCKED, f"checkpoint {seq} cannot be read: {exc}", (), seq)
+            )
+            continue
+        reports.append(
+            RunReport(
+                rec.run_id, report.verdict, _run_reason(report.verdict, report.frames), report.frames, seq
+            )
+        )
     return reports
 
 

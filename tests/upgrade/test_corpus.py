@@ -211,6 +211,9 @@ def test_edit_corpus(tmp_path, name):
     before = _checkpoint(store)
     _write(module, case.header, case.v2)
 
+    code, checked, err = _json("check", "--against", store, cwd=tmp_path, env=env)  # imports nothing
+    assert [run["verdict"] for run in checked["runs"]] == [case.verdict], (checked, err)
+
     code, report, err = _json("upgrade", "--dry-run", "--store", store, cwd=tmp_path, env=env)
     assert [run["run_id"] for run in report["runs"]] == ["r1"], err
     run = report["runs"][0]
@@ -381,3 +384,16 @@ def test_nested_chain_judged_per_frame(tmp_path, edit, verdicts, output):
         assert code == 3 and "ask_color" in err, err
     else:
         assert code == 0 and obj["output"] == {"text": output}, err
+
+
+def test_check_against_reads_the_new_code_without_running_it(tmp_path):
+    case = CASES["local_added_after_the_await"]
+    module, store, env, _ = _suspend_v1(tmp_path, "upg_check_only")
+    marker = tmp_path / "imported.marker"
+    _write(module, case.header + f"\nopen({str(marker)!r}, 'w').close()\n", case.v2)
+    code, checked, err = _json("check", "--against", store, cwd=tmp_path, env=env)
+    assert code == 0 and checked["runs"][0]["verdict"] == "migrates", err
+    assert not marker.exists()
+    text = cli("check", "--against", store, cwd=tmp_path, env=env)
+    assert "run r1 at checkpoint 1: migrates" in text.stdout
+    assert cli("check", cwd=tmp_path, env=env).returncode == 2  # neither a target nor --against
