@@ -77,7 +77,7 @@ def run_check(args: argparse.Namespace) -> int:
         return guarded(lambda a: cmd_check_against(a.against, a.json))(args)
     if args.target is None:
         print("agentrt check: error: give a PATH|MODULE to check, or --against STORE", file=sys.stderr)
-        return EXIT_USAGE
+        raise SystemExit(EXIT_USAGE)  # a usage error, as argparse reports a missing argument
     profile = Profile.named(args.profile)
     root = _resolve_target(args.target)
     if root is None:
