@@ -142,12 +142,12 @@ def plan_move(
     old_bound = dict(zip(record.bound_names(), record.bound, strict=False))
     live_names = [new_code.co_varnames[i] for i in target.live_locals if i < new_code.co_nlocals]
     missing = [name for name in live_names if name not in old_bound]
-    must = {new_code.co_varnames[i] for i in target.must_bind}
     where = f"{site_label} -> line {target.lineno}" if target.lineno is not None else site_label
     if has_migration:
         return Move(
             Verdict.MIGRATES,
-            f"by the registered migration ({how}); it must return {', '.join(live_names) or 'no locals'}",
+            f"by the registered migration ({how}); "
+            + (f"it must supply {', '.join(missing)}" if missing else "the old frame has every live local"),
             site_label,
             target,
             tuple(i for i in target.live_locals if i < new_code.co_nlocals),
@@ -172,7 +172,7 @@ def plan_move(
             target,
             needs_user_migration=True,
         )
-    del must  # every must-bind local is live, and every live one is bound: nothing more to check
+    # every must-bind local is live, and every live one is bound: the restore's own checks will pass
     new_bound = tuple(i for i in target.live_locals if i < new_code.co_nlocals)
     return Move(
         Verdict.MIGRATES, f"automatically ({how}): {where}", site_label, target, new_bound, cell_order
