@@ -142,7 +142,7 @@ def plan_move(
     old_bound = dict(zip(record.bound_names(), record.bound, strict=False))
     live_names = [new_code.co_varnames[i] for i in target.live_locals if i < new_code.co_nlocals]
     missing = [name for name in live_names if name not in old_bound]
-    where = f"{site_label} -> line {target.lineno}" if target.lineno is not None else site_label
+    where = f", now at line {target.lineno}" if target.lineno is not None else ""
     if has_migration:
         return Move(
             Verdict.MIGRATES,
@@ -174,9 +174,7 @@ def plan_move(
         )
     # every must-bind local is live, and every live one is bound: the restore's own checks will pass
     new_bound = tuple(i for i in target.live_locals if i < new_code.co_nlocals)
-    return Move(
-        Verdict.MIGRATES, f"automatically ({how}): {where}", site_label, target, new_bound, cell_order
-    )
+    return Move(Verdict.MIGRATES, f"automatically ({how}{where})", site_label, target, new_bound, cell_order)
 
 
 def _plan_unstarted(
