@@ -49,6 +49,7 @@ def _add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     from agentrt._cli import register_run_commands
 
     register_run_commands(commands)
+    __import__("agentrt._upgrade._cli", fromlist=["register"]).register(commands)  # agentrt upgrade
 
 
 def main(argv: Sequence[str] | None = None) -> int:
