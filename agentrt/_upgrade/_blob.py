@@ -36,7 +36,7 @@ from agentrt._frames import abandon, restored_pending
 from agentrt._frames._migrate import FrameMigration, FrameRecord, MigratingFrames, Move, Verdict, plan_move
 from agentrt._upgrade._registry import find_migration
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
-from agentrt.keys import Keyring
+from agentrt.keys import Keyring, project_keyring
 from agentrt.lowlevel import _Trap
 
 __all__ = ["BlobReport", "FrameReport", "judge", "migrate"]
@@ -93,9 +93,9 @@ def frame_records(
 ) -> tuple[tuple[CodeIdentity, ...], list[tuple[Any, ...]]]:
     """The code table and the raw ``frame`` records of ``blob`` (outermost frame first).
 
-    A signed blob is verified with ``keys`` (default: ``AGENTRT_BLOB_KEY``; a store's: see
-    ``agentrt.keys.keyring_for_store``)."""
-    envelope = unpack(blob, keys)
+    A signed blob is verified with ``keys`` (default: the project's keys, as ``Machine.set`` does;
+    a store's: see ``agentrt.keys.keyring_for_store``)."""
+    envelope = unpack(blob, keys if keys is not None else _project_ring().read)
     if envelope.flags & FLAG_CLOUDPICKLE:
         raise IncompatibleBlob(
             "the checkpoint was written with use_cloudpickle=True, which upgrade does not read"
@@ -239,11 +239,14 @@ def migrate(
 ) -> bytes:
     """The blob with every changed frame moved to the new code (``report.verdict`` must be migrates).
 
-    With ``ring`` (a store's keys) the blob is verified with them and the new one signed with its
-    writing key and bound to ``bind`` (the run's checkpoint and sequence), as the runtime requires."""
+    The blob is verified with ``ring`` (a store's keys; default: the project's, as ``Machine.set``
+    does) and the new one signed with its writing key and bound to ``bind`` (default: a checkpoint
+    of no run, as ``Machine.get()`` writes; a store's run: its run id and sequence)."""
     if report.verdict > Verdict.MIGRATES:
         raise IncompatibleBlob(f"the checkpoint does not migrate: it is {report.verdict.text}")
-    envelope = unpack(blob, ring.read if ring is not None else None)
+    ring = ring if ring is not None else _project_ring()
+    bind = bind if bind is not None else ("checkpoint", None, None)
+    envelope = unpack(blob, ring.read)
     codes = list(report.new_codes)
     if any(code is None for code in codes):
         raise IncompatibleBlob("the checkpoint names code that no longer exists")
@@ -274,7 +277,7 @@ def migrate(
         trap = restored_pending(coro)
         if type(trap) is not _Trap:
             raise CorruptBlob("the moved chain did not re-suspend on an agentrt suspend()")
-        new_blob = _codec.dumps(coro, key=ring.write if ring is not None else None, bind=bind)
+        new_blob = _codec.dumps(coro, key=ring.write, bind=bind)
     finally:
         abandon(coro)
     _prove(new_blob, ring)
@@ -303,9 +306,16 @@ class _Migrating(_Loader):
         return obj
 
 
-def _prove(blob: bytes, ring: Keyring | None = None) -> None:
+def _project_ring() -> Keyring:
+    ring = project_keyring(create=True)
+    if ring is None:  # pragma: no cover - project_keyring(create=True) makes one
+        raise IncompatibleBlob("no blob key: run `agentrt keygen`")
+    return ring
+
+
+def _prove(blob: bytes, ring: Keyring) -> None:
     """Load the migrated blob the way a resume will, then let it go without running anything."""
-    coro = _codec.loads(blob, keys=ring.read if ring is not None else None)
+    coro = _codec.loads(blob, keys=ring.read)
     try:
         if type(restored_pending(coro)) is not _Trap:
             raise CorruptBlob("the migrated checkpoint does not restore to a suspended agent")
