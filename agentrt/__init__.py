@@ -7,6 +7,7 @@ from agentrt._codec import serializable as serializable
 from agentrt._runtime import Runtime as Runtime
 from agentrt._sdk import Agent as Agent
 from agentrt._sdk import AgentSpecError as AgentSpecError
+from agentrt._sdk import Cancelled as Cancelled
 from agentrt._sdk import Fulfilled as Fulfilled
 from agentrt._sdk import LeaseHeld as LeaseHeld
 from agentrt._sdk import NotWaiting as NotWaiting
@@ -52,6 +53,7 @@ __all__ = [
     "LeaseHeld",
     "Machine",
     "MemoryStore",
+    "Cancelled",
     "NotWaiting",
     "Progress",
     "Rejected",

@@ -38,7 +38,7 @@ from agentrt.llm._contract import ExecutorRequest, Executors, Usage
 from agentrt.llm._host import Outcome, build_request, execute
 from agentrt.llm.errors import ModelCallBudgetExceeded
 from agentrt.llm.requests import ModelCall
-from agentrt.stores.base import NewRun, RunRecord, Store, add_usage
+from agentrt.stores.base import LeaseLost, NewRun, RunRecord, Store, add_usage
 
 __all__ = ["DispatchHost", "Dispatcher", "cancelled_from_outside"]
 
@@ -63,6 +63,11 @@ class DispatchHost(Protocol):
 
     def failure(self, rec: RunRecord) -> BaseException:
         """The exception a failed run ended with."""
+
+    @property
+    def owner(self) -> str:
+        """The lease owner whose epoch fences this runtime's writes."""
+        ...
 
 
 def cancelled_from_outside() -> bool:
@@ -133,7 +138,20 @@ class Dispatcher:
                 f"the result of the request could not be journaled: {exc}",
             )
             blob = encode_error(value)
-        if not self.host.store.put_result(live.run_id, seq, idx, ok, blob, usage):
+        try:
+            new = self.host.store.put_result(
+                live.run_id, seq, idx, ok, blob, usage, owner=self.host.owner, epoch=live.epoch
+            )
+        except LeaseLost as exc:  # another worker drives the run now: this result must not land
+            live.lease_lost = exc
+            return
+        if not new:
+            # A result is journaled already (written by an earlier driver before it lost the run):
+            # go on with that one, never run the call again.
+            stored = self.host.store.get_results(live.run_id, seq).get(idx)
+            if stored is not None and live.seq == seq:
+                ok, blob = stored
+                live.results[idx] = (True, decode_value(blob)) if ok else (False, decode_error(blob))
             return
         if usage:
             live.usage = add_usage(live.usage, usage)
@@ -286,7 +304,7 @@ class Dispatcher:
             host.schedule(child_id)
         elif rec.status == "completed":
             self.journal(live, seq, idx, True, child_agent.convert_output(rec.output))
-        elif rec.status == "failed":
+        elif rec.status in ("failed", "cancelled"):
             self.journal(live, seq, idx, False, host.failure(rec))
         else:
             host.register_agent(child_agent, rec.agent)

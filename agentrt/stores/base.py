@@ -217,7 +217,8 @@ class Store(Protocol):
 
     def request_cancel(self, run_id: str) -> list[str]:
         """Ask the run and its unfinished descendants to stop; returns their ids.  A ``queued`` run
-        (never started) becomes ``cancelled`` at once; a waiting one is woken for a worker."""
+        (never started) becomes ``cancelled`` at once; the others lose their lease (their driver's
+        next write is fenced off) and become runnable, so a worker throws ``Cancelled`` into them."""
         ...
 
     def next_wake_at(self) -> float | None:

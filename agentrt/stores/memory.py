@@ -175,10 +175,15 @@ class MemoryStore:
                         rec, status="cancelled", cancel_requested=True, lease_owner=None,
                         lease_expires=None, updated_at=now,
                     )  # fmt: skip
-                elif rec.status == "waiting":
-                    rec = attrs.evolve(rec, cancel_requested=True, wake_at=now, updated_at=now)
-                else:
-                    rec = attrs.evolve(rec, cancel_requested=True, updated_at=now)
+                else:  # its driver (if any) loses the lease: a worker takes it up to cancel it
+                    rec = attrs.evolve(
+                        rec,
+                        cancel_requested=True,
+                        wake_at=now if rec.status == "waiting" else rec.wake_at,
+                        lease_owner=None,
+                        lease_expires=None,
+                        updated_at=now,
+                    )
                 self._runs[rid] = rec
             self._notify()
             return marked

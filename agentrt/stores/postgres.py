@@ -423,6 +423,7 @@ class PostgresStore:
                 "WITH RECURSIVE tree(id) AS (SELECT %s::text UNION ALL "
                 "SELECT r.run_id FROM agentrt_runs r JOIN tree ON r.parent_id = tree.id) "
                 "UPDATE agentrt_runs r SET cancel_requested = TRUE, updated_at = %s, "
+                "lease_owner = NULL, lease_expires = NULL, "
                 "wake_at = CASE WHEN r.status = 'waiting' THEN %s ELSE r.wake_at END, "
                 "status = CASE WHEN r.status = 'queued' AND NOT EXISTS "
                 "(SELECT 1 FROM agentrt_checkpoints c WHERE c.run_id = r.run_id) "
