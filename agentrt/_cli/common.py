@@ -40,7 +40,8 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
         "--store",
         metavar="S",
         default=None,
-        help="store: a SQLite file path or 'memory' (default: $AGENTRT_STORE or .agentrt/agentrt.db)",
+        help="store: a SQLite file path, sqlite:///PATH, postgresql://USER:PASS@HOST:PORT/DB or memory: "
+        "(default: $AGENTRT_STORE or .agentrt/agentrt.db)",
     )
 
 
@@ -166,11 +167,12 @@ def lease_seconds() -> float:
 def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
     """What ``--json`` prints: run_id, status, output or error, and what the run waits on."""
     obj: dict[str, Any] = {"run_id": rec.run_id, "status": rec.status, "agent": rec.agent}
+    if not rec.finished:
+        obj["interrupted"] = rec.interrupted  # running, but no live process drives it
     if rec.status == "completed":
         obj["output"] = rec.output
-    elif rec.status == "failed":
-        error = dict(rec.error or {})
-        obj["error"] = error
+    elif rec.status in ("failed", "cancelled"):
+        obj["error"] = dict(rec.error or {})
     else:
         obj["seq"] = rec.seq
         if rec.pending is not None:
@@ -179,8 +181,10 @@ def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
             obj["waiting_on"] = rec.waiting_on
         if (rec.pending or {}).get("kind") == "ask":
             obj["prompt"] = rec.pending.get("prompt")
-        if rec.status == "running":
-            obj["interrupted"] = not rec.lease_live()
+    if rec.priority:
+        obj["priority"] = rec.priority
+    if rec.cancel_requested and not rec.finished:
+        obj["cancel_requested"] = True
     if rec.parent_id:
         obj["parent_id"] = rec.parent_id
     if rec.usage:
@@ -204,6 +208,10 @@ def print_result(rec: RunRecord, as_json: bool, out: TextIO | None = None) -> in
         elif rec.status == "failed":
             error = rec.error or {}
             print(f"run {rec.run_id} failed: {error.get('type')}: {error.get('message')}", file=out)
+        elif rec.status == "cancelled":
+            print(f"run {rec.run_id} was cancelled", file=out)
+        elif rec.status == "queued":
+            print(f"run {rec.run_id} is queued for a worker (agentrt worker)", file=out)
         elif rec.status == "waiting":
             pending = rec.pending or {}
             if rec.waiting_on == "reply" or pending.get("kind") == "ask":

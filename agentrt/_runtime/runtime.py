@@ -269,7 +269,7 @@ class Runtime:
 
     # ------------------------------------------------------------------ public API
 
-    async def start(self, agent: Agent, input: Any, run_id: str | None = None) -> str:
+    async def start(self, agent: Agent, input: Any, run_id: str | None = None, *, priority: int = 0) -> str:
         """Validate ``input``, record a new run and start driving it; returns its id."""
         self._ensure_started()
         if not isinstance(agent, Agent):
@@ -279,7 +279,16 @@ class Runtime:
         run_id = run_id or uuid.uuid4().hex[:12]
         spec = self._spec_of(agent)
         if not self.worker:  # a client: the run waits, queued, for a worker
-            self.store.create_run(NewRun(run_id=run_id, agent=spec, input=to_jsonable(value), status="queued"))
+            if spec.startswith(_LOCAL_PREFIX):
+                raise AgentSpecError(
+                    f"agent {agent.name!r} cannot be imported by name, so no worker could drive a run of it; "
+                    "define it at module level (name = agent(...)) to submit runs of it"
+                )
+            self.store.create_run(
+                NewRun(
+                    run_id=run_id, agent=spec, input=to_jsonable(value), status="queued", priority=priority
+                )
+            )
             self._emit("queued", run_id, agent=agent.name, input=to_jsonable(value))
             return run_id
         # Created leased to us, so no worker claims it before our driver's first step.
@@ -290,6 +299,7 @@ class Runtime:
                 input=to_jsonable(value),
                 owner=self.owner,
                 ttl_seconds=self.lease_seconds,
+                priority=priority,
             )
         )
         self.register_agent(agent, spec)

@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentrt.stores.base import RunRecord
 
@@ -68,7 +68,9 @@ class Worker:
                 failing = False
             except Exception as exc:  # the store is in trouble: retry, do not die
                 if not failing:
-                    logger.warning("agentrt worker: claiming failed (%s: %s); retrying", type(exc).__name__, exc)
+                    logger.warning(
+                        "agentrt worker: claiming failed (%s: %s); retrying", type(exc).__name__, exc
+                    )
                 failing = True
                 timeout = min(self.rt.poll_seconds, 1.0)
             if timeout > 0:
@@ -116,10 +118,11 @@ class Worker:
         rt = self.rt
         loop = asyncio.get_running_loop()
         done = threading.Event()
-        waiter = loop.run_in_executor(self._waiter, self._wait_in_thread, timeout, done)
+        waiter: asyncio.Future[None] = loop.run_in_executor(self._waiter, self._wait_in_thread, timeout, done)
         changed = asyncio.ensure_future(rt._changed.wait()) if rt._changed is not None else None
+        waiters: list[asyncio.Future[Any]] = [waiter] if changed is None else [waiter, changed]
         try:
-            await asyncio.wait([waiter, *([changed] if changed else [])], return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         finally:
             done.set()
             if changed is not None:

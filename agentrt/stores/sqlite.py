@@ -499,7 +499,8 @@ class SqliteStore:
             ids = [r[0] for r in rows]
             for rid in ids:
                 conn.execute(
-                    "UPDATE runs SET cancel_requested = 1, updated_at = ?, lease_owner = NULL, lease_expires = NULL, "
+                    "UPDATE runs SET cancel_requested = 1, updated_at = ?, "
+                    "lease_owner = NULL, lease_expires = NULL, "
                     "wake_at = CASE WHEN status = 'waiting' THEN ? ELSE wake_at END, "
                     "status = CASE WHEN status = 'queued' AND NOT EXISTS "
                     "(SELECT 1 FROM checkpoints c WHERE c.run_id = runs.run_id) "
