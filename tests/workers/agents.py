@@ -24,7 +24,7 @@ def _log(kind: str, key: str, **extra: object) -> None:
     path = os.environ.get("AGENTRT_TEST_SIDE_LOG")
     if not path:
         return
-    line = json.dumps({"kind": kind, "key": key, "pid": os.getpid(), **extra}) + "\n"
+    line = json.dumps({"kind": kind, "key": key, "pid": os.getpid(), "t": time.time(), **extra}) + "\n"
     with _lock, open(path, "a") as f:  # one write of one short line: atomic with O_APPEND
         f.write(line)
 
