@@ -176,11 +176,7 @@ class Dispatcher:
                 kwargs = dict(request.kwargs)
                 if tool.takes_idempotency_key:
                     kwargs[IDEMPOTENCY_PARAM] = key
-                if tool.is_async:
-                    value = await tool.fn(**kwargs)
-                else:
-                    loop = asyncio.get_running_loop()
-                    value = await loop.run_in_executor(self._pool, functools.partial(tool.fn, **kwargs))
+                value = await self._attempts(live, tool, kwargs, seq, idx)
                 ok = True
             except asyncio.CancelledError as cancelled:
                 if cancelled_from_outside():
@@ -275,6 +271,46 @@ class Dispatcher:
             live.model_calls -= made
             if live.inflight.get(idx) is asyncio.current_task():
                 del live.inflight[idx]
+
+    async def _attempts(self, live: LiveRun, tool: Tool, kwargs: dict[str, Any], seq: int, idx: int) -> Any:
+        """Call ``tool`` under its run policy (timeout per attempt, retries with backoff)."""
+        attempt = 1
+        while True:
+            try:
+                return await self._once(tool, kwargs)
+            except Exception as exc:
+                if attempt >= tool.attempts or not isinstance(exc, tool.retry_on):
+                    raise
+                delay = min(tool.backoff * 2 ** (attempt - 1), 300.0)
+                self.host.observation.emit(
+                    "tool_retry",
+                    live.run_id,
+                    tool=tool.name,
+                    seq=seq,
+                    idx=idx,
+                    attempt=attempt,
+                    error=f"{type(exc).__name__}: {exc}",
+                    delay=delay,
+                )
+                attempt += 1
+                if delay:
+                    await asyncio.sleep(delay)
+
+    async def _once(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
+        if tool.is_async:
+            call: Any = tool.fn(**kwargs)
+        else:
+            call = asyncio.get_running_loop().run_in_executor(
+                self._pool, functools.partial(tool.fn, **kwargs)
+            )
+        if tool.timeout is None:
+            return await call
+        try:
+            return await asyncio.wait_for(call, tool.timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"tool {tool.name!r} took longer than its timeout of {tool.timeout:g} s"
+            ) from None
 
     # ------------------------------------------------------------------ child runs
 

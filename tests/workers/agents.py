@@ -7,6 +7,7 @@ test can count executions per journaled call across processes.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -106,3 +107,41 @@ careful_leaf = agent(input=Job, output=Out, tools=[cleanup, *ui_tools], run=run_
 careful = agent(
     input=Job, output=Out, tools=[cleanup, careful_leaf, *ui_tools], run=run_careful, name="careful"
 )
+
+
+ATTEMPTS: dict[str, int] = {}
+
+
+@tool(attempts=3, backoff=0.01, retry_on=ConnectionError)
+def flaky(fail_times: int, error: str = "connection", idempotency_key: str = "") -> str:
+    """Fails ``fail_times`` times (per key) before it works."""
+    n = ATTEMPTS[idempotency_key] = ATTEMPTS.get(idempotency_key, 0) + 1
+    if n <= fail_times:
+        raise ConnectionError(f"attempt {n}") if error == "connection" else ValueError(f"attempt {n}")
+    return f"ok after {n}"
+
+
+@tool(timeout=0.2, attempts=2)
+async def stuck(idempotency_key: str = "") -> str:
+    ATTEMPTS[idempotency_key] = ATTEMPTS.get(idempotency_key, 0) + 1
+    await asyncio.sleep(30)
+    return "never"
+
+
+@attrs.frozen
+class Flaky:
+    fail_times: int
+    error: str = "connection"
+    stuck: bool = False
+
+
+async def run_policies(input: Flaky, task: Task) -> Out:
+    try:
+        if input.stuck:
+            return Out(await task.tools.stuck())
+        return Out(await task.tools.flaky(fail_times=input.fail_times, error=input.error))
+    except (ConnectionError, ValueError, TimeoutError) as exc:
+        return Out(f"{type(exc).__name__}: {exc}")
+
+
+policies = agent(input=Flaky, output=Out, tools=[flaky, stuck], run=run_policies, name="policies")

@@ -13,16 +13,21 @@ import time
 import pytest
 
 from agentrt import Cancelled, Runtime
-from agentrt.stores import MemoryStore, NewRun, SqliteStore
+from agentrt.stores import MemoryStore, NewRun, SqliteStore, open_store
 from tests.workers import agents
 from tests.workers.agents import Job, expected, mixed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def store(request, tmp_path):
-    s = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "agentrt.db")
+    if request.param == "memory":
+        s = MemoryStore()
+    elif request.param == "sqlite":
+        s = SqliteStore(tmp_path / "agentrt.db")
+    else:
+        s = open_store(request.getfixturevalue("pg_url"))
     yield s
     s.close()
 
