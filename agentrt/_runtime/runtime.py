@@ -141,12 +141,11 @@ class Runtime:
         on_result: Callable[[ExecutorRequest, Any], None] | None = None,  # the executor's own result object
         on: dict[str, Callable[[Any], None]] | None = None,  # handlers get the agent's emitted objects
     ) -> None:
-        self._owns_store = not isinstance(store, Store)
-        if self._owns_store:
+        self._owns_store = store is None or isinstance(store, str | os.PathLike)
+        if store is None or isinstance(store, str | os.PathLike):
             from agentrt.stores import open_store
 
-            store = open_store(store)  # type: ignore[arg-type]
-        assert isinstance(store, Store)
+            store = open_store(store)
         if concurrency < 1:
             raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
         #: Claims and drives the store's runnable runs inside ``async with`` (False: a client only).

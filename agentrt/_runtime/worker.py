@@ -93,13 +93,7 @@ class Worker:
                 rt._driver_errors[rec.run_id] = exc
                 rt._emit("driver_error", rec.run_id, error=f"{type(exc).__name__}: {exc}")
                 continue
-            rt._emit(
-                "claimed",
-                rec.run_id,
-                status=rec.status,
-                epoch=rec.epoch,
-                interrupted=rec.status == "running",
-            )
+            rt._emit("claimed", rec.run_id, status=rec.status, epoch=rec.epoch, seq=rec.seq)
             rt.adopt(rec, agent)
         return claimed
 

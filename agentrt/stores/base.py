@@ -205,7 +205,8 @@ class Store(Protocol):
         self, owner: str, ttl_seconds: float, limit: int, *, agents: list[str] | None = None
     ) -> list[RunRecord]:
         """Atomically lease up to ``limit`` runnable runs (see the module docstring) to ``owner``,
-        highest priority first, then oldest; each claim bumps the run's epoch.  Two claimers
+        highest priority first, then oldest; each claim bumps the run's epoch (and a ``queued``
+        run becomes ``running``).  Two claimers
         never get the same run.  ``agents``: only runs of these agent specs."""
         ...
 

@@ -124,7 +124,11 @@ class MemoryStore:
             claimed = []
             for rec in candidates[: max(limit, 0)]:
                 rec = attrs.evolve(
-                    rec, lease_owner=owner, lease_expires=now + ttl_seconds, epoch=rec.epoch + 1
+                    rec,
+                    status="running" if rec.status == "queued" else rec.status,
+                    lease_owner=owner,
+                    lease_expires=now + ttl_seconds,
+                    epoch=rec.epoch + 1,
                 )
                 self._runs[rec.run_id] = rec
                 claimed.append(rec)

@@ -363,7 +363,8 @@ class PostgresStore:
             rows = conn.execute(
                 "WITH picked AS (SELECT run_id, priority, created_at FROM agentrt_runs "
                 f"WHERE {where} ORDER BY priority DESC, created_at, run_id LIMIT %s FOR UPDATE SKIP LOCKED) "
-                "UPDATE agentrt_runs r SET lease_owner = %s, lease_expires = %s, epoch = r.epoch + 1 "
+                "UPDATE agentrt_runs r SET lease_owner = %s, lease_expires = %s, epoch = r.epoch + 1, "
+                "status = CASE WHEN r.status = 'queued' THEN 'running' ELSE r.status END "
                 "FROM picked WHERE r.run_id = picked.run_id RETURNING "
                 + ", ".join(f"r.{c.strip()}" for c in _RUN_COLUMNS.split(",")),
                 (*params, int(limit), owner, now + ttl_seconds),

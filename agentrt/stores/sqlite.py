@@ -435,7 +435,8 @@ class SqliteStore:
             if not ids:
                 return []
             rows = conn.execute(
-                f"UPDATE runs SET lease_owner = ?, lease_expires = ?, epoch = epoch + 1 "
+                "UPDATE runs SET lease_owner = ?, lease_expires = ?, epoch = epoch + 1, "
+                "status = CASE WHEN status = 'queued' THEN 'running' ELSE status END "
                 f"WHERE run_id IN ({','.join('?' * len(ids))}) RETURNING {_RUN_COLUMNS}",
                 (owner, now + ttl_seconds, *ids),
             ).fetchall()
