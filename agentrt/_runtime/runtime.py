@@ -183,6 +183,7 @@ class Runtime:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._driver_errors: dict[str, BaseException] = {}
+        self._readopt: dict[str, tuple[RunRecord, Agent]] = {}  # claimed again while a stale driver ran
 
     @property
     def owner(self) -> str:
@@ -561,12 +562,17 @@ class Runtime:
         assert self._loop is not None
         run_id = rec.run_id
         live = self._lives.get(run_id)
+        if run_id in self._drivers:
+            if live is not None and live.epoch != rec.epoch:
+                # Our lease lapsed (this process was paused) and we claimed the run again: the driver
+                # still running holds the old epoch, so its next write is fenced off.  Its in-memory
+                # state may be behind the store: start afresh from the store once it has stopped.
+                self._readopt[run_id] = (rec, agent)
+            return
         if live is None:
             live = self._lives[run_id] = LiveRun(run_id, agent)
         live.epoch = rec.epoch
         live.cancel_requested = live.cancel_requested or rec.cancel_requested
-        if run_id in self._drivers:
-            return
         self._drivers[run_id] = self._loop.create_task(self._drive(live), name=f"agentrt-run-{run_id}")
 
     @property
@@ -649,6 +655,10 @@ class Runtime:
             self._driver_errors[run_id] = exc
         finally:
             self._drivers.pop(run_id, None)
+            again = self._readopt.pop(run_id, None)
+            if again is not None and not self._closed:
+                self._lives.pop(run_id, None)
+                self.adopt(*again)
             self.touch()
 
     async def _wait_inflight(self, live: LiveRun) -> None:

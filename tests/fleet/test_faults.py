@@ -26,6 +26,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +48,7 @@ class Fleet:
     def __init__(self, store: str, tmp, env: dict[str, str]) -> None:
         self.store, self.tmp, self.env = store, tmp, env
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.trace_of: dict[int, Path] = {}  # pid -> its trace file
         self.kills = self.stops = self.drops = 0
         self.n = 0
 
@@ -71,6 +73,7 @@ class Fleet:
             stderr=open(self.tmp / f"worker-{self.n}.err", "wb"),  # noqa: SIM115 - closed with the process
         )
         self.procs.append(proc)
+        self.trace_of[proc.pid] = self.tmp / f"trace-{self.n}.jsonl"
         return proc
 
     def alive(self) -> list[subprocess.Popen[bytes]]:
@@ -221,17 +224,24 @@ def test_a_fleet_survives_kills_pauses_and_dropped_connections(backend, tmp_path
         executions = [json.loads(line) for line in side.read_text().splitlines()]
         per_key = Counter(e["key"] for e in executions)
         journaled = _journal_times(backend, location)
-        late = []
+        traces_of = {
+            pid: [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+            for pid, path in fleet.trace_of.items()
+        }
+        traces = [t for ts in traces_of.values() for t in ts]
+        fenced_runs = {
+            (pid, t["run_id"]) for pid, ts in traces_of.items() for t in ts if t["kind"] == "lease_lost"
+        }
+        late, fenced_late = [], []
         for e in executions:
             run_id, _, seq = e["key"].rpartition(":")
             at = journaled.get((run_id, int(seq), 0))
             if at is not None and e["t"] > at + 0.001:
-                late.append(e)
+                # Only a driver that had lost the run may still execute it (paused past its lease
+                # with the call already dispatched); it must then have been fenced off.
+                (fenced_late if (e["pid"], run_id) in fenced_runs else late).append(e)
         re_executions = sum(c - 1 for c in per_key.values())
         faults_n = fleet.kills + fleet.stops + fleet.drops
-        traces = [
-            json.loads(line) for p in tmp_path.glob("trace-*.jsonl") for line in p.read_text().splitlines()
-        ]
         fenced = sum(1 for t in traces if t.get("kind") == "lease_lost")
         driver_errors = sum(1 for t in traces if t.get("kind") == "driver_error")
         claims = sum(1 for t in traces if t.get("kind") == "claimed")
@@ -239,7 +249,8 @@ def test_a_fleet_survives_kills_pauses_and_dropped_connections(backend, tmp_path
             f"\nfleet[{backend}]: runs={n_runs} (+{len(children)} sub-runs) workers={n_workers} "
             f"concurrency={CONCURRENCY} kills={fleet.kills} stops={fleet.stops} drops={fleet.drops} "
             f"replies={len(replied)} tool-executions={len(executions)} distinct-calls={len(per_key)} "
-            f"re-executions={re_executions} fenced-writes-refused={fenced} driver-errors={driver_errors} "
+            f"re-executions={re_executions} fenced-writes-refused={fenced} late-calls-of-fenced-drivers="
+            f"{len(fenced_late)} driver-errors={driver_errors} "
             f"claims={claims} seconds={elapsed:.1f}"
         )
         assert not late, f"journaled calls executed again: {late[:5]}"

@@ -145,3 +145,22 @@ async def run_policies(input: Flaky, task: Task) -> Out:
 
 
 policies = agent(input=Flaky, output=Out, tools=[flaky, stuck], run=run_policies, name="policies")
+
+
+GATE = threading.Event()
+GATED: list[str] = []
+
+
+@tool
+def gated(idempotency_key: str = "") -> str:
+    """Blocks until GATE is set (the test plays a worker paused inside a call)."""
+    GATED.append(idempotency_key)
+    GATE.wait(60)
+    return "through"
+
+
+async def run_gate(input: Job, task: Task) -> Out:
+    return Out(await task.tools.gated())
+
+
+gate = agent(input=Job, output=Out, tools=[gated], run=run_gate, name="gate")

@@ -188,3 +188,36 @@ def test_an_interrupted_run_is_recovered_by_a_worker_without_host_code(tmp_path,
     assert out.value == expected(Job(7))
     keys = [e["key"] for e in side_log(log)]
     assert keys.count("victim:1") == 2 and keys.count("victim:2") == 1
+
+
+def test_a_driver_whose_lease_lapsed_is_fenced_even_when_its_process_claims_the_run_again():
+    """The process was 'paused' inside a call: its lease lapsed, another worker took the run
+    (epoch + 1) and handed it back; this process's worker claims it again (epoch + 2).  The old
+    driver must not inherit the new epoch: its write is refused and a fresh driver goes on."""
+    import attrs
+
+    from agentrt.testing import capture_trace
+
+    store = MemoryStore()
+    agents.GATE.clear()
+    agents.GATED.clear()
+
+    async def main():
+        async with Runtime(store, poll_seconds=0.1) as rt:
+            run_id = await rt.start(agents.gate, {"i": 0})
+            await until(lambda: agents.GATED)
+            rec = store.get_run(run_id)
+            with store._lock:  # another worker claimed it and released it meanwhile
+                store._runs[run_id] = attrs.evolve(
+                    rec, lease_owner=None, lease_expires=None, epoch=rec.epoch + 1
+                )
+            await until(lambda: store.get_run(run_id).epoch == rec.epoch + 2)  # claimed again here
+            agents.GATE.set()
+            return run_id, rec.epoch, await rt.wait(run_id, timeout=60)
+
+    with capture_trace() as events:
+        run_id, first_epoch, out = asyncio.run(main())
+    assert out.value == "through"
+    assert [e.kind for e in events if e.kind == "lease_lost"] == ["lease_lost"]
+    assert [f"{run_id}:1", f"{run_id}:1"] == agents.GATED  # the fresh driver made the call again
+    assert store.get_run(run_id).epoch == first_epoch + 2
