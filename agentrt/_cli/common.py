@@ -10,9 +10,16 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agentrt._sdk.errors import AgentSpecError, LeaseHeld, NotWaiting, RunExists, RunNotFound, SchemaError
-from agentrt.exceptions import AgentrtError
-from agentrt.llm.errors import MissingExecutor
+from agentrt.exceptions import (
+    AgentrtError,
+    AgentSpecError,
+    LeaseHeld,
+    MissingExecutor,
+    NotWaiting,
+    RunExists,
+    RunNotFound,
+    SchemaError,
+)
 from agentrt.observe import TraceEvent
 from agentrt.stores import Store, StoreError, open_store
 from agentrt.stores.base import LeaseLost, RunRecord

@@ -14,10 +14,10 @@ from typing import Any
 import attrs
 
 from agentrt._codec._serializable import serializable
-from agentrt._sdk.errors import AgentSpecError, SchemaError
 from agentrt._sdk.schema import fields_of, object_schema, structure, to_jsonable
 from agentrt._sdk.task import Task
 from agentrt._sdk.tools import Tool, UiTool, tool, tool_name
+from agentrt.exceptions import AgentSpecError, SchemaError
 
 __all__ = ["Agent", "agent", "agent_spec", "load_agent", "load_object"]
 

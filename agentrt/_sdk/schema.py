@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from agentrt._sdk.errors import SchemaError
+from agentrt.exceptions import SchemaError
 
 __all__ = ["describe_type", "fields_of", "json_schema", "structure", "to_jsonable"]
 

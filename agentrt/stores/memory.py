@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from agentrt._sdk.errors import LeaseHeld, RunExists, RunNotFound
+from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from agentrt import _codec
-from agentrt.inspect import dump_blob, dump_chain, render_text, to_json
+from agentrt.inspection import dump_blob, dump_chain, render_text, to_json
 from agentrt.lowlevel import Machine, suspend
 from tests.inspect import agents
 from tests.inspect.golden_tools import (
@@ -243,7 +243,7 @@ def test_value_blob_renders_shared_and_cyclic_values():
 
 def test_empty_tuples_are_not_reported_as_shared_references():
     """``()`` is one object in CPython: two empty tuples are not "the same object" to a reader."""
-    from agentrt.inspect._values import ValueRenderer
+    from agentrt.inspection._values import ValueRenderer
 
     renderer = ValueRenderer(lambda obj, where: "frame", lambda obj: False)
     first = renderer.view({"a": (), "b": frozenset()}, "frame 0", "locals['x']")

@@ -140,7 +140,7 @@ def _import_agent_module(spec: str) -> None:
 
 
 def _load_checkpoint(store: Any, run_id: str, seq: int | None) -> tuple[Any, int, bytes, bool]:
-    from agentrt._sdk.errors import RunNotFound
+    from agentrt.exceptions import RunNotFound
 
     rec = store.get_run(run_id)
     if rec is None:
@@ -152,7 +152,7 @@ def _load_checkpoint(store: Any, run_id: str, seq: int | None) -> tuple[Any, int
         return rec, latest[0], latest[1], True
     blob = store.get_checkpoint(run_id, seq)
     if blob is None:
-        from agentrt.inspect._fork import _missing_checkpoint
+        from agentrt.inspection._fork import _missing_checkpoint
 
         raise AgentrtError(_missing_checkpoint(store, run_id, seq))
     latest = store.latest_checkpoint(run_id)
@@ -160,8 +160,8 @@ def _load_checkpoint(store: Any, run_id: str, seq: int | None) -> tuple[Any, int
 
 
 def _dump_checkpoint(store: Any, run_id: str, seq: int | None, allow: list[str]) -> Any:
-    from agentrt.inspect._build import dump_blob
-    from agentrt.inspect._model import Source
+    from agentrt.inspection._build import dump_blob
+    from agentrt.inspection._model import Source
 
     rec, seq, blob, latest = _load_checkpoint(store, run_id, seq)
     import_error = None
@@ -185,9 +185,9 @@ def _looks_like_path(target: str) -> bool:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    from agentrt.inspect._build import dump_blob
-    from agentrt.inspect._model import Source
-    from agentrt.inspect._render import render_text, to_json
+    from agentrt.inspection._build import dump_blob
+    from agentrt.inspection._model import Source
+    from agentrt.inspection._render import render_text, to_json
 
     target = args.target
     if os.path.exists(target) or _looks_like_path(target):
@@ -203,7 +203,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
         _make_cwd_importable()
         dump = dump_blob(blob, Source("file", path=target), allow_modules=args.allow_modules)
     else:
-        from agentrt._sdk.errors import RunNotFound
+        from agentrt.exceptions import RunNotFound
 
         store = _open_store(args)
         try:
@@ -236,7 +236,7 @@ def _with_cli_hint(dump: Any) -> Any:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from agentrt.inspect._diff import diff_dumps, diff_to_json, render_diff
+    from agentrt.inspection._diff import diff_dumps, diff_to_json, render_diff
 
     store = _open_store(args)
     try:
@@ -259,7 +259,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_fork(args: argparse.Namespace) -> int:
-    from agentrt.inspect._fork import fork_run
+    from agentrt.inspection._fork import fork_run
 
     store = _open_store(args)
     try:
