@@ -19,7 +19,7 @@ The tree (each family is re-exported where its users look for it: ``agentrt``,
     ├── model calls:  MissingExecutor, ScriptExhausted, StructuredOutputError(ValueError),
     │                 DecisionExhausted, ModelCallBudgetExceeded, TokenBudgetExceeded,
     │                 ModelProviderError, ToolLoopExhausted
-    └── inspection:   ForkError(LookupError)
+    └── inspection:   CheckpointNotFound(LookupError), ForkError(LookupError)
 
 Errors that cross a checkpoint or the journal define ``__reduce__`` so they
 pickle with their fields (keyword-only or computed messages would not).
@@ -33,6 +33,7 @@ __all__ = [
     "AgentSpecError",
     "AgentrtError",
     "CannotCrossAwait",
+    "CheckpointNotFound",
     "CorruptBlob",
     "DecisionExhausted",
     "ForeignAwaitable",
@@ -470,6 +471,10 @@ class ToolLoopExhausted(AgentrtError):
 
 
 # ------------------------------------------------------------------ inspection
+
+
+class CheckpointNotFound(AgentrtError, LookupError):
+    """The run has no checkpoint with that sequence number (never written, or no longer kept)."""
 
 
 class ForkError(AgentrtError, LookupError):
