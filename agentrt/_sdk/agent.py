@@ -114,10 +114,11 @@ class Agent:
 
 
 def _default_name(run: Callable[..., Any]) -> str:
-    if run.__name__ not in ("run", "main"):
-        return run.__name__
+    name: str = run.__name__
+    if name not in ("run", "main"):
+        return name
     module = sys.modules.get(run.__module__)
-    file = getattr(module, "__file__", None)
+    file: str | None = getattr(module, "__file__", None)
     if file:
         return os.path.splitext(os.path.basename(file))[0]
     return run.__module__.rsplit(".", 1)[-1]

@@ -261,7 +261,7 @@ def structure(value: Any, tp: Any, path: str = "input") -> Any:
             try:
                 if tp is uuid.UUID:
                     return uuid.UUID(value)
-                return tp.fromisoformat(value)  # type: ignore[attr-defined]
+                return tp.fromisoformat(value)
             except ValueError:
                 pass
         raise SchemaError(path, f"expected {describe_type(tp)} (ISO 8601 string), got {_show(value)}")
