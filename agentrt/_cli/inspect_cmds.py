@@ -14,7 +14,7 @@ from agentrt._cli.common import (
     result_object,
     show_prompt,
 )
-from agentrt._sdk.errors import RunNotFound
+from agentrt.exceptions import RunNotFound
 from agentrt.stores.base import STATUSES, RunRecord
 
 

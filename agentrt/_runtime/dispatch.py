@@ -30,14 +30,13 @@ from agentrt._runtime.observation import Observation
 from agentrt._runtime.pending import child_run_id, idempotency_key, members
 from agentrt._runtime.state import LiveRun
 from agentrt._sdk.agent import Agent
-from agentrt._sdk.errors import SchemaError, ToolError
+from agentrt._sdk.llm import ModelCall
 from agentrt._sdk.requests import ChildRun, Gather, Sleep, ToolCall
 from agentrt._sdk.schema import to_jsonable
 from agentrt._sdk.tools import IDEMPOTENCY_PARAM, Tool
+from agentrt.exceptions import ModelCallBudgetExceeded, SchemaError, ToolError
 from agentrt.llm._contract import ExecutorRequest, Executors, Usage
 from agentrt.llm._host import Outcome, build_request, execute
-from agentrt.llm.errors import ModelCallBudgetExceeded
-from agentrt.llm.requests import ModelCall
 from agentrt.stores.base import LeaseLost, NewRun, RunRecord, Store, add_usage
 
 __all__ = ["DispatchHost", "Dispatcher", "cancelled_from_outside"]

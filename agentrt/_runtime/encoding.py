@@ -5,7 +5,7 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from agentrt._sdk.errors import ToolError
+from agentrt.exceptions import ToolError
 
 __all__ = ["decode_error", "decode_value", "encode_error", "encode_value", "error_record", "type_name"]
 

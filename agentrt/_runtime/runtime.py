@@ -49,22 +49,23 @@ from agentrt._runtime.pending import (
 )
 from agentrt._runtime.state import START, LiveRun
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
-from agentrt._sdk.errors import (
+from agentrt._sdk.requests import Ask
+from agentrt._sdk.schema import jsonable_or_repr, to_jsonable
+from agentrt._sdk.task import StepRecorder, recording
+from agentrt.exceptions import (
     AgentSpecError,
     Cancelled,
     LeaseHeld,
+    MissingExecutor,
+    ModelCallBudgetExceeded,
     NotWaiting,
     RunFailed,
     RunNotFound,
     SchemaError,
     StepBudgetExceeded,
 )
-from agentrt._sdk.requests import Ask
-from agentrt._sdk.schema import jsonable_or_repr, to_jsonable
-from agentrt._sdk.task import StepRecorder, recording
 from agentrt.llm._contract import ExecutorRequest, as_executors
 from agentrt.llm._needs import missing
-from agentrt.llm.errors import MissingExecutor, ModelCallBudgetExceeded
 from agentrt.lowlevel import Done, Machine
 from agentrt.observe import TraceEvent
 from agentrt.stores.base import EventRow, LeaseLost, NewRun, RunRecord, Store

@@ -36,7 +36,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from agentrt.exceptions import AgentrtError
+# The store errors live with every other error; re-exported here, where store code looks for them.
+from agentrt.exceptions import LeaseLost as LeaseLost
+from agentrt.exceptions import StoreCorrupt as StoreCorrupt
+from agentrt.exceptions import StoreError as StoreError
+from agentrt.exceptions import StoreLocked as StoreLocked
+from agentrt.exceptions import StoreSchemaTooNew as StoreSchemaTooNew
 
 __all__ = [
     "CheckpointInfo",
@@ -59,26 +64,6 @@ __all__ = [
 
 STATUSES = ("queued", "running", "waiting", "completed", "failed", "cancelled")
 FINAL = ("completed", "failed", "cancelled")
-
-
-class StoreError(AgentrtError):
-    """The store cannot be used (locked, corrupt, from a newer agentrt, unreachable)."""
-
-
-class StoreLocked(StoreError):
-    """Another process holds the store's write lock for longer than the busy timeout."""
-
-
-class StoreCorrupt(StoreError):
-    """The store file is not a valid agentrt store."""
-
-
-class StoreSchemaTooNew(StoreError):
-    """The store was written by a newer agentrt (its schema version is higher than ours)."""
-
-
-class LeaseLost(AgentrtError):
-    """This process no longer holds the lease of a run it was driving (another process took it over)."""
 
 
 def lease_lost(run_id: str, held_by: str | None, epoch: int, mine: int | None) -> LeaseLost:

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from agentrt._sdk.errors import LeaseHeld, RunExists, RunNotFound
+from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -106,7 +106,7 @@ class MemoryStore:
             rec = self._run(run_id)
             now = time.time()
             if rec.lease_owner not in (None, owner) and rec.lease_live(now):
-                raise LeaseHeld(run_id, rec.lease_owner, rec.lease_expires - now)  # type: ignore[arg-type,operator]
+                raise LeaseHeld(run_id, rec.lease_owner, rec.lease_expires - now)  # type: ignore[operator]
             epoch = rec.epoch if rec.lease_owner == owner else rec.epoch + 1
             rec = attrs.evolve(rec, lease_owner=owner, lease_expires=now + ttl_seconds, epoch=epoch)
             self._runs[run_id] = rec

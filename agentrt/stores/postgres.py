@@ -211,7 +211,7 @@ class PostgresStore:
 
     def _q(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
         with self._pool.connection() as conn:
-            return conn.execute(sql, params).fetchall()  # type: ignore[no-any-return]
+            return conn.execute(sql, params).fetchall()
 
     @_translate
     def _migrate(self) -> None:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
-from agentrt._sdk.errors import LeaseHeld, RunExists, RunNotFound
+from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -230,7 +230,7 @@ class SqliteStore:
                 for statement in _statements(MIGRATIONS[target]):
                     conn.execute(statement)
                 if target == 1:
-                    from agentrt import __version__
+                    from agentrt._version import __version__
 
                     conn.execute(
                         "INSERT OR REPLACE INTO meta (key, value) VALUES ('created_by', ?)",

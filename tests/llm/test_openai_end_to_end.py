@@ -35,7 +35,7 @@ def executors_for(server, **kw):
 
 def drive(agent, input, executors, store=None):
     async def main():
-        async with Runtime(store or MemoryStore(), executors=executors) as rt:
+        async with executors, Runtime(store or MemoryStore(), executors=executors) as rt:
             run_id = await rt.start(agent, input)
             out = await rt.wait(run_id, timeout=30)
             return run_id, out, rt.status(run_id)
@@ -55,9 +55,10 @@ def test_every_request_kind_over_http(server):
     chunks = []
 
     async def main():
-        async with Runtime(
-            MemoryStore(), executors=executors_for(server), on_chunk=lambda c, r: chunks.append(c)
-        ) as rt:
+        async with (
+            executors_for(server) as executors,
+            Runtime(MemoryStore(), executors=executors, on_chunk=lambda c, r: chunks.append(c)) as rt,
+        ):
             run_id = await rt.start(A.everything, {"text": "hi"})
             return await rt.wait(run_id, timeout=30), rt.status(run_id)
 
@@ -98,7 +99,10 @@ def test_provider_failure_reaches_the_agent_as_a_typed_error(server):
     server.enqueue(*[error(500)] * 3)
 
     async def main():
-        async with Runtime(MemoryStore(), executors=executors_for(server, max_retries=2)) as rt:
+        async with (
+            executors_for(server, max_retries=2) as executors,
+            Runtime(MemoryStore(), executors=executors) as rt,
+        ):
             run_id = await rt.start(A.chain, {"n": 1})
             with pytest.raises(Exception) as info:
                 await rt.wait(run_id, timeout=30)
@@ -114,11 +118,12 @@ def test_a_journaled_http_answer_is_not_requested_again_after_restart(tmp_path, 
 
     async def first():
         store = SqliteStore(path)
-        rt = Runtime(store, executors=executors_for(server))
-        run_id = await rt.start(A.chain, {"n": 3})
-        while len(server.requests) < 2:
-            await asyncio.sleep(0.01)
-        await rt.close()  # cancels the in-flight HTTP request
+        async with executors_for(server) as executors:
+            rt = Runtime(store, executors=executors)
+            run_id = await rt.start(A.chain, {"n": 3})
+            while len(server.requests) < 2:
+                await asyncio.sleep(0.01)
+            await rt.close()  # cancels the in-flight HTTP request
         store.close()
         return run_id
 
@@ -127,7 +132,7 @@ def test_a_journaled_http_answer_is_not_requested_again_after_restart(tmp_path, 
 
     async def second():
         store = SqliteStore(path)
-        async with Runtime(store, executors=executors_for(server)) as rt:
+        async with executors_for(server) as executors, Runtime(store, executors=executors) as rt:
             await rt.resume(run_id)
             out = await rt.wait(run_id, timeout=30)
         store.close()

@@ -283,7 +283,7 @@ def test_runs_are_isolated(store):
 def test_fork_copies_a_checkpoint_into_a_new_run(store):
     """A real run of tests.runtime.agents:summer, forked at its first checkpoint, ends the same way."""
     from agentrt import Runtime
-    from agentrt.inspect import fork_run
+    from agentrt.inspection import fork_run
     from tests.runtime.agents import summer
 
     async def main():

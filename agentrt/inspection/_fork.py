@@ -32,17 +32,13 @@ import attrs
 from agentrt import _codec
 from agentrt._frames import abandon, restored_pending
 from agentrt._frames._capture import FINISHED, capture
-from agentrt.exceptions import AgentrtError
+from agentrt.exceptions import ForkError as ForkError
 
 __all__ = ["ForkError", "ForkResult", "fork_run"]
 
 _LEASE_SECONDS = 30.0
 _TASK_MODULE = "agentrt._sdk.task"
 _RUN_ID_FIELDS = ("run_id", "_run_id")
-
-
-class ForkError(AgentrtError, LookupError):
-    """The run cannot be forked at that checkpoint (it is not kept, or the agent cannot be loaded)."""
 
 
 @attrs.frozen
@@ -58,7 +54,7 @@ class ForkResult:
 def fork_run(store: Any, run_id: str, seq: int, new_run_id: str | None = None) -> ForkResult:
     """Create a run in ``store`` that continues from checkpoint ``seq`` of ``run_id``."""
     from agentrt._sdk.agent import load_agent
-    from agentrt._sdk.errors import RunNotFound
+    from agentrt.exceptions import RunNotFound
     from agentrt.stores.base import NewRun, make_owner
 
     rec = store.get_run(run_id)
