@@ -186,8 +186,10 @@ def statements_per_step(store_url: str, runs: int, steps: int) -> dict[str, Any]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke mode: SQLite, 1 worker, few runs")
+    parser.add_argument("--runs", type=int, default=None, help="runs per throughput point (default 400)")
     args = parser.parse_args()
     runs, steps = (20, 3) if args.quick else (400, 10)
+    runs = args.runs or runs
     results: dict[str, Any] = {"python": sys.version.split()[0], "cores": os.cpu_count(), "backends": {}}
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="agentrt-bench-"))

@@ -27,6 +27,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -49,11 +50,14 @@ class Fleet:
         self.store, self.tmp, self.env = store, tmp, env
         self.procs: list[subprocess.Popen[bytes]] = []
         self.trace_of: dict[int, Path] = {}  # pid -> its trace file
+        self.logs: list[IO[bytes]] = []  # the workers' stderr files
         self.kills = self.stops = self.drops = 0
         self.n = 0
 
     def spawn(self) -> subprocess.Popen[bytes]:
         self.n += 1
+        log = open(self.tmp / f"worker-{self.n}.err", "wb")  # noqa: SIM115 - closed in shutdown()
+        self.logs.append(log)
         proc = subprocess.Popen(
             command(
                 "worker",
@@ -70,7 +74,7 @@ class Fleet:
             ),
             env=self.env,
             stdout=subprocess.DEVNULL,
-            stderr=open(self.tmp / f"worker-{self.n}.err", "wb"),  # noqa: SIM115 - closed with the process
+            stderr=log,
         )
         self.procs.append(proc)
         self.trace_of[proc.pid] = self.tmp / f"trace-{self.n}.jsonl"
@@ -102,8 +106,8 @@ class Fleet:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-            if p.stderr:
-                p.stderr.close()
+        for log in self.logs:
+            log.close()
 
 
 def _journal_times(backend: str, location: str) -> dict[tuple[str, int, int], float]:
