@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
-from agentrt._sdk.errors import LeaseHeld, RunExists, RunNotFound
+from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -230,7 +230,7 @@ class PostgresStore:
             for target in range(version, SCHEMA_VERSION):
                 conn.execute(MIGRATIONS[target])
             if version < SCHEMA_VERSION:
-                from agentrt import __version__
+                from agentrt._version import __version__
 
                 conn.execute(
                     "INSERT INTO agentrt_meta (key, value) VALUES ('schema_version', %s), ('created_by', %s) "
