@@ -46,6 +46,7 @@ def _add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     __import__("agentrt._cli.checkpoint_cmds", fromlist=["register"]).register(
         commands
     )  # agentrt dump / diff / fork
+    __import__("agentrt.teams._cli", fromlist=["register"]).register(commands)  # agentrt teams ...
     from agentrt._cli import register_run_commands
 
     register_run_commands(commands)

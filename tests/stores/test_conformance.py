@@ -192,8 +192,9 @@ while True:
     if not batch:
         break
     got += [(r.run_id, r.epoch) for r in batch]
+print(json.dumps(got), flush=True)
+sys.stdin.read()  # stay alive until every claimer is done: a dead owner's runs are claimable again
 store.close()
-print(json.dumps(got))
 """
 
 
@@ -206,6 +207,7 @@ def test_racing_claimers_processes_exactly_one_winner(backend, location, open_ha
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", _CLAIMER, location, str(go)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -214,11 +216,10 @@ def test_racing_claimers_processes_exactly_one_winner(backend, location, open_ha
         )
         for _ in range(4)
     ]
-    results = []
+    results = [json.loads(p.stdout.readline()) for p in procs]  # all alive while any still claims
     for p in procs:
-        out, err = p.communicate(timeout=120)
+        _out, err = p.communicate("", timeout=120)
         assert p.returncode == 0, err
-        results.append(json.loads(out))
     everything = [run_id for got in results for run_id, _epoch in got]
     assert len(everything) == len(set(everything)) == 80
     assert all(epoch == 1 for got in results for _run_id, epoch in got)
