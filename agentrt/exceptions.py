@@ -32,16 +32,20 @@ from typing import Any
 __all__ = [
     "AgentSpecError",
     "AgentrtError",
+    "BusLockTimeout",
     "Cancelled",
     "CannotCrossAwait",
     "CheckpointNotFound",
+    "ContractError",
     "CorruptBlob",
     "DecisionExhausted",
     "ForeignAwaitable",
     "ForkError",
+    "GateBlocked",
     "IncompatibleBlob",
     "LeaseHeld",
     "LeaseLost",
+    "MaxTurnsExceeded",
     "MissingExecutor",
     "ModelAnswerError",
     "ModelCallBudgetExceeded",
@@ -55,6 +59,7 @@ __all__ = [
     "RunNotFound",
     "SchemaError",
     "ScriptExhausted",
+    "StateError",
     "StepBudgetExceeded",
     "StoreCorrupt",
     "StoreError",
@@ -642,3 +647,65 @@ class CheckpointNotFound(AgentrtError, LookupError):
 
 class ForkError(AgentrtError, LookupError):
     """The run cannot be forked at that checkpoint (it is not kept, or the agent cannot be loaded)."""
+
+
+# ------------------------------------------------------------------ agent kinds and teams
+
+
+class StateError(SchemaError):
+    """The state of a self-managed agent does not fit its class (when saved, or when read back)."""
+
+
+class MaxTurnsExceeded(AgentrtError):
+    """An ``llm_agent`` used ``max_turns`` model turns without finishing; ``messages`` is the conversation."""
+
+    cause = "max-turns"
+
+    def __init__(self, agent: str, max_turns: int, messages: list[dict[str, Any]], message: str = "") -> None:
+        self.agent = agent
+        self.max_turns = max_turns
+        self.messages = messages
+        super().__init__(
+            message
+            or (
+                f"llm_agent {agent!r} did not finish in max_turns={max_turns} model turn(s) "
+                "(cause: max-turns); raise llm_agent(..., max_turns=N), narrow the tools, or make the "
+                "system prompt say when to stop"
+            )
+        )
+
+    def __reduce__(self) -> Any:
+        return (MaxTurnsExceeded, (self.agent, self.max_turns, self.messages, str(self)))
+
+
+class ContractError(AgentrtError, ValueError):
+    """A value broke a rule of one of the reference's wire contracts.
+
+    ``key`` names the offending key (or ``None`` for the whole value) and ``rule`` the rule it
+    broke, in the words of the reference's tables; ``where`` says which contract or file.
+    """
+
+    def __init__(self, where: str, key: str | None, rule: str) -> None:
+        self.where = where
+        self.key = key
+        self.rule = rule
+        at = f"{where}: key {key!r}" if key is not None else where
+        super().__init__(f"{at}: {rule}")
+
+
+class GateBlocked(ContractError):
+    """The team decision gate refused to open (missing, stale or restructuring decision, or a
+    stale or tampered decision trail)."""
+
+
+class BusLockTimeout(AgentrtError, TimeoutError):
+    """``Bus.publish`` could not take ``bus/.lock`` in time; nothing was published (fails closed)."""
+
+    def __init__(self, lock_path: str, timeout_seconds: float) -> None:
+        self.lock_path = lock_path
+        self.timeout_seconds = timeout_seconds
+        super().__init__(
+            f"artifact bus: could not lock {lock_path} within {timeout_seconds:g}s, so nothing was "
+            "published (the bus fails closed); another publisher holds it: retry, or raise "
+            "Bus(run_dir, lock_timeout=...)"
+        )

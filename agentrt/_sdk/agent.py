@@ -158,6 +158,7 @@ def agent(
         module = sys._getframe(1).f_globals.get("__name__", __name__)
         agent_name = name or getattr(start, "__module__", module).rsplit(".", 1)[-1]
         run = stateful_run(agent_name, state, start, on_tool_results, module)
+        _mark_serializable(state, set())  # the state class travels in checkpoints
         name = agent_name
     elif state is not None or start is not None or on_tool_results is not None:
         raise TypeError("agent(...): give run= or state=/start=/on_tool_results=, not both")
