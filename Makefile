@@ -6,7 +6,7 @@
 #   make demo                    examples/crash_demo.py: SIGKILL an agent mid-run, finish it with agentrt resume
 #   make demo DEMO_EXECUTOR=offline   ... with the in-process model executor instead of the HTTP one
 #   make test-roundtrip           the suite under the --agentrt-roundtrip plugin (CI runs it)
-#   make bench [BENCH_ARGS=...]  benchmarks/checkpoint.py, resume.py and llm.py;  make bench-smoke adds --quick
+#   make bench [BENCH_ARGS=...]  benchmarks/checkpoint.py, resume.py, llm.py and workers.py;  bench-smoke adds --quick
 #   make lint                    ruff check, ruff format --check, mypy (3.12 venv with .[dev])
 #   make clean
 #
@@ -178,6 +178,7 @@ bench bench-smoke:
 	.venv-$$v/bin/python benchmarks/checkpoint.py $(if $(filter bench-smoke,$@),--quick) $(BENCH_ARGS)
 	.venv-$$v/bin/python benchmarks/resume.py $(if $(filter bench-smoke,$@),--quick)
 	.venv-$$v/bin/python benchmarks/llm.py $(if $(filter bench-smoke,$@),--quick)
+	.venv-$$v/bin/python benchmarks/workers.py $(if $(filter bench-smoke,$@),--quick)
 
 # ----------------------------------------------------------------------------- lint
 

@@ -6,19 +6,11 @@ This module is the friendly surface; :mod:`agentrt.lowlevel` is the sharp one.
 from agentrt._codec import serializable as serializable
 from agentrt._runtime import Runtime as Runtime
 from agentrt._sdk import Agent as Agent
-from agentrt._sdk import AgentSpecError as AgentSpecError
 from agentrt._sdk import Fulfilled as Fulfilled
-from agentrt._sdk import LeaseHeld as LeaseHeld
-from agentrt._sdk import NotWaiting as NotWaiting
 from agentrt._sdk import Progress as Progress
 from agentrt._sdk import Rejected as Rejected
-from agentrt._sdk import RunFailed as RunFailed
-from agentrt._sdk import RunNotFound as RunNotFound
-from agentrt._sdk import SchemaError as SchemaError
-from agentrt._sdk import StepBudgetExceeded as StepBudgetExceeded
 from agentrt._sdk import Task as Task
 from agentrt._sdk import Tool as Tool
-from agentrt._sdk import ToolError as ToolError
 from agentrt._sdk import agent as agent
 from agentrt._sdk import omit as omit
 from agentrt._sdk import pick as pick
@@ -31,10 +23,21 @@ from agentrt._sdk.stateful import ask as ask
 from agentrt._sdk.stateful import call_tools as call_tools
 from agentrt._sdk.stateful import output as output
 from agentrt._upgrade import migrate as migrate
+from agentrt._version import __version__ as __version__
 from agentrt.exceptions import AgentrtError as AgentrtError
+from agentrt.exceptions import AgentSpecError as AgentSpecError
+from agentrt.exceptions import Cancelled as Cancelled
 from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
 from agentrt.exceptions import CorruptBlob as CorruptBlob
 from agentrt.exceptions import IncompatibleBlob as IncompatibleBlob
+from agentrt.exceptions import LeaseHeld as LeaseHeld
+from agentrt.exceptions import NotWaiting as NotWaiting
+from agentrt.exceptions import RunFailed as RunFailed
+from agentrt.exceptions import RunNotFound as RunNotFound
+from agentrt.exceptions import SchemaError as SchemaError
+from agentrt.exceptions import StepBudgetExceeded as StepBudgetExceeded
+from agentrt.exceptions import StoreError as StoreError
+from agentrt.exceptions import ToolError as ToolError
 from agentrt.exceptions import UnsupportedSuspension as UnsupportedSuspension
 from agentrt.llm.agent import llm_agent as llm_agent
 from agentrt.lowlevel import Done as Done
@@ -43,14 +46,12 @@ from agentrt.lowlevel import suspend as suspend
 from agentrt.stores import MemoryStore as MemoryStore
 from agentrt.stores import SqliteStore as SqliteStore
 from agentrt.stores import Store as Store
-from agentrt.stores import StoreError as StoreError
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Agent",
     "AgentSpecError",
     "AgentrtError",
+    "Cancelled",
     "CannotCrossAwait",
     "CorruptBlob",
     "Done",

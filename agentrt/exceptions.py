@@ -1,17 +1,83 @@
-"""The agentrt error tree.
+"""The agentrt error tree: every exception agentrt raises, in one module.
 
 Every error names what went wrong, where, and how to fix it.  All of them derive
 from :class:`AgentrtError`, so a host can catch agentrt's own failures in one place
 without swallowing the agent's exceptions, which always propagate unchanged.
+Where an error is also a builtin kind of failure, it subclasses that builtin too
+(``SchemaError`` is a ``ValueError``, ``RunNotFound`` a ``LookupError``), as attrs does.
+
+The tree (each family is re-exported where its users look for it: ``agentrt``,
+``agentrt.llm``, ``agentrt.stores``, ``agentrt.inspection``)::
+
+    AgentrtError
+    ├── checkpoints:  CannotCrossAwait, IncompatibleBlob, CorruptBlob(ValueError),
+    │                 UnsupportedSuspension, ForeignAwaitable
+    ├── agents/runs:  SchemaError(ValueError), ToolError, StepBudgetExceeded,
+    │                 AgentSpecError(LookupError), RunNotFound(LookupError),
+    │                 RunExists(ValueError), NotWaiting, LeaseHeld, RunFailed
+    ├── stores:       StoreError > StoreLocked, StoreCorrupt, StoreSchemaTooNew; LeaseLost
+    ├── model calls:  MissingExecutor, ScriptExhausted, StructuredOutputError(ValueError),
+    │                 DecisionExhausted, ModelCallBudgetExceeded, TokenBudgetExceeded,
+    │                 ModelProviderError, ToolLoopExhausted
+    └── inspection:   CheckpointNotFound(LookupError), ForkError(LookupError)
+
+Errors that cross a checkpoint or the journal define ``__reduce__`` so they
+pickle with their fields (keyword-only or computed messages would not).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+__all__ = [
+    "AgentSpecError",
+    "AgentrtError",
+    "BusLockTimeout",
+    "Cancelled",
+    "CannotCrossAwait",
+    "CheckpointNotFound",
+    "ContractError",
+    "CorruptBlob",
+    "DecisionExhausted",
+    "ForeignAwaitable",
+    "ForkError",
+    "GateBlocked",
+    "IncompatibleBlob",
+    "LeaseHeld",
+    "LeaseLost",
+    "MaxTurnsExceeded",
+    "MissingExecutor",
+    "ModelAnswerError",
+    "ModelCallBudgetExceeded",
+    "ModelContentFiltered",
+    "ModelOutputTruncated",
+    "ModelProviderError",
+    "ModelRefused",
+    "NotWaiting",
+    "RunExists",
+    "RunFailed",
+    "RunNotFound",
+    "SchemaError",
+    "ScriptExhausted",
+    "StateError",
+    "StepBudgetExceeded",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreLocked",
+    "StoreSchemaTooNew",
+    "StructuredOutputError",
+    "TokenBudgetExceeded",
+    "ToolError",
+    "ToolLoopExhausted",
+    "UnsupportedSuspension",
+]
+
 
 class AgentrtError(Exception):
     """Base class of every error raised by agentrt itself."""
+
+
+# ------------------------------------------------------------------ checkpoints and blobs
 
 
 class CannotCrossAwait(AgentrtError):
@@ -81,3 +147,565 @@ class UnsupportedSuspension(AgentrtError):
 
 class ForeignAwaitable(AgentrtError):
     """The agent awaited something that is neither an agentrt request nor a Python coroutine (AR102)."""
+
+
+# ------------------------------------------------------------------ agents and runs
+
+
+class SchemaError(AgentrtError, ValueError):
+    """A value does not match an agent's input or output schema.
+
+    ``path`` locates the offending field (``input.labels[2].name``); ``problem``
+    says what is wrong with it.
+    """
+
+    def __init__(self, path: str, problem: str, *, agent: str | None = None) -> None:
+        self.path = path
+        self.problem = problem
+        self.agent = agent
+        where = f" of agent {agent!r}" if agent else ""
+        super().__init__(f"{path}{where}: {problem}")
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_schema_error, (self.path, self.problem, self.agent))
+
+
+def _rebuild_schema_error(path: str, problem: str, agent: str | None) -> SchemaError:
+    return SchemaError(path, problem, agent=agent)
+
+
+class ToolError(AgentrtError):
+    """A tool raised an exception whose type cannot be rebuilt here.
+
+    Carries the original ``type_name`` (``module.QualName``), ``message`` and the
+    tool's ``traceback_text``; ``str()`` is ``"TypeName: message"``.
+    """
+
+    def __init__(self, type_name: str, message: str, traceback_text: str = "") -> None:
+        self.type_name = type_name
+        self.message = message
+        self.traceback_text = traceback_text
+        super().__init__(f"{type_name}: {message}")
+
+    def __reduce__(self) -> Any:
+        return (ToolError, (self.type_name, self.message, self.traceback_text))
+
+
+class StepBudgetExceeded(AgentrtError):
+    """AR110: the agent computed too long between two suspensions."""
+
+    code = "AR110"
+
+    def __init__(
+        self,
+        function: str | None = None,
+        filename: str | None = None,
+        lineno: int | None = None,
+        budget_seconds: float | None = None,
+    ) -> None:
+        self.function = function
+        self.filename = filename
+        self.lineno = lineno
+        self.budget_seconds = budget_seconds
+        where = f" in {function} ({filename}:{lineno})" if function else ""
+        budget = f" for more than {budget_seconds:g} s" if budget_seconds is not None else ""
+        super().__init__(
+            f"AR110: Agent ran too many synchronous steps without yielding{where}: it computed{budget} "
+            "between two awaits. Move heavy computation into a tool (sync tools run in a thread pool), "
+            "or raise the limit with Runtime(step_budget_seconds=...) / agentrt run --step-budget."
+        )
+
+    def __reduce__(self) -> Any:
+        return (StepBudgetExceeded, (self.function, self.filename, self.lineno, self.budget_seconds))
+
+
+class AgentSpecError(AgentrtError, LookupError):
+    """``MODULE:ATTR`` (or ``FILE.py:ATTR``) does not name an agent."""
+
+
+class RunNotFound(AgentrtError, LookupError):
+    """No run with this id in the store."""
+
+    def __init__(self, run_id: str, store: str = "") -> None:
+        self.run_id = run_id
+        where = f" in {store}" if store else ""
+        super().__init__(
+            f"no run {run_id!r}{where}; list the runs with `agentrt runs` (and check --store / AGENTRT_STORE)"
+        )
+
+    def __reduce__(self) -> Any:
+        return (RunNotFound, (self.run_id,))
+
+
+class RunExists(AgentrtError, ValueError):
+    """A run with this id already exists."""
+
+
+class NotWaiting(AgentrtError):
+    """A reply was sent to a run that is not waiting for one."""
+
+
+class Cancelled(AgentrtError):
+    """The run was cancelled (``agentrt cancel ID``, ``Runtime.cancel``).
+
+    Raised inside the agent at the await it is suspended on, so its ``finally`` blocks
+    run (and may still await tools); if it propagates out of the agent, the run's
+    status becomes ``cancelled``.  ``Runtime.wait`` raises it for a cancelled run.
+    """
+
+    def __init__(self, run_id: str, message: str | None = None) -> None:
+        self.run_id = run_id
+        super().__init__(message or f"run {run_id!r} was cancelled")
+
+    def __reduce__(self) -> Any:
+        return (Cancelled, (self.run_id, str(self)))
+
+
+class LeaseHeld(AgentrtError):
+    """Another live process is driving this run."""
+
+    def __init__(self, run_id: str, owner: str, expires_in_seconds: float) -> None:
+        self.run_id = run_id
+        self.owner = owner
+        self.expires_in_seconds = expires_in_seconds
+        super().__init__(
+            f"run {run_id!r} is being driven by another process ({owner}); "
+            f"its lease expires in {max(expires_in_seconds, 0):.1f} s unless renewed. "
+            "Wait for that process to finish, or stop it and resume again."
+        )
+
+    def __reduce__(self) -> Any:
+        return (LeaseHeld, (self.run_id, self.owner, self.expires_in_seconds))
+
+
+class RunFailed(AgentrtError):
+    """The run failed and its original exception cannot be rebuilt here.
+
+    ``error`` is the stored error record: ``type``, ``message``, ``code``, ``traceback``.
+    """
+
+    def __init__(self, run_id: str, error: dict[str, Any]) -> None:
+        self.run_id = run_id
+        self.error = error
+        super().__init__(f"run {run_id!r} failed: {error.get('type')}: {error.get('message')}")
+
+    def __reduce__(self) -> Any:
+        return (RunFailed, (self.run_id, self.error))
+
+
+# ------------------------------------------------------------------ stores
+
+
+class StoreError(AgentrtError):
+    """The store cannot be used (locked, corrupt, from a newer agentrt, unreachable)."""
+
+
+class StoreLocked(StoreError):
+    """Another process holds the store's write lock for longer than the busy timeout."""
+
+
+class StoreCorrupt(StoreError):
+    """The store file is not a valid agentrt store."""
+
+
+class StoreSchemaTooNew(StoreError):
+    """The store was written by a newer agentrt (its schema version is higher than ours)."""
+
+
+class LeaseLost(AgentrtError):
+    """This process no longer holds the lease of a run it was driving (another process took it over)."""
+
+
+# ------------------------------------------------------------------ model calls
+
+
+class MissingExecutor(AgentrtError):
+    """An agent makes a model request of a kind (``generate_text``, ``stream_text``, ``decide``) that the
+    runtime has no executor for.
+
+    Raised by ``Runtime.start`` / ``resume`` before the run starts when the need is
+    visible in the agent's code (``agent``, ``method``, ``where`` name it), and at the
+    ``await`` when it was not (a request made through an indirection).
+    """
+
+    def __init__(self, agent: str, method: str, where: str, message: str = "") -> None:
+        self.agent = agent
+        self.method = method
+        self.where = where
+        super().__init__(
+            message
+            or (
+                f"agent {agent!r} calls task.llm.{method}(...) at {where}, but this runtime has no "
+                f"{method} executor; pass Runtime(executors=Executors({method}=...)) "
+                f"(or --executors MODULE:ATTR on the command line)"
+            )
+        )
+
+    def __reduce__(self) -> Any:
+        return (MissingExecutor, (self.agent, self.method, self.where, str(self)))
+
+
+class ScriptExhausted(AgentrtError):
+    """A scripted executor has no answer left for a request (test scripts are finite on purpose)."""
+
+    def __init__(self, src: str, method: str, message: str) -> None:
+        self.src = src
+        self.method = method
+        super().__init__(message)
+
+    def __reduce__(self) -> Any:
+        return (ScriptExhausted, (self.src, self.method, str(self)))
+
+
+class StructuredOutputError(AgentrtError, ValueError):
+    """The model's answers did not match the declared ``output=`` class in ``attempts`` tries.
+
+    ``attempts`` lists ``{"output": <what came back>, "error": <why it was refused>}``.
+    """
+
+    def __init__(self, src: str, output_type: str, attempts: list[dict[str, Any]], message: str = "") -> None:
+        self.src = src
+        self.output_type = output_type
+        self.attempts = attempts
+        last = attempts[-1]["error"] if attempts else "no answer"
+        super().__init__(
+            message
+            or (
+                f"request {src!r}: the model's answer did not match {output_type} after "
+                f"{len(attempts)} attempt(s); last problem: {last}. Simplify the output class, "
+                "raise max_attempts=, or use a stronger model"
+            )
+        )
+
+    def __reduce__(self) -> Any:
+        return (StructuredOutputError, (self.src, self.output_type, self.attempts, str(self)))
+
+
+class DecisionExhausted(AgentrtError):
+    """``task.llm.decide`` got no valid event in ``max_attempts`` tries.
+
+    ``attempts`` lists ``{"output": <what the model chose>, "error": <why it was refused>}``;
+    ``events`` names the allowed event types.
+    """
+
+    def __init__(
+        self, src: str, events: list[str], attempts: list[dict[str, Any]], message: str = ""
+    ) -> None:
+        self.src = src
+        self.events = events
+        self.attempts = attempts
+        last = attempts[-1]["error"] if attempts else "no answer"
+        super().__init__(
+            message
+            or (
+                f"decision {src!r}: no valid choice among {', '.join(events)} after {len(attempts)} "
+                f"attempt(s); last problem: {last}. Catch DecisionExhausted to fall back, or raise "
+                "max_attempts="
+            )
+        )
+
+    def __reduce__(self) -> Any:
+        return (DecisionExhausted, (self.src, self.events, self.attempts, str(self)))
+
+
+class ModelCallBudgetExceeded(AgentrtError):
+    """The run asked for more model calls than ``max_model_calls`` allows; the run fails.
+
+    ``cause`` is ``"max-model-calls"`` (also in the failed run's error record).
+    """
+
+    cause = "max-model-calls"
+
+    def __init__(self, run_id: str, limit: int, src: str, message: str = "") -> None:
+        self.run_id = run_id
+        self.limit = limit
+        self.src = src
+        super().__init__(
+            message
+            or (
+                f"run {run_id!r} reached max_model_calls={limit} at request {src!r} "
+                "(cause: max-model-calls); "
+                "an agent loop that never ends is the usual reason. Raise the limit with "
+                "Runtime(max_model_calls=N) or agent(..., max_model_calls=N) if the run really needs more"
+            )
+        )
+
+    def __reduce__(self) -> Any:
+        return (ModelCallBudgetExceeded, (self.run_id, self.limit, self.src, str(self)))
+
+
+class TokenBudgetExceeded(AgentrtError):
+    """A ``with_token_budget`` wrapper refused a request: the run has used ``used`` of ``limit`` tokens."""
+
+    cause = "max-tokens"
+
+    def __init__(self, run_id: str, limit: int, used: int, src: str, message: str = "") -> None:
+        self.run_id = run_id
+        self.limit = limit
+        self.used = used
+        self.src = src
+        super().__init__(
+            message
+            or (
+                f"run {run_id!r} has used {used} tokens of its budget of {limit}; request {src!r} "
+                "was not sent (cause: max-tokens). Raise the budget of with_token_budget(...)"
+            )
+        )
+
+    def __reduce__(self) -> Any:
+        return (TokenBudgetExceeded, (self.run_id, self.limit, self.used, self.src, str(self)))
+
+
+class ModelProviderError(AgentrtError):
+    """A model provider answered with an error that retries did not cure (or that retrying cannot cure).
+
+    ``status`` is the HTTP status (None for a transport failure, or for an error event inside a
+    stream that named no status), ``body`` the start of the provider's answer, ``attempts`` how
+    many tries were made.  When the provider sent an OpenAI-style error object
+    (``{"error": {"message", "type", "code"}}``), ``provider_message``, ``error_type`` and
+    ``error_code`` carry it and the message quotes ``error.message`` rather than the raw body.
+    """
+
+    def __init__(
+        self,
+        status: int | None,
+        body: str,
+        attempts: int,
+        url: str,
+        message: str = "",
+        *,
+        provider_message: str | None = None,
+        error_type: str | None = None,
+        error_code: str | int | None = None,
+    ) -> None:
+        self.status = status
+        self.body = body
+        self.attempts = attempts
+        self.url = url
+        self.provider_message = provider_message
+        self.error_type = error_type
+        self.error_code = error_code
+        if not message:
+            what = f"HTTP {status}" if status is not None else "no response"
+            if provider_message is not None:
+                tags = ", ".join(
+                    f"{k} {v!r}" for k, v in (("type", error_type), ("code", error_code)) if v is not None
+                )
+                detail = provider_message[:1000] + (f" ({tags})" if tags else "")
+            else:
+                detail = body[:500]
+            message = f"model provider at {url}: {what} after {attempts} attempt(s): {detail}"
+        super().__init__(message)
+
+    #: A failed run's error record shows the agent's frames only (see ``record_fields``).
+    hide_internal_frames = True
+
+    def record_fields(self) -> dict[str, Any]:
+        """What a failed run's error record adds: the provider's status and error object."""
+        return {
+            "provider": {
+                "status": self.status,
+                "message": self.provider_message,
+                "type": self.error_type,
+                "code": self.error_code,
+                "attempts": self.attempts,
+            }
+        }
+
+    def __reduce__(self) -> Any:
+        return (
+            _rebuild_provider_error,
+            (
+                self.status,
+                self.body,
+                self.attempts,
+                self.url,
+                str(self),
+                self.provider_message,
+                self.error_type,
+                self.error_code,
+            ),
+        )
+
+
+def _rebuild_provider_error(
+    status: int | None,
+    body: str,
+    attempts: int,
+    url: str,
+    message: str,
+    provider_message: str | None = None,
+    error_type: str | None = None,
+    error_code: str | int | None = None,
+) -> ModelProviderError:
+    return ModelProviderError(
+        status,
+        body,
+        attempts,
+        url,
+        message,
+        provider_message=provider_message,
+        error_type=error_type,
+        error_code=error_code,
+    )
+
+
+class ModelAnswerError(AgentrtError):
+    """The model answered, but the answer cannot stand as a result: refused, cut off, or filtered.
+
+    Not retried (asking the same again gets the same answer) and not journaled as a result:
+    the agent meets it at its ``await`` and may catch it.  ``src`` names the request,
+    ``finish_reason`` is what the provider said, ``text`` what the model produced (for a
+    refusal, the refusal itself).
+    """
+
+    finish_reason_default = ""
+    hide_internal_frames = True
+
+    def record_fields(self) -> dict[str, Any]:
+        return {"provider": {"finish_reason": self.finish_reason, "text": self.text[:2000]}}
+
+    def __init__(self, src: str, text: str, finish_reason: str | None = None, message: str = "") -> None:
+        self.src = src
+        self.text = text
+        self.finish_reason = finish_reason if finish_reason is not None else self.finish_reason_default
+        super().__init__(message or self._message())
+
+    def _message(self) -> str:
+        return f"request {self.src!r}: the model's answer ended with finish_reason={self.finish_reason!r}"
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.src, self.text, self.finish_reason, str(self)))
+
+
+class ModelRefused(ModelAnswerError):
+    """The model refused the request (``message.refusal``); ``text`` is the refusal, verbatim."""
+
+    finish_reason_default = "refusal"
+
+    def _message(self) -> str:
+        return (
+            f"request {self.src!r}: the model refused: {self.text[:500]!r}. Rephrase the request, or catch "
+            "ModelRefused to take another path"
+        )
+
+
+class ModelOutputTruncated(ModelAnswerError):
+    """The answer stopped at the token limit (``finish_reason="length"``); ``text`` is the partial answer.
+
+    Raised for structured requests and tool calls always (a cut answer cannot be valid), and for
+    text requests unless the executor was built with ``on_length="return"``.
+    """
+
+    finish_reason_default = "length"
+
+    def _message(self) -> str:
+        return (
+            f"request {self.src!r}: the answer was cut off at the token limit (finish_reason='length') after "
+            f"{len(self.text)} character(s); raise metadata={{'max_tokens': N}}, ask for a shorter answer, "
+            "or build the executor with on_length='return' to accept cut-off text"
+        )
+
+
+class ModelContentFiltered(ModelAnswerError):
+    """The provider's content filter stopped the answer (``finish_reason="content_filter"``)."""
+
+    finish_reason_default = "content_filter"
+
+    def _message(self) -> str:
+        return (
+            f"request {self.src!r}: the provider's content filter stopped the answer "
+            f"(finish_reason='content_filter') after {len(self.text)} character(s); rephrase the request"
+        )
+
+
+class ToolLoopExhausted(AgentrtError):
+    """The model still asked for tools after ``max_steps`` model calls; ``messages`` is the conversation."""
+
+    def __init__(self, src: str, max_steps: int, messages: list[dict[str, Any]], message: str = "") -> None:
+        self.src = src
+        self.max_steps = max_steps
+        self.messages = messages
+        super().__init__(
+            message
+            or (
+                f"generate_with_tools {src!r}: the model still asked for tools after {max_steps} model "
+                "call(s); raise max_steps=, or narrow the tools it is offered"
+            )
+        )
+
+    def __reduce__(self) -> Any:
+        return (ToolLoopExhausted, (self.src, self.max_steps, self.messages, str(self)))
+
+
+# ------------------------------------------------------------------ inspection
+
+
+class CheckpointNotFound(AgentrtError, LookupError):
+    """The run has no checkpoint with that sequence number (never written, or no longer kept)."""
+
+
+class ForkError(AgentrtError, LookupError):
+    """The run cannot be forked at that checkpoint (it is not kept, or the agent cannot be loaded)."""
+
+
+# ------------------------------------------------------------------ agent kinds and teams
+
+
+class StateError(SchemaError):
+    """The state of a self-managed agent does not fit its class (when saved, or when read back)."""
+
+
+class MaxTurnsExceeded(AgentrtError):
+    """An ``llm_agent`` used ``max_turns`` model turns without finishing; ``messages`` is the conversation."""
+
+    cause = "max-turns"
+
+    def __init__(self, agent: str, max_turns: int, messages: list[dict[str, Any]], message: str = "") -> None:
+        self.agent = agent
+        self.max_turns = max_turns
+        self.messages = messages
+        super().__init__(
+            message
+            or (
+                f"llm_agent {agent!r} did not finish in max_turns={max_turns} model turn(s) "
+                "(cause: max-turns); raise llm_agent(..., max_turns=N), narrow the tools, or make the "
+                "system prompt say when to stop"
+            )
+        )
+
+    def __reduce__(self) -> Any:
+        return (MaxTurnsExceeded, (self.agent, self.max_turns, self.messages, str(self)))
+
+
+class ContractError(AgentrtError, ValueError):
+    """A value broke a rule of one of the reference's wire contracts.
+
+    ``key`` names the offending key (or ``None`` for the whole value) and ``rule`` the rule it
+    broke, in the words of the reference's tables; ``where`` says which contract or file.
+    """
+
+    def __init__(self, where: str, key: str | None, rule: str) -> None:
+        self.where = where
+        self.key = key
+        self.rule = rule
+        at = f"{where}: key {key!r}" if key is not None else where
+        super().__init__(f"{at}: {rule}")
+
+
+class GateBlocked(ContractError):
+    """The team decision gate refused to open (missing, stale or restructuring decision, or a
+    stale or tampered decision trail)."""
+
+
+class BusLockTimeout(AgentrtError, TimeoutError):
+    """``Bus.publish`` could not take ``bus/.lock`` in time; nothing was published (fails closed)."""
+
+    def __init__(self, lock_path: str, timeout_seconds: float) -> None:
+        self.lock_path = lock_path
+        self.timeout_seconds = timeout_seconds
+        super().__init__(
+            f"artifact bus: could not lock {lock_path} within {timeout_seconds:g}s, so nothing was "
+            "published (the bus fails closed); another publisher holds it: retry, or raise "
+            "Bus(run_dir, lock_timeout=...)"
+        )

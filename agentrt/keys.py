@@ -222,7 +222,7 @@ def require_key(location: str, key_file: str | os.PathLike[str] | None = None) -
     A store several machines share cannot create a key on first use (each would
     make its own), so it refuses to start until the operator provides one.
     """
-    from agentrt.stores.base import StoreError
+    from agentrt.exceptions import StoreError
 
     ring = env_keyring()
     if ring is None and key_file is not None:

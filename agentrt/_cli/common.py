@@ -10,29 +10,54 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agentrt._sdk.errors import AgentSpecError, LeaseHeld, NotWaiting, RunExists, RunNotFound, SchemaError
-from agentrt.exceptions import AgentrtError
-from agentrt.llm.errors import MissingExecutor
+from agentrt.exceptions import (
+    AgentrtError,
+    AgentSpecError,
+    CorruptBlob,
+    IncompatibleBlob,
+    LeaseHeld,
+    LeaseLost,
+    MissingExecutor,
+    NotWaiting,
+    RunExists,
+    SchemaError,
+    StoreError,
+)
 from agentrt.observe import TraceEvent
-from agentrt.stores import Store, StoreError, open_store
-from agentrt.stores.base import LeaseLost, RunRecord
+from agentrt.stores import Store, open_store
+from agentrt.stores.base import RunRecord
 
 __all__ = [
     "EXIT_FAILED",
     "EXIT_HOST",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_OUTPUT_CLOSED",
     "EXIT_USAGE",
     "add_store_option",
+    "exit_status",
     "fail",
     "guarded",
     "open_cli_store",
     "result_object",
 ]
 
-EXIT_OK = 0  # completed, or waiting for a reply
-EXIT_FAILED = 1  # the run failed
-EXIT_USAGE = 2  # bad input: spec, JSON, schema, unknown run, reply to a run that is not waiting, no executor
-EXIT_HOST = 3  # the store cannot be used, another process drives the run, a checkpoint cannot be restored
+# The one exit-status table of every agentrt command (the README's "Exit status" says the same).
+EXIT_OK = 0  # done: the run completed, or waits for a reply; a dump, diff or fork was made
+EXIT_FAILED = 1  # the run failed (its error is printed as the result)
+EXIT_USAGE = 2  # usage or unknown thing: arguments, agent spec, JSON, schema, no such run / checkpoint /
+#                 blob file, a reply to a run that is not waiting, a missing executor
+EXIT_HOST = 3  # store trouble: the store or a checkpoint cannot be used (locked, corrupt, newer schema,
+#                incompatible or corrupt blob), another process drives the run, or agentrt itself failed
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
+EXIT_OUTPUT_CLOSED = 141  # the reader of stdout went away (`agentrt dump ID | head`; 128 + SIGPIPE)
+
+#: Errors of the user's input or naming something that does not exist (LookupError: no such run,
+#: checkpoint or agent), and errors of the store; a blob error is store trouble although a ValueError.
+_USAGE_ERRORS = (LookupError, SchemaError, RunExists, NotWaiting, MissingExecutor)
+_HOST_ERRORS = (StoreError, LeaseHeld, LeaseLost, CorruptBlob, IncompatibleBlob)
+#: Errors whose own message reads as a sentence to the user; others are shown as "TypeName: message".
+_PLAIN = (LookupError, SchemaError, RunExists, NotWaiting, StoreError, LeaseHeld, LeaseLost)
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +65,8 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
         "--store",
         metavar="S",
         default=None,
-        help="store: a SQLite file path or 'memory' (default: $AGENTRT_STORE or .agentrt/agentrt.db)",
+        help="store: a SQLite file path, sqlite:///PATH, postgresql://USER:PASS@HOST:PORT/DB or memory: "
+        "(default: $AGENTRT_STORE or .agentrt/agentrt.db)",
     )
 
 
@@ -87,27 +113,42 @@ def add_runtime_options(parser: argparse.ArgumentParser) -> None:
 
 
 def fail(message: str, code: int) -> int:
+    """Report an error as one line on stderr (never a traceback) and return its exit status."""
     print(f"agentrt: error: {message}", file=sys.stderr)
     return code
 
 
+def exit_status(exc: Exception) -> tuple[int, str]:
+    """The exit status and the one-line message for an error that ended a command (the one table)."""
+    if isinstance(exc, AgentrtError):
+        text = str(exc) if isinstance(exc, _PLAIN) else f"{type(exc).__name__}: {exc}"
+        usage = isinstance(exc, _USAGE_ERRORS) and not isinstance(exc, _HOST_ERRORS)
+        return (EXIT_USAGE if usage else EXIT_HOST), text
+    if isinstance(exc, OSError):  # a file named on the command line
+        where = f": {exc.filename}" if exc.filename else ""
+        return EXIT_USAGE, f"{exc.strerror or exc}{where}"
+    return EXIT_HOST, f"unexpected {type(exc).__name__}: {exc} (please report this)"
+
+
 def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Run a command handler: a known error becomes one line on stderr and an exit code, no traceback."""
+    """Run a command handler: whatever ends it becomes one line on stderr and a status of the table."""
 
     def run(args: argparse.Namespace) -> int:
         try:
             return handler(args)
         except KeyboardInterrupt:
-            print("agentrt: interrupted; the run stays resumable (agentrt resume RUN_ID)", file=sys.stderr)
-            return 130
-        except (AgentSpecError, SchemaError, RunNotFound, NotWaiting, RunExists) as exc:
-            return fail(str(exc), EXIT_USAGE)
-        except MissingExecutor as exc:
-            return fail(f"MissingExecutor: {exc}", EXIT_USAGE)
-        except (StoreError, LeaseHeld, LeaseLost) as exc:
-            return fail(str(exc), EXIT_HOST)
-        except AgentrtError as exc:
-            return fail(f"{type(exc).__name__}: {exc}", EXIT_HOST)
+            print(
+                "agentrt: interrupted; a run in progress stays resumable (agentrt resume RUN_ID)",
+                file=sys.stderr,
+            )
+            return EXIT_INTERRUPTED
+        except BrokenPipeError:  # `agentrt dump ID | head`: the reader is gone, say nothing more
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return EXIT_OUTPUT_CLOSED
+        except Exception as exc:
+            code, message = exit_status(exc)
+            return fail(message, code)
 
     run.__name__ = handler.__name__
     run.__doc__ = handler.__doc__
@@ -166,11 +207,12 @@ def lease_seconds() -> float:
 def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
     """What ``--json`` prints: run_id, status, output or error, and what the run waits on."""
     obj: dict[str, Any] = {"run_id": rec.run_id, "status": rec.status, "agent": rec.agent}
+    if not rec.finished:
+        obj["interrupted"] = rec.interrupted  # running, but no live process drives it
     if rec.status == "completed":
         obj["output"] = rec.output
-    elif rec.status == "failed":
-        error = dict(rec.error or {})
-        obj["error"] = error
+    elif rec.status in ("failed", "cancelled"):
+        obj["error"] = dict(rec.error or {})
     else:
         obj["seq"] = rec.seq
         if rec.pending is not None:
@@ -179,8 +221,10 @@ def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
             obj["waiting_on"] = rec.waiting_on
         if (rec.pending or {}).get("kind") == "ask":
             obj["prompt"] = rec.pending.get("prompt")
-        if rec.status == "running":
-            obj["interrupted"] = not rec.lease_live()
+    if rec.priority:
+        obj["priority"] = rec.priority
+    if rec.cancel_requested and not rec.finished:
+        obj["cancel_requested"] = True
     if rec.parent_id:
         obj["parent_id"] = rec.parent_id
     if rec.usage:
@@ -204,6 +248,10 @@ def print_result(rec: RunRecord, as_json: bool, out: TextIO | None = None) -> in
         elif rec.status == "failed":
             error = rec.error or {}
             print(f"run {rec.run_id} failed: {error.get('type')}: {error.get('message')}", file=out)
+        elif rec.status == "cancelled":
+            print(f"run {rec.run_id} was cancelled", file=out)
+        elif rec.status == "queued":
+            print(f"run {rec.run_id} is queued for a worker (agentrt worker)", file=out)
         elif rec.status == "waiting":
             pending = rec.pending or {}
             if rec.waiting_on == "reply" or pending.get("kind") == "ask":

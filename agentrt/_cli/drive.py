@@ -24,7 +24,7 @@ from agentrt._cli.common import (
 )
 from agentrt._runtime.runtime import Runtime
 from agentrt._sdk.agent import load_agent
-from agentrt._sdk.errors import RunNotFound
+from agentrt.exceptions import RunNotFound
 from agentrt.observe import JsonlTraceExporter
 from agentrt.stores import Store
 

@@ -16,7 +16,7 @@ from typing import Any
 import cloudpickle
 
 from agentrt._codec import _wire
-from agentrt._codec._encode import PROTOCOL, CodeTable
+from agentrt._codec._codetable import PROTOCOL, CodeTable
 from agentrt._codec._extension import extension_for_type
 from agentrt._codec._reduce import reduce_extension
 

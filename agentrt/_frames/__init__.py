@@ -438,7 +438,7 @@ def _slot_labels(state: FrameState) -> dict[int, str]:
     if state.site is None:
         return {}
     try:
-        from agentrt.inspect._stack import describe_slots
+        from agentrt._frames._stack import describe_slots
 
         values: list[object] = []
         stack = iter(state.stack_values)

@@ -214,7 +214,7 @@ def _stack_roles(code: CodeType, site: Site) -> tuple[str, ...]:
     depth = site.stack_depth
     if depth == 0:
         return ()
-    from agentrt.inspect._stack import describe_slots  # the inspector reads dis only; imported late
+    from agentrt._frames._stack import describe_slots
 
     try:
         infos = describe_slots(

@@ -62,7 +62,7 @@ def slot_checks(
 
     ``first_stack_index`` is where the stack's non-NULL values start in the frame state list.
     """
-    from agentrt.inspect import _stack  # the stack-role analysis (plain dis; lazy: inspect imports _frames)
+    from agentrt._frames import _stack  # the stack-role analysis (plain dis)
 
     info = _stack._code(code)
     yield_index = info.index_of.get(yield_offset)

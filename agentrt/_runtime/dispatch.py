@@ -30,15 +30,14 @@ from agentrt._runtime.observation import Observation
 from agentrt._runtime.pending import child_run_id, idempotency_key, members
 from agentrt._runtime.state import LiveRun
 from agentrt._sdk.agent import Agent
-from agentrt._sdk.errors import SchemaError, ToolError
+from agentrt._sdk.llm import ModelCall
 from agentrt._sdk.requests import ChildRun, Gather, Sleep, ToolCall
 from agentrt._sdk.schema import to_jsonable
 from agentrt._sdk.tools import IDEMPOTENCY_PARAM, Tool
+from agentrt.exceptions import ModelCallBudgetExceeded, SchemaError, ToolError
 from agentrt.llm._contract import ExecutorRequest, Executors, Usage
 from agentrt.llm._host import Outcome, build_request, execute
-from agentrt.llm.errors import ModelCallBudgetExceeded
-from agentrt.llm.requests import ModelCall
-from agentrt.stores.base import NewRun, RunRecord, Store, add_usage
+from agentrt.stores.base import LeaseLost, NewRun, RunRecord, Store, add_usage
 
 __all__ = ["DispatchHost", "Dispatcher", "cancelled_from_outside"]
 
@@ -63,6 +62,11 @@ class DispatchHost(Protocol):
 
     def failure(self, rec: RunRecord) -> BaseException:
         """The exception a failed run ended with."""
+
+    @property
+    def owner(self) -> str:
+        """The lease owner whose epoch fences this runtime's writes."""
+        ...
 
 
 def cancelled_from_outside() -> bool:
@@ -134,7 +138,19 @@ class Dispatcher:
                 f"the result of the request could not be journaled: {exc}",
             )
             blob = encode_result(store, live.run_id, seq, idx, False, value)
-        if not self.host.store.put_result(live.run_id, seq, idx, ok, blob, usage):
+        try:
+            new = self.host.store.put_result(
+                live.run_id, seq, idx, ok, blob, usage, owner=self.host.owner, epoch=live.epoch
+            )
+        except LeaseLost as exc:  # another worker drives the run now: this result must not land
+            live.lease_lost = exc
+            return
+        if not new:
+            # A result is journaled already (written by an earlier driver before it lost the run):
+            # go on with that one, never run the call again.
+            stored = self.host.store.get_results(live.run_id, seq).get(idx)
+            if stored is not None and live.seq == seq:
+                live.results[idx] = decode_result(store, live.run_id, seq, idx, *stored)
             return
         if usage:
             live.usage = add_usage(live.usage, usage)
@@ -159,11 +175,7 @@ class Dispatcher:
                 kwargs = dict(request.kwargs)
                 if tool.takes_idempotency_key:
                     kwargs[IDEMPOTENCY_PARAM] = key
-                if tool.is_async:
-                    value = await tool.fn(**kwargs)
-                else:
-                    loop = asyncio.get_running_loop()
-                    value = await loop.run_in_executor(self._pool, functools.partial(tool.fn, **kwargs))
+                value = await self._attempts(live, tool, kwargs, seq, idx)
                 ok = True
             except asyncio.CancelledError as cancelled:
                 if cancelled_from_outside():
@@ -259,6 +271,46 @@ class Dispatcher:
             if live.inflight.get(idx) is asyncio.current_task():
                 del live.inflight[idx]
 
+    async def _attempts(self, live: LiveRun, tool: Tool, kwargs: dict[str, Any], seq: int, idx: int) -> Any:
+        """Call ``tool`` under its run policy (timeout per attempt, retries with backoff)."""
+        attempt = 1
+        while True:
+            try:
+                return await self._once(tool, kwargs)
+            except Exception as exc:
+                if attempt >= tool.attempts or not isinstance(exc, tool.retry_on):
+                    raise
+                delay = min(tool.backoff * 2 ** (attempt - 1), 300.0)
+                self.host.observation.emit(
+                    "tool_retry",
+                    live.run_id,
+                    tool=tool.name,
+                    seq=seq,
+                    idx=idx,
+                    attempt=attempt,
+                    error=f"{type(exc).__name__}: {exc}",
+                    delay=delay,
+                )
+                attempt += 1
+                if delay:
+                    await asyncio.sleep(delay)
+
+    async def _once(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
+        if tool.is_async:
+            call: Any = tool.fn(**kwargs)
+        else:
+            call = asyncio.get_running_loop().run_in_executor(
+                self._pool, functools.partial(tool.fn, **kwargs)
+            )
+        if tool.timeout is None:
+            return await call
+        try:
+            return await asyncio.wait_for(call, tool.timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"tool {tool.name!r} took longer than its timeout of {tool.timeout:g} s"
+            ) from None
+
     # ------------------------------------------------------------------ child runs
 
     def _start_child(self, live: LiveRun, idx: int, request: ChildRun, gather: bool) -> None:
@@ -287,7 +339,7 @@ class Dispatcher:
             host.schedule(child_id)
         elif rec.status == "completed":
             self.journal(live, seq, idx, True, child_agent.convert_output(rec.output))
-        elif rec.status == "failed":
+        elif rec.status in ("failed", "cancelled"):
             self.journal(live, seq, idx, False, host.failure(rec))
         else:
             host.register_agent(child_agent, rec.agent)

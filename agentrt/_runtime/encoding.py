@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from agentrt._sdk.errors import ToolError
+from agentrt.exceptions import ToolError
 from agentrt.keys import Keyring
 
 __all__ = [

@@ -21,10 +21,10 @@ from typing import Any, Literal
 
 import attrs
 
+from agentrt._sdk.llm import ModelCall
 from agentrt._sdk.requests import REQUEST_TYPES, Ask, ChildRun, Fulfilled, Gather, Rejected, Sleep, ToolCall
 from agentrt._sdk.schema import jsonable_or_repr
-from agentrt.llm.errors import ModelCallBudgetExceeded
-from agentrt.llm.requests import ModelCall
+from agentrt.exceptions import ModelCallBudgetExceeded
 
 __all__ = [
     "IN_PROCESS",

@@ -14,6 +14,12 @@ dispatched again (at-least-once), with the same idempotency key ``RUN:SEQ``.
 
 A run that waits for a reply, a timer or a child run leaves memory: its driver
 ends, the machine is dropped, and the run costs one row until something wakes it.
+
+As a worker (``async with Runtime(store=...)``, the default) the runtime also
+claims every runnable run of its store (:mod:`agentrt._runtime.worker`): queued
+runs, interrupted ones, due timers, runs whose reply or children arrived.  Every
+write of a driver carries the lease epoch it was claimed under, so a driver that
+lost its run (paused past its lease) can never write (:class:`LeaseLost`).
 """
 
 from __future__ import annotations
@@ -51,22 +57,24 @@ from agentrt._runtime.pending import (
 )
 from agentrt._runtime.state import START, LiveRun
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
-from agentrt._sdk.errors import (
+from agentrt._sdk.requests import Ask
+from agentrt._sdk.schema import jsonable_or_repr, to_jsonable
+from agentrt._sdk.task import StepRecorder, recording
+from agentrt.exceptions import (
     AgentSpecError,
+    Cancelled,
     LeaseHeld,
+    MissingExecutor,
+    ModelCallBudgetExceeded,
     NotWaiting,
     RunFailed,
     RunNotFound,
     SchemaError,
     StepBudgetExceeded,
 )
-from agentrt._sdk.requests import Ask
-from agentrt._sdk.schema import jsonable_or_repr, to_jsonable
-from agentrt._sdk.task import StepRecorder, recording
 from agentrt.keys import keyring_for_store
 from agentrt.llm._contract import ExecutorRequest, as_executors
 from agentrt.llm._needs import missing
-from agentrt.llm.errors import MissingExecutor, ModelCallBudgetExceeded
 from agentrt.lowlevel import Done, Machine
 from agentrt.observe import TraceEvent
 from agentrt.stores.base import EventRow, LeaseLost, NewRun, RunRecord, Store
@@ -127,8 +135,11 @@ class Runtime:
 
     def __init__(
         self,
-        store: Store | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
         *,
+        worker: bool = True,
+        concurrency: int = 64,
+        poll_seconds: float = 5.0,
         max_workers: int = 16,
         step_budget_seconds: float | None = DEFAULT_STEP_BUDGET_SECONDS,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
@@ -140,10 +151,18 @@ class Runtime:
         on_result: Callable[[ExecutorRequest, Any], None] | None = None,  # the executor's own result object
         on: dict[str, Callable[[Any], None]] | None = None,  # handlers get the agent's emitted objects
     ) -> None:
-        if store is None:
+        self._owns_store = store is None or isinstance(store, str | os.PathLike)
+        if store is None or isinstance(store, str | os.PathLike):
             from agentrt.stores import open_store
 
-            store = open_store(None)
+            store = open_store(store)
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
+        #: Claims and drives the store's runnable runs inside ``async with`` (False: a client only).
+        self.worker = worker
+        self.concurrency = concurrency
+        self.poll_seconds = float(poll_seconds)
+        self._worker: Any = None
         if not isinstance(max_model_calls, int) or max_model_calls < 0:
             raise ValueError(f"max_model_calls must be an int >= 0, got {max_model_calls!r}")
         if observers is not None:
@@ -174,6 +193,7 @@ class Runtime:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._driver_errors: dict[str, BaseException] = {}
+        self._readopt: dict[str, tuple[RunRecord, Agent]] = {}  # claimed again while a stale driver ran
 
     @property
     def owner(self) -> str:
@@ -188,6 +208,11 @@ class Runtime:
 
     async def __aenter__(self) -> Runtime:
         self._ensure_started()
+        if self.worker and self._worker is None:
+            from agentrt._runtime.worker import Worker
+
+            self._worker = Worker(self)
+            self._worker.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -206,6 +231,8 @@ class Runtime:
         if self._closed:
             return
         self._closed = True
+        if self._worker is not None:
+            await self._worker.stop()
         tasks = list(self._drivers.values())
         for live in self._lives.values():
             tasks.extend(live.inflight.values())
@@ -222,6 +249,18 @@ class Runtime:
         self._dispatcher.close()
         if self._watchdog is not None:
             self._watchdog.close()
+        if self._owns_store:
+            self.store.close()
+
+    async def drain(self, grace_seconds: float = 30.0) -> None:
+        """Stop claiming, let the calls in flight finish and journal (up to ``grace_seconds``), then
+        close: every lease is released, so other workers take the runs up at once (SIGTERM)."""
+        if self._worker is not None:
+            await self._worker.stop()
+        inflight = [t for live in self._lives.values() for t in live.inflight.values()]
+        if inflight:
+            await asyncio.wait(inflight, timeout=grace_seconds)
+        await self.close()
 
     def add_observer(self, observer: TraceObserver) -> None:
         """Register one more trace observer (the same registry as ``on_trace``)."""
@@ -240,7 +279,7 @@ class Runtime:
 
     # ------------------------------------------------------------------ public API
 
-    async def start(self, agent: Agent, input: Any, run_id: str | None = None) -> str:
+    async def start(self, agent: Agent, input: Any, run_id: str | None = None, *, priority: int = 0) -> str:
         """Validate ``input``, record a new run and start driving it; returns its id."""
         self._ensure_started()
         if not isinstance(agent, Agent):
@@ -249,11 +288,58 @@ class Runtime:
         self.check_executors(agent)
         run_id = run_id or uuid.uuid4().hex[:12]
         spec = self._spec_of(agent)
-        self.store.create_run(NewRun(run_id=run_id, agent=spec, input=to_jsonable(value)))
+        if not self.worker:  # a client: the run waits, queued, for a worker
+            if spec.startswith(_LOCAL_PREFIX):
+                raise AgentSpecError(
+                    f"agent {agent.name!r} cannot be imported by name, so no worker could drive a run of it; "
+                    "define it at module level (name = agent(...)) to submit runs of it"
+                )
+            self.store.create_run(
+                NewRun(
+                    run_id=run_id, agent=spec, input=to_jsonable(value), status="queued", priority=priority
+                )
+            )
+            self._emit("queued", run_id, agent=agent.name, input=to_jsonable(value))
+            return run_id
+        # Created leased to us, so no worker claims it before our driver's first step.
+        self.store.create_run(
+            NewRun(
+                run_id=run_id,
+                agent=spec,
+                input=to_jsonable(value),
+                owner=self.owner,
+                ttl_seconds=self.lease_seconds,
+                priority=priority,
+            )
+        )
         self.register_agent(agent, spec)
         self._emit("started", run_id, agent=agent.name, input=to_jsonable(value))
         self._schedule(run_id, explicit=True)
         return run_id
+
+    async def cancel(self, run_id: str) -> list[str]:
+        """Cancel the run and its unfinished sub-runs; returns their ids.
+
+        Cooperative: each gets :class:`~agentrt.Cancelled` at the await it is suspended on
+        (its ``finally`` blocks run) and ends ``cancelled``; a queued run is cancelled at once.
+        A run driven by another process loses its lease and is taken up by a worker to be
+        cancelled there."""
+        self._ensure_started()
+        self._get(run_id)
+        ids = self.store.request_cancel(run_id)
+        mine = [self._drivers[rid] for rid in ids if rid in self._drivers]
+        for task in mine:
+            task.cancel()  # its calls in flight are cancelled: nothing of theirs is journaled
+        if mine:
+            await asyncio.gather(*mine, return_exceptions=True)
+        self._emit("cancel_requested", run_id, runs=ids)
+        if self.worker:  # drive them to their end here (the store took their leases back)
+            for rid in ids:
+                rec = self.store.get_run(rid)
+                if rec is not None and not rec.finished:
+                    self._schedule(rid)
+        self.touch()
+        return ids
 
     async def resume(self, run_id: str) -> RunRecord:
         """Continue an interrupted run (or one whose timer or child is due) from its last checkpoint.
@@ -278,6 +364,13 @@ class Runtime:
         """
         self._ensure_started()
         target = self._reply_target(self._get(run_id))
+        if not self.worker:  # a client records the reply; the store wakes the run for a worker
+            if not self.store.put_result(target.run_id, target.seq, 0, True, encode_value(value)):
+                raise NotWaiting(
+                    f"run {target.run_id!r} already has a reply for its question (seq {target.seq})"
+                )
+            self._emit("replied", target.run_id, seq=target.seq)
+            return target.run_id
         self.check_executors(self.agent_of(target))  # before the reply is journaled and the run goes on
         rec = self.leases.acquire(target.run_id)
         try:
@@ -367,7 +460,7 @@ class Runtime:
             rec = self._get(run_id)
             if rec.status == "completed":
                 return self._typed_output(rec)
-            if rec.status == "failed":
+            if rec.status in ("failed", "cancelled"):
                 raise self.failure(rec)
             await self._wait_change(deadline)
 
@@ -437,6 +530,8 @@ class Runtime:
                 return decode_error(rec.error_blob, seal_for(self.store, "error", rec.run_id, None))
             except Exception:
                 pass
+        if rec.status == "cancelled":
+            return Cancelled(rec.run_id)
         return RunFailed(rec.run_id, rec.error or {})
 
     # ------------------------------------------------------------------ scheduling
@@ -458,22 +553,43 @@ class Runtime:
                 live.wakeup.set()
             return
         try:
-            self.leases.acquire(run_id)
+            rec = self.leases.acquire(run_id)
         except LeaseHeld:
             if explicit:
                 raise
             return
+        if rec.finished:
+            self.leases.release(run_id)
+            return
+        try:
+            agent = self.agent_of(rec)
+        except BaseException:
+            self.leases.release(run_id)
+            raise
+        self.adopt(rec, agent)
+
+    def adopt(self, rec: RunRecord, agent: Agent) -> None:
+        """Start a driver for ``rec``, whose lease this runtime holds at ``rec.epoch``."""
         assert self._loop is not None
+        run_id = rec.run_id
         live = self._lives.get(run_id)
+        if run_id in self._drivers:
+            if live is not None and live.epoch != rec.epoch:
+                # Our lease lapsed (this process was paused) and we claimed the run again: the driver
+                # still running holds the old epoch, so its next write is fenced off.  Its in-memory
+                # state may be behind the store: start afresh from the store once it has stopped.
+                self._readopt[run_id] = (rec, agent)
+            return
         if live is None:
-            rec = self._get(run_id)
-            try:
-                agent = self.agent_of(rec)
-            except BaseException:
-                self.store.release_lease(run_id, self.owner)
-                raise
             live = self._lives[run_id] = LiveRun(run_id, agent)
+        live.epoch = rec.epoch
+        live.cancel_requested = live.cancel_requested or rec.cancel_requested
         self._drivers[run_id] = self._loop.create_task(self._drive(live), name=f"agentrt-run-{run_id}")
+
+    @property
+    def driving(self) -> int:
+        """How many runs this runtime drives right now."""
+        return len(self._drivers)
 
     def deliver(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> None:
         """Journal a result that arrived from outside a driver (child run, timer) and wake the run."""
@@ -515,6 +631,13 @@ class Runtime:
             if live.machine is None:
                 self._load(live)
             while True:
+                if live.lease_lost is not None:
+                    raise live.lease_lost
+                if live.cancel_requested and not live.cancel_thrown:
+                    live.cancel_thrown = True
+                    if not self._cancel(live):
+                        return
+                    continue
                 if live.payload is START:
                     if not self._advance(live, True, None):
                         return
@@ -544,6 +667,10 @@ class Runtime:
             self._driver_errors[run_id] = exc
         finally:
             self._drivers.pop(run_id, None)
+            again = self._readopt.pop(run_id, None)
+            if again is not None and not self._closed:
+                self._lives.pop(run_id, None)
+                self.adopt(*again)
             self.touch()
 
     async def _wait_inflight(self, live: LiveRun) -> None:
@@ -560,6 +687,19 @@ class Runtime:
             if wake is not None:
                 wake.cancel()
             live.wakeup = None
+
+    def _cancel(self, live: LiveRun) -> bool:
+        """Throw :class:`Cancelled` into the run at its pending await.  False: the run finished."""
+        for task in live.inflight.values():
+            task.cancel()
+        live.inflight.clear()
+        error = Cancelled(live.run_id)
+        if live.payload is START:  # never stepped: nothing to unwind
+            assert live.machine is not None
+            live.machine.discard()
+            self._finish_failed(live, error, [])
+            return False
+        return self._advance(live, False, error)
 
     def driver_error(self, run_id: str) -> BaseException | None:
         """The host-side error (store, codec, blob) that stopped driving ``run_id`` here, if any."""
@@ -582,6 +722,7 @@ class Runtime:
         """Rebuild the run's machine from its newest checkpoint (or from its input)."""
         rec = self._get(live.run_id)
         live.usage = dict(rec.usage)
+        live.cancel_requested = live.cancel_requested or rec.cancel_requested
         checkpoint = self.store.latest_checkpoint(live.run_id)
         if checkpoint is None:
             value = live.agent.convert_input(rec.input)
@@ -659,7 +800,7 @@ class Runtime:
             self._finish_failed(live, exc, events)
             return False
         pending = summarize(out)
-        self.store.save_checkpoint(live.run_id, self.owner, live.seq, blob, pending, events)
+        self.store.save_checkpoint(live.run_id, self.owner, live.seq, blob, pending, events, epoch=live.epoch)
         self._emit("checkpoint", live.run_id, seq=live.seq, size_bytes=len(blob), request=pending)
         return True
 
@@ -684,7 +825,9 @@ class Runtime:
             self._finish_failed(live, exc, events)
             return
         live.machine = None
-        if self.store.finish_run(live.run_id, self.owner, "completed", output=output_json, events=events):
+        if self.store.finish_run(
+            live.run_id, self.owner, "completed", output=output_json, events=events, epoch=live.epoch
+        ):
             self._emit("completed", live.run_id, output=output_json)
         self._lives.pop(live.run_id, None)
         self.leases.release(live.run_id)
@@ -698,10 +841,11 @@ class Runtime:
             blob = encode_error(exc, seal_for(self.store, "error", live.run_id, None))
         except Exception:
             blob = None
+        status = "cancelled" if isinstance(exc, Cancelled) else "failed"
         if self.store.finish_run(
-            live.run_id, self.owner, "failed", error=record, error_blob=blob, events=events
+            live.run_id, self.owner, status, error=record, error_blob=blob, events=events, epoch=live.epoch
         ):
-            self._emit("failed", live.run_id, error=record)
+            self._emit(status, live.run_id, error=record)
         self._lives.pop(live.run_id, None)
         self.leases.release(live.run_id)
         self.touch()
@@ -710,7 +854,7 @@ class Runtime:
     def _park(self, live: LiveRun) -> None:
         """The run waits on something that is not a tool call: store it, drop it from memory."""
         waiting_on, wake_at = parked_on(live.payload, live.results)
-        self.store.set_waiting(live.run_id, self.owner, waiting_on, wake_at, [])
+        self.store.set_waiting(live.run_id, self.owner, waiting_on, wake_at, [], epoch=live.epoch)
         data: dict[str, Any] = {"waiting_on": waiting_on, "seq": live.seq}
         if waiting_on == "reply":
             data["prompt"] = jsonable_or_repr(live.payload.prompt) if isinstance(live.payload, Ask) else None

@@ -38,3 +38,7 @@ class LiveRun:
     wakeup: asyncio.Event | None = None
     model_calls: int = 0  # model calls made here whose result is not journaled yet
     usage: dict[str, int] = attrs.field(factory=dict)  # the run's journaled usage (we hold its lease)
+    epoch: int = 0  # the lease epoch this driver writes under (the store fences every other one)
+    cancel_requested: bool = False  # throw agentrt.Cancelled at the pending await (once)
+    cancel_thrown: bool = False
+    lease_lost: BaseException | None = None  # a write of an in-flight call was fenced off

@@ -14,10 +14,10 @@ from typing import Any
 import attrs
 
 from agentrt._codec._serializable import serializable
-from agentrt._sdk.errors import AgentSpecError, SchemaError
 from agentrt._sdk.schema import fields_of, object_schema, structure, to_jsonable
 from agentrt._sdk.task import Task
 from agentrt._sdk.tools import Tool, UiTool, tool, tool_name
+from agentrt.exceptions import AgentSpecError, SchemaError
 
 __all__ = ["Agent", "agent", "agent_spec", "load_agent", "load_object"]
 
@@ -114,10 +114,11 @@ class Agent:
 
 
 def _default_name(run: Callable[..., Any]) -> str:
-    if run.__name__ not in ("run", "main"):
-        return run.__name__
+    name: str = run.__name__
+    if name not in ("run", "main"):
+        return name
     module = sys.modules.get(run.__module__)
-    file = getattr(module, "__file__", None)
+    file: str | None = getattr(module, "__file__", None)
     if file:
         return os.path.splitext(os.path.basename(file))[0]
     return run.__module__.rsplit(".", 1)[-1]
@@ -157,6 +158,7 @@ def agent(
         module = sys._getframe(1).f_globals.get("__name__", __name__)
         agent_name = name or getattr(start, "__module__", module).rsplit(".", 1)[-1]
         run = stateful_run(agent_name, state, start, on_tool_results, module)
+        _mark_serializable(state, set())  # the state class travels in checkpoints
         name = agent_name
     elif state is not None or start is not None or on_tool_results is not None:
         raise TypeError("agent(...): give run= or state=/start=/on_tool_results=, not both")

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from agentrt._sdk.errors import SchemaError
+from agentrt.exceptions import SchemaError
 
 __all__ = ["describe_type", "fields_of", "json_schema", "structure", "to_jsonable"]
 
@@ -261,7 +261,7 @@ def structure(value: Any, tp: Any, path: str = "input") -> Any:
             try:
                 if tp is uuid.UUID:
                     return uuid.UUID(value)
-                return tp.fromisoformat(value)  # type: ignore[attr-defined]
+                return tp.fromisoformat(value)
             except ValueError:
                 pass
         raise SchemaError(path, f"expected {describe_type(tp)} (ISO 8601 string), got {_show(value)}")

@@ -24,8 +24,9 @@ from typing import Any
 import attrs
 
 from agentrt._codec._serializable import serializable
-from agentrt._sdk.errors import SchemaError
+from agentrt.exceptions import SchemaError
 from agentrt._sdk.requests import Ask, ToolCall
+from agentrt.exceptions import StateError as StateError
 
 __all__ = [
     "Action",
@@ -39,10 +40,6 @@ __all__ = [
     "output",
     "stateful_run",
 ]
-
-
-class StateError(SchemaError):
-    """The state of a self-managed agent does not fit its class (when saved, or when read back)."""
 
 
 @serializable
@@ -239,9 +236,6 @@ def stateful_run(
                 f"agent({role}={getattr(fn, '__qualname__', fn)}): define it at module level, so that a "
                 "resumed run finds it by name"
             )
-    from agentrt._sdk.agent import _mark_serializable
-
-    _mark_serializable(state, set())
     spec = StatefulSpec(name, state, start, on_tool_results)
     run: Any = functools.partial(_run_stateful, spec)
     run.__module__ = module

@@ -22,9 +22,9 @@ from typing import Any
 import attrs
 
 from agentrt._codec._serializable import serializable
+from agentrt._sdk.llm import LLM, ModelCall
 from agentrt._sdk.requests import MEMBER_TYPES, Ask, ChildRun, Gather, Progress, Sleep, ToolCall
 from agentrt._sdk.schema import jsonable_or_repr
-from agentrt.llm.requests import LLM, ModelCall
 
 __all__ = ["Event", "StepRecorder", "Task", "recording"]
 

@@ -82,6 +82,14 @@ class Tool:
     parameters: dict[str, Any]
     is_async: bool
     takes_idempotency_key: bool
+    #: Run policy (``@tool(timeout=, attempts=, backoff=, retry_on=)``): each attempt may take at
+    #: most ``timeout`` seconds (``TimeoutError``); a failure of a ``retry_on`` type is tried
+    #: again, up to ``attempts`` in all, after ``backoff * 2**(n-1)`` seconds.  Only the final
+    #: outcome is journaled.
+    timeout: float | None = None
+    attempts: int = 1
+    backoff: float = 0.0
+    retry_on: tuple[type[BaseException], ...] = (Exception,)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -112,7 +120,24 @@ ui_tools: list[Any] = [
 ]
 
 
-def _make_tool(fn: Callable[..., Any], name: str | None, description: str | None) -> Tool:
+def _check_policy(
+    timeout: float | None, attempts: int, backoff: float, retry_on: Any
+) -> tuple[type[BaseException], ...]:
+    if timeout is not None and not (isinstance(timeout, int | float) and timeout > 0):
+        raise ValueError(f"@tool(timeout=...) must be a number of seconds > 0, got {timeout!r}")
+    if not isinstance(attempts, int) or attempts < 1:
+        raise ValueError(f"@tool(attempts=...) must be an int >= 1, got {attempts!r}")
+    if not isinstance(backoff, int | float) or backoff < 0:
+        raise ValueError(f"@tool(backoff=...) must be seconds >= 0, got {backoff!r}")
+    types = retry_on if isinstance(retry_on, tuple) else (retry_on,)
+    if not all(isinstance(t, type) and issubclass(t, BaseException) for t in types):
+        raise TypeError(f"@tool(retry_on=...) must be exception classes, got {retry_on!r}")
+    return types
+
+
+def _make_tool(
+    fn: Callable[..., Any], name: str | None, description: str | None, policy: dict[str, Any] | None = None
+) -> Tool:
     if isinstance(fn, Tool):
         return fn
     if not callable(fn):
@@ -167,6 +192,7 @@ def _make_tool(fn: Callable[..., Any], name: str | None, description: str | None
         parameters=parameters,
         is_async=inspect.iscoroutinefunction(target),
         takes_idempotency_key=takes_key,
+        **(policy or {}),
     )
 
 
@@ -174,22 +200,44 @@ def _make_tool(fn: Callable[..., Any], name: str | None, description: str | None
 def tool(fn: Callable[..., Any], /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    attempts: int = 1,
+    backoff: float = 0.0,
+    retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
 def tool(
-    fn: Callable[..., Any] | None = None, /, *, name: str | None = None, description: str | None = None
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    attempts: int = 1,
+    backoff: float = 0.0,
+    retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make ``fn`` (``def`` or ``async def``) a tool; its annotations and docstring become its JSON Schema.
 
     ``@tool`` or ``@tool(name="...", description="...")``.  The docstring's first
     part is the description and a Google-style ``Args:`` section describes the
-    parameters.
+    parameters.  Run policy: ``timeout`` (seconds per attempt; a sync tool's thread
+    cannot be killed, only abandoned), ``attempts`` (in all), ``backoff`` (seconds before
+    the 2nd attempt, doubling after), ``retry_on`` (the exception types worth another try).
     """
+    policy = {
+        "timeout": timeout,
+        "attempts": attempts,
+        "backoff": float(backoff),
+        "retry_on": _check_policy(timeout, attempts, backoff, retry_on),
+    }
     if fn is not None:
-        return _make_tool(fn, name, description)
-    return lambda f: _make_tool(f, name, description)
+        return _make_tool(fn, name, description, policy)
+    return lambda f: _make_tool(f, name, description, policy)
 
 
 def tool_name(item: Any) -> str:

@@ -19,7 +19,7 @@ import attrs
 
 from agentrt._frames._migrate import Verdict
 from agentrt._sdk.agent import load_agent
-from agentrt._sdk.errors import LeaseHeld
+from agentrt.exceptions import LeaseHeld
 from agentrt._upgrade._blob import FrameReport, Resolver, judge, migrate
 from agentrt.exceptions import AgentrtError
 from agentrt.keys import keyring_for_store

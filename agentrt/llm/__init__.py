@@ -7,6 +7,20 @@ tests, and ``agentrt.llm.openai_compat.OpenAICompatExecutors`` for any
 OpenAI-compatible Chat Completions endpoint (needs ``agentrt[openai]``).
 """
 
+from agentrt._sdk.llm import LLM, ModelCall, TextResult
+from agentrt.exceptions import (
+    DecisionExhausted,
+    MissingExecutor,
+    ModelAnswerError,
+    ModelCallBudgetExceeded,
+    ModelContentFiltered,
+    ModelOutputTruncated,
+    ModelProviderError,
+    ModelRefused,
+    ScriptExhausted,
+    StructuredOutputError,
+    TokenBudgetExceeded,
+)
 from agentrt.llm._contract import (
     Attempt,
     DecideResult,
@@ -22,21 +36,7 @@ from agentrt.llm._contract import (
     render_decision_attempts,
 )
 from agentrt.llm.budget import with_call_budget, with_token_budget
-from agentrt.llm.errors import (
-    DecisionExhausted,
-    MissingExecutor,
-    ModelAnswerError,
-    ModelCallBudgetExceeded,
-    ModelContentFiltered,
-    ModelOutputTruncated,
-    ModelProviderError,
-    ModelRefused,
-    ScriptExhausted,
-    StructuredOutputError,
-    TokenBudgetExceeded,
-)
 from agentrt.llm.loop import ToolLoopExhausted, generate_with_tools
-from agentrt.llm.requests import LLM, ModelCall, TextResult
 from agentrt.llm.scripted import Scripted, ScriptedExecutors
 
 __all__ = [

@@ -16,7 +16,9 @@ from typing import Any
 
 import attrs
 
-from agentrt._codec._serializable import serializable
+from agentrt._sdk.llm import ModelToolCall as ModelToolCall
+from agentrt._sdk.llm import Usage as Usage
+from agentrt._sdk.schema import jsonable_or_repr
 
 __all__ = [
     "Attempt",
@@ -37,58 +39,6 @@ __all__ = [
 
 #: The three request kinds, as named on ``task.llm`` and on :class:`Executors`.
 KINDS = ("generate_text", "stream_text", "decide")
-
-
-@serializable
-@attrs.frozen
-class Usage:
-    """Tokens one model call (or a whole run) used; unknown counts are 0."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    total_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.total_tokens + other.total_tokens,
-        )
-
-    @classmethod
-    def of(cls, value: Any) -> Usage | None:
-        """Read usage as executors report it: a ``Usage``, or a mapping in OpenAI
-        (``prompt_tokens``/``completion_tokens``) or Anthropic/AI-SDK (``input_tokens``/``output_tokens``)
-        spelling.  None when ``value`` is None."""
-        if value is None or isinstance(value, Usage):
-            return value
-        if not isinstance(value, Mapping):
-            value = {k: getattr(value, k) for k in dir(value) if k.endswith("tokens")}
-
-        def count(*names: str) -> int:
-            for name in names:
-                n = value.get(name)
-                if isinstance(n, int) and not isinstance(n, bool):
-                    return n
-            return 0
-
-        inp = count("input_tokens", "prompt_tokens", "inputTokens", "promptTokens")
-        out = count("output_tokens", "completion_tokens", "outputTokens", "completionTokens")
-        total = count("total_tokens", "totalTokens") or inp + out
-        return cls(inp, out, total)
-
-    def to_json(self) -> dict[str, int]:
-        return attrs.asdict(self)
-
-
-@serializable
-@attrs.frozen
-class ModelToolCall:
-    """A tool call the model asked for (``generate_text(tools=[...])``); the agent decides to run it."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any]
 
 
 @attrs.frozen
@@ -139,7 +89,7 @@ class ExecutorRequest:
     metadata: dict[str, Any] = attrs.field(factory=dict)
     events: tuple[EventSpec, ...] = ()
     attempts: tuple[Attempt, ...] = ()
-    run_usage: Usage = Usage()
+    run_usage: Usage = attrs.field(factory=Usage)
     reasoning: bool = False
 
     @property
@@ -313,8 +263,6 @@ def feedback_messages(request: ExecutorRequest) -> list[dict[str, Any]]:
 
 
 def _jsonable(value: Any) -> Any:
-    from agentrt._sdk.schema import jsonable_or_repr
-
     return jsonable_or_repr(value)
 
 

@@ -13,8 +13,9 @@ from typing import Any
 
 import attrs
 
-from agentrt._sdk.errors import SchemaError
+from agentrt._sdk.llm import ModelCall, TextResult, event_type_name
 from agentrt._sdk.schema import _class_doc, object_schema, structure
+from agentrt.exceptions import DecisionExhausted, MissingExecutor, SchemaError, StructuredOutputError
 from agentrt.llm._contract import (
     Attempt,
     EventSpec,
@@ -25,8 +26,6 @@ from agentrt.llm._contract import (
     normalize_decide_result,
     normalize_generate_result,
 )
-from agentrt.llm.errors import DecisionExhausted, MissingExecutor, StructuredOutputError
-from agentrt.llm.requests import ModelCall, TextResult, event_type_name
 
 __all__ = ["Outcome", "build_request", "execute"]
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from agentrt._sdk.agent import Agent
 from agentrt.llm._contract import KINDS
 
 __all__ = ["Need", "needs_of"]
@@ -98,8 +99,6 @@ def needs_of(agent: Any) -> list[Need]:
 
 
 def _scan(agent: Any, seen: set[int]) -> list[Need]:
-    from agentrt._sdk.agent import Agent
-
     if id(agent) in seen:
         return []
     seen.add(id(agent))

@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from agentrt._codec._serializable import serializable
-from agentrt.exceptions import AgentrtError
+from agentrt.exceptions import MaxTurnsExceeded as MaxTurnsExceeded
 
 __all__ = ["MODES", "SUBMIT", "LLMAgentSpec", "MaxTurnsExceeded", "llm_agent"]
 
@@ -40,28 +40,6 @@ _SUBMIT_INSTRUCTION = (
     f"When you have the final result, call the `{SUBMIT}` tool with it; the run ends when `{SUBMIT}` "
     "accepts it. Do not answer in plain text instead."
 )
-
-
-class MaxTurnsExceeded(AgentrtError):
-    """An ``llm_agent`` used ``max_turns`` model turns without finishing; ``messages`` is the conversation."""
-
-    cause = "max-turns"
-
-    def __init__(self, agent: str, max_turns: int, messages: list[dict[str, Any]], message: str = "") -> None:
-        self.agent = agent
-        self.max_turns = max_turns
-        self.messages = messages
-        super().__init__(
-            message
-            or (
-                f"llm_agent {agent!r} did not finish in max_turns={max_turns} model turn(s) "
-                "(cause: max-turns); raise llm_agent(..., max_turns=N), narrow the tools, or make the "
-                "system prompt say when to stop"
-            )
-        )
-
-    def __reduce__(self) -> Any:
-        return (MaxTurnsExceeded, (self.agent, self.max_turns, self.messages, str(self)))
 
 
 @serializable
@@ -119,7 +97,7 @@ def _assistant(answer: Any) -> dict[str, Any]:
 
 def _check_submit(spec: LLMAgentSpec, arguments: Mapping[str, Any]) -> tuple[Any, str | None]:
     """``(output, None)`` if ``submit``'s arguments are a valid output, else ``(None, the problem)``."""
-    from agentrt._sdk.errors import SchemaError
+    from agentrt.exceptions import SchemaError
     from agentrt._sdk.schema import structure
 
     try:

@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from agentrt.exceptions import TokenBudgetExceeded
 from agentrt.llm._contract import KINDS, ExecutorRequest, Executors, as_executors
-from agentrt.llm.errors import TokenBudgetExceeded
 
 __all__ = ["with_call_budget", "with_token_budget"]
 

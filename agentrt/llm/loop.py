@@ -13,29 +13,12 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentrt.exceptions import AgentrtError
-from agentrt.llm.requests import TextResult
+from agentrt._sdk.llm import TextResult, Usage
+from agentrt._sdk.schema import jsonable_or_repr
+from agentrt._sdk.tools import tool_name
+from agentrt.exceptions import ToolLoopExhausted as ToolLoopExhausted
 
 __all__ = ["ToolLoopExhausted", "generate_with_tools"]
-
-
-class ToolLoopExhausted(AgentrtError):
-    """The model still asked for tools after ``max_steps`` model calls; ``messages`` is the conversation."""
-
-    def __init__(self, src: str, max_steps: int, messages: list[dict[str, Any]], message: str = "") -> None:
-        self.src = src
-        self.max_steps = max_steps
-        self.messages = messages
-        super().__init__(
-            message
-            or (
-                f"generate_with_tools {src!r}: the model still asked for tools after {max_steps} model "
-                "call(s); raise max_steps=, or narrow the tools it is offered"
-            )
-        )
-
-    def __reduce__(self) -> Any:
-        return (ToolLoopExhausted, (self.src, self.max_steps, self.messages, str(self)))
 
 
 def _function(name: str, arguments: dict[str, Any]) -> dict[str, str]:
@@ -45,8 +28,6 @@ def _function(name: str, arguments: dict[str, Any]) -> dict[str, str]:
 def _result_text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    from agentrt._sdk.schema import jsonable_or_repr
-
     return json.dumps(jsonable_or_repr(value), ensure_ascii=False)
 
 
@@ -70,8 +51,6 @@ async def generate_with_tools(
     sub-agents) of the agent, by object or name.  A tool that raises, or a tool the model made
     up, is reported to the model as an error message rather than ending the run.
     """
-    from agentrt._sdk.tools import tool_name
-    from agentrt.llm._contract import Usage
 
     names = [t if isinstance(t, str) else tool_name(t) for t in tools]
     conversation: list[dict[str, Any]] = [dict(m) for m in (messages or ())]

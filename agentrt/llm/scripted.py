@@ -15,8 +15,8 @@ from typing import Any
 
 import attrs
 
+from agentrt.exceptions import ScriptExhausted
 from agentrt.llm._contract import DecideResult, ExecutorRequest, GenerateResult, Usage
-from agentrt.llm.errors import ScriptExhausted
 
 __all__ = ["Scripted", "ScriptedExecutors"]
 

@@ -54,7 +54,7 @@ def _tier(value: Any, what: str) -> str | None:
         raise ContractError(
             "tier routing", what, f"must be one of {', '.join(TIERS)} or unset; got {value!r}"
         )
-    return value
+    return None if value is None else str(value)
 
 
 @attrs.frozen

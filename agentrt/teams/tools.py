@@ -18,8 +18,8 @@ from agentrt._sdk.tools import tool
 from agentrt.teams import _yaml
 from agentrt.teams.bus import Bus
 from agentrt.teams.contracts import validate_contract, validate_handoff
-from agentrt.teams.errors import ContractError
-from agentrt.teams.gate import GateBlocked, chain_entry, team_file, verify_trail
+from agentrt.teams.errors import ContractError, GateBlocked
+from agentrt.teams.gate import chain_entry, team_file, verify_trail
 from agentrt.teams.plan import parse_spec, propose
 from agentrt.teams.receipts import parse_receipt, receipt_path, render_receipt, status_line
 from agentrt.teams.registry import Registry, Specialist, template_names

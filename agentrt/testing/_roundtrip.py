@@ -78,7 +78,7 @@ def failure_message(machine: Machine, stage: str, exc: BaseException) -> str:
 def live_dump(machine: Machine) -> str:
     """The text frame dump of a live machine's chain (never raises)."""
     try:
-        from agentrt.inspect import Source, dump_chain, render_text
+        from agentrt.inspection import Source, dump_chain, render_text
 
         return render_text(dump_chain(machine._coro, Source("machine")))
     except Exception as exc:  # the dump is a courtesy: never hide the original failure

@@ -128,8 +128,8 @@ def test_reply_to_a_run_that_is_not_waiting(tmp_path):
     env = cli_env(AGENTRT_TEST_WORK_SECONDS="5,5")
     proc = popen("run", SPEC, "--input", '{"steps": 3}', "--store", store, "--run-id", "busy", env=env)
     try:
-        deadline = time.time() + 20
-        while time.time() < deadline and _seq(tmp_path / "s.db", "busy") < 1:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and _seq(tmp_path / "s.db", "busy") < 1:
             time.sleep(0.05)
         # a second process may not drive a leased run
         second = cli("resume", "busy", "--store", store)
@@ -141,7 +141,7 @@ def test_reply_to_a_run_that_is_not_waiting(tmp_path):
         assert "pending tool work" in reply.stderr
     finally:
         proc.kill()
-        proc.wait()
+        proc.communicate()  # reaps it and closes its pipes
 
 
 @pytest.mark.parametrize(

@@ -11,12 +11,6 @@ import pytest
 
 from tests.inspect.golden_tools import REPO
 
-try:  # the run store and run/resume/show commands come with the runtime
-    import agentrt._cli
-    import agentrt.stores
-except ImportError as exc:  # pragma: no cover - only while the runtime is not on this branch yet
-    pytest.skip(f"agentrt's store / run CLI is not importable yet ({exc})", allow_module_level=True)
-
 SPEC = "tests.inspect.agents:tally"
 ITEMS = ["ab", "cde", "f"]
 
@@ -135,16 +129,16 @@ def test_fork_at_a_question_waits_for_a_reply(waiting_run):
 
 
 def test_fork_and_diff_errors(waiting_run):
-    err = agentrt("fork", "t1", "--at", "9", store=waiting_run, expect=1).stderr
+    err = agentrt("fork", "t1", "--at", "9", store=waiting_run, expect=2).stderr
     assert (
         err.strip()
         == "agentrt: error: run 't1' has no checkpoint 9; it keeps checkpoints 1..4 (see `agentrt show t1`)"
     )
-    err = agentrt("fork", "nope", "--at", "1", store=waiting_run, expect=1).stderr
+    err = agentrt("fork", "nope", "--at", "1", store=waiting_run, expect=2).stderr
     assert "no run 'nope'" in err and len(err.strip().splitlines()) == 1
-    err = agentrt("fork", "t1", "--at", "1", "--run-id", "t1", store=waiting_run, expect=1).stderr
+    err = agentrt("fork", "t1", "--at", "1", "--run-id", "t1", store=waiting_run, expect=2).stderr
     assert "already exists" in err
-    err = agentrt("diff", "t1", "1", "7", store=waiting_run, expect=1).stderr
+    err = agentrt("diff", "t1", "1", "7", store=waiting_run, expect=2).stderr
     assert "no checkpoint 7" in err
-    err = agentrt("dump", "t1", "--seq", "0", store=waiting_run, expect=1).stderr
+    err = agentrt("dump", "t1", "--seq", "0", store=waiting_run, expect=2).stderr
     assert "no checkpoint 0" in err

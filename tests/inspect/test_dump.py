@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from agentrt import _codec
-from agentrt.inspect import dump_blob, dump_chain, render_text, to_json
+from agentrt.inspection import dump_blob, dump_chain, render_text, to_json
 from agentrt.lowlevel import Machine, suspend
 from tests.inspect import agents
 from tests.inspect.golden_tools import (
@@ -153,8 +153,10 @@ def test_dump_blob_api_and_json_are_consistent():
 # --------------------------------------------------------------------------- errors
 
 
-def _one_line_error(code: int, out: str, err: str) -> str:
-    assert code == 1, (out, err)
+def _one_line_error(code: int, out: str, err: str, *, expect: int = 2) -> str:
+    """One line on stderr, no traceback, and the status of the one table: 2 for an unknown run or
+    file or a wrong argument, 3 for store trouble (a corrupt blob)."""
+    assert code == expect, (code, out, err)
     assert out == "" and "Traceback" not in err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("agentrt: error: "), err
@@ -197,10 +199,10 @@ def test_error_corrupt_blob(tmp_path):
     blob[-5] ^= 0xFF
     path = tmp_path / "corrupt.blob"
     path.write_bytes(bytes(blob))
-    line = _one_line_error(*run_cli("dump", str(path), "--allow-module", AGENTS))
+    line = _one_line_error(*run_cli("dump", str(path), "--allow-module", AGENTS), expect=3)
     assert "CorruptBlob" in line and "digest mismatch" in line
     (tmp_path / "text.blob").write_text("hello, this is a text file and not a blob at all, as you can see")
-    line = _one_line_error(*run_cli("dump", str(tmp_path / "text.blob")))
+    line = _one_line_error(*run_cli("dump", str(tmp_path / "text.blob")), expect=3)
     assert "CorruptBlob" in line and "not an agentrt blob" in line
 
 
@@ -210,7 +212,7 @@ def test_error_seq_with_a_file():
 
 
 def test_errors_through_the_real_command(tmp_path):
-    """As a user runs it: one line on stderr, exit status 1, no traceback; a module not imported is named."""
+    """As a user runs it: one line on stderr, exit status 3, no traceback; a module not imported is named."""
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
     corrupt = tmp_path / "c.blob"
     corrupt.write_bytes(blob_path("nested").read_bytes()[:-3])
@@ -221,7 +223,7 @@ def test_errors_through_the_real_command(tmp_path):
         env=env,
         cwd=tmp_path,
     )
-    _one_line_error(proc.returncode, proc.stdout, proc.stderr)
+    _one_line_error(proc.returncode, proc.stdout, proc.stderr, expect=3)
     proc = subprocess.run(
         [sys.executable, "-m", "agentrt", "dump", str(blob_path("nested")), "--allow-unsigned"],
         capture_output=True,
@@ -245,7 +247,7 @@ def test_value_blob_renders_shared_and_cyclic_values():
 
 def test_empty_tuples_are_not_reported_as_shared_references():
     """``()`` is one object in CPython: two empty tuples are not "the same object" to a reader."""
-    from agentrt.inspect._values import ValueRenderer
+    from agentrt.inspection._values import ValueRenderer
 
     renderer = ValueRenderer(lambda obj, where: "frame", lambda obj: False)
     first = renderer.view({"a": (), "b": frozenset()}, "frame 0", "locals['x']")

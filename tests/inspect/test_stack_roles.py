@@ -10,8 +10,8 @@ import pytest
 
 from agentrt import serializable
 from agentrt._frames._liveness import SiteKind, analyze
-from agentrt.inspect import dump_blob
-from agentrt.inspect._stack import _code, _producers, describe_slots
+from agentrt._frames._stack import _code, _producers, describe_slots
+from agentrt.inspection import dump_blob
 from agentrt.lowlevel import Machine, suspend
 
 CORPUS = [

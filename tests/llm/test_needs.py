@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 import weakref
 
 import pytest
@@ -123,10 +122,7 @@ def test_does_not_scan_libraries_or_agentrt(monkeypatch):
 
     monkeypatch.setattr(_needs, "_calls", recording)
     monkeypatch.setattr(_needs, "_NEEDS", weakref.WeakKeyDictionary())  # scan afresh
-    started = time.perf_counter()
     assert needs_of(A.plain) == []
-    elapsed = time.perf_counter() - started
-    assert elapsed < 0.5
     # the run and the user helper it calls are scanned ...
     assert AGENTS_FILE in scanned and HELPERS_FILE in scanned
     # ... but not json.dumps (stdlib) nor jsonable_or_repr (agentrt)

@@ -365,11 +365,9 @@ def test_400_is_not_retried(server: FakeOpenAIServer) -> None:
 def test_timeout_is_retried(server: FakeOpenAIServer) -> None:
     server.enqueue(delay(1.0, then=reply("late")), reply("ok"))
     sleep = FakeSleep()
-    started = time.monotonic()
     result = call(server, "generate_text", req(), sleep=sleep, timeout=0.2)
-    assert result.output == "ok"
+    assert result.output == "ok"  # not "late": the first attempt timed out, the retry answered
     assert len(server.requests) == 2 and len(sleep.delays) == 1
-    assert time.monotonic() - started < 1.0
 
 
 def test_connection_refused_is_a_transport_error() -> None:
@@ -404,9 +402,8 @@ def test_cancellation_aborts_the_request_promptly(server: FakeOpenAIServer) -> N
             assert asyncio.all_tasks() == {asyncio.current_task()}  # no background work left
             return elapsed
 
-    started = time.monotonic()
-    assert asyncio.run(go()) < 1.0
-    assert time.monotonic() - started < 1.5
+    # Generous (noisy machines), yet well below the 5 s the server would take to answer.
+    assert asyncio.run(go()) < 4.0
 
 
 def test_own_client_is_closed_and_a_given_client_is_not(server: FakeOpenAIServer) -> None:

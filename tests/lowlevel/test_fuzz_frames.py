@@ -2,17 +2,22 @@
 
 The digest catches accidental corruption, so these tests re-sign every mutation:
 the unpickler and the frame reconstructors themselves see the garbage.  Only
-CorruptBlob or IncompatibleBlob may come out -- never another exception, never a
-segfault (which would kill the test process), and never a hang.
+CorruptBlob or IncompatibleBlob may come out of ``Machine.set``; stepping a chain
+that decoded may raise the agent's own exceptions or agentrt errors, never another
+exception out of agentrt's code; never a segfault (which would kill the test
+process), and never a hang.
 """
 
+import os
 import random
+import traceback
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentrt import CorruptBlob, IncompatibleBlob, Machine
+import agentrt
+from agentrt import AgentrtError, CorruptBlob, IncompatibleBlob, Machine
 from tests.codec import blobtools
 from tests.golden import agents as golden_agents
 from tests.lowlevel import agents
@@ -33,6 +38,23 @@ def _blobs():
 
 
 BLOBS = list(_blobs())
+AGENTRT_DIR = os.path.dirname(os.path.abspath(agentrt.__file__)) + os.sep
+
+
+def raised_by_agentrt(exc: BaseException) -> bool:
+    """Whether ``exc`` comes out of agentrt's own code (its innermost frame is in the package),
+    rather than out of the agent's code running on odd (mutated but valid) data."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and os.path.abspath(frames[-1].filename).startswith(AGENTRT_DIR)
+
+
+def test_an_internal_error_is_told_apart_from_the_agents_own():
+    with pytest.raises(CorruptBlob) as refused:
+        Machine.set(b"x" * 3)
+    assert raised_by_agentrt(refused.value)
+    with pytest.raises(KeyError) as own:
+        {}["missing"]
+    assert not raised_by_agentrt(own.value)
 
 
 def _restore_and_finish(blob: bytes) -> None:
@@ -45,8 +67,13 @@ def _restore_and_finish(blob: bytes) -> None:
         try:
             if m.done or m.step(1) is None:
                 return
-        except Exception:
-            return  # the agent's own exception on odd data: fine, it is a Python exception
+        except AgentrtError:
+            return  # refused, with agentrt's own error
+        except Exception as exc:
+            # The agent's own exception on odd data is fine (it is the agent's Python); an exception
+            # out of agentrt's code that is not an AgentrtError is a bug the fuzzer found.
+            assert not raised_by_agentrt(exc), "".join(traceback.format_exception(exc))
+            return
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -16,9 +16,9 @@ from agentrt._runtime.pending import (
     verdict,
     waits_outside,
 )
+from agentrt._sdk.llm import ModelCall
 from agentrt._sdk.requests import Ask, ChildRun, Fulfilled, Gather, Rejected, Sleep, ToolCall
 from agentrt.llm.errors import ModelCallBudgetExceeded
-from agentrt.llm.requests import ModelCall
 
 TOOL = ToolCall("search", {"q": "x"})
 CHILD = ChildRun("helper", {"n": 1})

@@ -100,7 +100,7 @@ def _loop_machine() -> Machine:
 
 
 def _iterator_position(code: Any, args: list[Any]) -> int:
-    from agentrt.inspect._stack import describe_slots
+    from agentrt._frames._stack import describe_slots
 
     depth = len(args[4])
     roles = describe_slots(code, args[2], depth, args[4], True, [None] * depth)

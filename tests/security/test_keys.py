@@ -17,7 +17,7 @@ from agentrt import Runtime, keys
 from agentrt._codec import _format, dumps
 from agentrt.cli import main as cli_main
 from agentrt.exceptions import CorruptBlob
-from agentrt.inspect import dump_blob
+from agentrt.inspection import dump_blob
 from agentrt.lowlevel import Machine
 from agentrt.stores import SqliteStore
 from agentrt.stores.base import StoreError

@@ -103,7 +103,7 @@ def iterator_position(it: object) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {}
     try:
-        reduced = it.__reduce__()  # type: ignore[attr-defined]
+        reduced = it.__reduce__()
     except Exception:
         reduced = None
     if tp.__name__ == "enumerate" and isinstance(reduced, tuple) and len(reduced) >= 2:
@@ -122,7 +122,7 @@ def iterator_position(it: object) -> dict[str, Any] | None:
 def _iterated(it: object) -> object:
     """What a builtin iterator iterates over (from its ``__reduce__``), or ``_NOTHING``."""
     try:
-        reduced = it.__reduce__()  # type: ignore[attr-defined]
+        reduced = it.__reduce__()
     except Exception:
         return _NOTHING
     if isinstance(reduced, tuple) and len(reduced) >= 2 and isinstance(reduced[1], tuple) and reduced[1]:
@@ -369,7 +369,7 @@ def _sorted(values: Any) -> list[object]:
     """Set elements in a stable order (set order depends on the hash seed)."""
     items = list(values)
     try:
-        return sorted(items)  # type: ignore[type-var]
+        return sorted(items)
     except Exception:
         return sorted(items, key=lambda v: (type_name(v), _safe_repr(v)))
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import attrs
 
-from agentrt.inspect._stack import InstrRef
-from agentrt.inspect._values import ValueView
+from agentrt._frames._stack import InstrRef
+from agentrt.inspection._values import ValueView
 
 __all__ = [
     "CodeEntry",

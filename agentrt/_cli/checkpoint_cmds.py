@@ -1,9 +1,10 @@
 """``agentrt dump``, ``agentrt diff`` and ``agentrt fork`` (registered by :mod:`agentrt.cli`).
 
-Exit status: 0 done (for ``dump``, also when only the header could be shown: the
-output says why the frames cannot be), 1 an error, reported in one line on
-stderr without a traceback (unknown run or checkpoint, unreadable file, corrupt
-blob, unusable store).
+Exit status (the one table of :mod:`agentrt._cli.common`): 0 done (for ``dump``,
+also when only the header could be shown: the output says why the frames cannot
+be), 2 an unknown run, checkpoint or blob file, or a wrong argument, 3 store
+trouble (an unusable store, a corrupt or incompatible blob, a checkpoint that
+cannot be decoded here); each reported in one line on stderr without a traceback.
 """
 
 from __future__ import annotations
@@ -12,16 +13,12 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
 from typing import Any
 
-from agentrt._cli.common import add_store_option, fail
-from agentrt.exceptions import AgentrtError
+from agentrt._cli.common import EXIT_HOST, EXIT_OK, EXIT_USAGE, add_store_option, fail, guarded
+from agentrt.exceptions import AgentrtError, CheckpointNotFound, RunNotFound
 
 __all__ = ["register"]
-
-EXIT_OK = 0
-EXIT_ERROR = 1
 
 
 def register(commands: Any) -> None:
@@ -46,7 +43,7 @@ def register(commands: Any) -> None:
         "it still goes through every safety check",
     )
     _common(dump)
-    dump.set_defaults(handler=_guarded(cmd_dump))
+    dump.set_defaults(handler=guarded(cmd_dump))
 
     diff = commands.add_parser(
         "diff",
@@ -59,7 +56,7 @@ def register(commands: Any) -> None:
     diff.add_argument("b", metavar="B", type=int, help="sequence number of the second checkpoint")
     diff.add_argument("--json", action="store_true", help="print the differences as one JSON object")
     _common(diff)
-    diff.set_defaults(handler=_guarded(cmd_diff))
+    diff.set_defaults(handler=guarded(cmd_diff))
 
     fork = commands.add_parser(
         "fork",
@@ -80,7 +77,7 @@ def register(commands: Any) -> None:
         default=None,
         help="store: a SQLite file path (default: $AGENTRT_STORE or .agentrt/agentrt.db)",
     )
-    fork.set_defaults(handler=_guarded(cmd_fork))
+    fork.set_defaults(handler=guarded(cmd_fork))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -93,36 +90,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="import MODULE to decode the blob (repeatable); a run's agent module is imported anyway",
     )
-
-
-def _fail(message: str) -> int:
-    return fail(message, EXIT_ERROR)
-
-
-def _guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """One line on stderr and exit status 1 for every error; never a traceback."""
-
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return handler(args)
-        except KeyboardInterrupt:
-            return _fail("interrupted")
-        except BrokenPipeError:  # `agentrt dump ID | head`: the reader is gone, say nothing more
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            return EXIT_ERROR
-        except AgentrtError as exc:
-            name = type(exc).__name__
-            text = str(exc)
-            return _fail(text if name in ("RunNotFound", "ForkError", "StoreError") else f"{name}: {text}")
-        except OSError as exc:
-            return _fail(f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""))
-        except Exception as exc:  # a bug in the dump must still not print a traceback at a user
-            return _fail(f"unexpected {type(exc).__name__}: {exc} (please report this)")
-
-    run.__name__ = handler.__name__
-    run.__doc__ = handler.__doc__
-    return run
 
 
 # --------------------------------------------------------------------------- loading
@@ -146,21 +113,21 @@ def _import_agent_module(spec: str) -> None:
 
 
 def _load_checkpoint(store: Any, run_id: str, seq: int | None) -> tuple[Any, int, bytes, bool]:
-    from agentrt._sdk.errors import RunNotFound
-
     rec = store.get_run(run_id)
     if rec is None:
         raise RunNotFound(run_id, store.location)
     if seq is None:
         latest = store.latest_checkpoint(run_id)
         if latest is None:
-            raise AgentrtError(f"run {run_id!r} has no checkpoint yet (it has not reached its first await)")
+            raise CheckpointNotFound(
+                f"run {run_id!r} has no checkpoint yet (it has not reached its first await)"
+            )
         return rec, latest[0], latest[1], True
     blob = store.get_checkpoint(run_id, seq)
     if blob is None:
-        from agentrt.inspect._fork import _missing_checkpoint
+        from agentrt.inspection._fork import _missing_checkpoint
 
-        raise AgentrtError(_missing_checkpoint(store, run_id, seq))
+        raise CheckpointNotFound(_missing_checkpoint(store, run_id, seq))
     latest = store.latest_checkpoint(run_id)
     return rec, seq, blob, latest is not None and latest[0] == seq
 
@@ -168,8 +135,8 @@ def _load_checkpoint(store: Any, run_id: str, seq: int | None) -> tuple[Any, int
 def _dump_checkpoint(
     store: Any, run_id: str, seq: int | None, allow: list[str], allow_unsigned: bool = False
 ) -> Any:
-    from agentrt.inspect._build import dump_blob
-    from agentrt.inspect._model import Source
+    from agentrt.inspection._build import dump_blob
+    from agentrt.inspection._model import Source
 
     rec, seq, blob, latest = _load_checkpoint(store, run_id, seq)
     import_error = None
@@ -202,21 +169,21 @@ def _looks_like_path(target: str) -> bool:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    from agentrt.inspect._build import dump_blob
-    from agentrt.inspect._model import Source
-    from agentrt.inspect._render import render_text, to_json
+    from agentrt.inspection._build import dump_blob
+    from agentrt.inspection._model import Source
+    from agentrt.inspection._render import render_text, to_json
 
     target = args.target
     if os.path.exists(target) or _looks_like_path(target):
         if args.seq is not None:
-            return _fail("--seq selects a checkpoint of a run; it does not apply to a blob file")
+            return fail("--seq selects a checkpoint of a run; it does not apply to a blob file", EXIT_USAGE)
         try:
             with open(target, "rb") as f:
                 blob = f.read()
         except FileNotFoundError:
-            return _fail(f"cannot read blob file {target!r}: no such file")
+            return fail(f"cannot read blob file {target!r}: no such file", EXIT_USAGE)
         except OSError as exc:
-            return _fail(f"cannot read blob file {target!r}: {exc.strerror or exc}")
+            return fail(f"cannot read blob file {target!r}: {exc.strerror or exc}", EXIT_USAGE)
         _make_cwd_importable()
         dump = dump_blob(
             blob,
@@ -225,16 +192,15 @@ def cmd_dump(args: argparse.Namespace) -> int:
             allow_unsigned=args.allow_unsigned,
         )
     else:
-        from agentrt._sdk.errors import RunNotFound
-
         store = _open_store(args)
         try:
             _make_cwd_importable()
             dump = _dump_checkpoint(store, target, args.seq, args.allow_modules, args.allow_unsigned)
         except RunNotFound:
-            return _fail(
+            return fail(
                 f"no run {target!r} in {store.location} and no blob file of that name; "
-                "list the runs with `agentrt runs` (and check --store / AGENTRT_STORE)"
+                "list the runs with `agentrt runs` (and check --store / AGENTRT_STORE)",
+                EXIT_USAGE,
             )
         finally:
             store.close()
@@ -258,7 +224,7 @@ def _with_cli_hint(dump: Any) -> Any:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from agentrt.inspect._diff import diff_dumps, diff_to_json, render_diff
+    from agentrt.inspection._diff import diff_dumps, diff_to_json, render_diff
 
     store = _open_store(args)
     try:
@@ -269,8 +235,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         store.close()
     for dump, seq in ((before, args.a), (after, args.b)):
         if dump.frames is None:
-            return _fail(
-                f"checkpoint {seq} of run {args.run_id!r} cannot be decoded here: {dump.frames_error}"
+            return fail(
+                f"checkpoint {seq} of run {args.run_id!r} cannot be decoded here: {dump.frames_error}",
+                EXIT_HOST,
             )
     diff = diff_dumps(before, after)
     if args.json:
@@ -281,7 +248,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_fork(args: argparse.Namespace) -> int:
-    from agentrt.inspect._fork import fork_run
+    from agentrt.inspection._fork import fork_run
 
     store = _open_store(args)
     try:

@@ -33,7 +33,7 @@ from agentrt import _codec
 from agentrt._codec._decode import Requirement
 from agentrt._frames import abandon, restored_pending
 from agentrt._frames._capture import FINISHED, capture
-from agentrt.exceptions import AgentrtError
+from agentrt.exceptions import ForkError as ForkError
 from agentrt.keys import Keyring, keyring_for_store
 
 __all__ = ["ForkError", "ForkResult", "fork_run"]
@@ -41,10 +41,6 @@ __all__ = ["ForkError", "ForkResult", "fork_run"]
 _LEASE_SECONDS = 30.0
 _TASK_MODULE = "agentrt._sdk.task"
 _RUN_ID_FIELDS = ("run_id", "_run_id")
-
-
-class ForkError(AgentrtError, LookupError):
-    """The run cannot be forked at that checkpoint (it is not kept, or the agent cannot be loaded)."""
 
 
 @attrs.frozen
@@ -60,7 +56,7 @@ class ForkResult:
 def fork_run(store: Any, run_id: str, seq: int, new_run_id: str | None = None) -> ForkResult:
     """Create a run in ``store`` that continues from checkpoint ``seq`` of ``run_id``."""
     from agentrt._sdk.agent import load_agent
-    from agentrt._sdk.errors import RunNotFound
+    from agentrt.exceptions import RunNotFound
     from agentrt.stores.base import NewRun, make_owner
 
     rec = store.get_run(run_id)
@@ -82,9 +78,11 @@ def fork_run(store: Any, run_id: str, seq: int, new_run_id: str | None = None) -
     ring = keyring_for_store(store)
     new_blob, rebound = rebind_run_id(blob, run_id, new_id, seq=seq, ring=ring)
 
-    store.create_run(NewRun(run_id=new_id, agent=rec.agent, input=rec.input))
     owner = make_owner()
-    store.acquire_lease(new_id, owner, _LEASE_SECONDS)
+    # Created already leased to us: no worker may claim the fork before its checkpoint is written.
+    store.create_run(
+        NewRun(run_id=new_id, agent=rec.agent, input=rec.input, owner=owner, ttl_seconds=_LEASE_SECONDS)
+    )
     try:
         event = (
             seq - 1,

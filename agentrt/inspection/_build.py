@@ -24,8 +24,9 @@ from agentrt._codec._extension import extension_for_type
 from agentrt._frames import abandon, restored_pending
 from agentrt._frames._capture import FINISHED, NOT_STARTED, FrameState, Kind, capture
 from agentrt._frames._liveness import SiteKind
+from agentrt._frames._stack import describe_slots
 from agentrt.exceptions import IncompatibleBlob
-from agentrt.inspect._model import (
+from agentrt.inspection._model import (
     CodeEntry,
     Dump,
     FrameView,
@@ -35,8 +36,7 @@ from agentrt.inspect._model import (
     StackEntry,
     Variable,
 )
-from agentrt.inspect._stack import describe_slots
-from agentrt.inspect._values import Limits, ValueRenderer, ValueView, iterator_position, type_name
+from agentrt.inspection._values import Limits, ValueRenderer, ValueView, iterator_position, type_name
 from agentrt.keys import Keyring, project_keyring
 from agentrt.lowlevel import _Trap
 

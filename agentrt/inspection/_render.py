@@ -6,9 +6,9 @@ import dis
 import inspect
 from typing import Any
 
-from agentrt.inspect._model import Dump, FrameView, HeaderView, StackEntry, Variable
-from agentrt.inspect._stack import InstrRef
-from agentrt.inspect._values import ValueView
+from agentrt._frames._stack import InstrRef
+from agentrt.inspection._model import Dump, FrameView, HeaderView, StackEntry, Variable
+from agentrt.inspection._values import ValueView
 
 __all__ = ["DUMP_SCHEMA_VERSION", "disassembly", "render_text", "to_json"]
 

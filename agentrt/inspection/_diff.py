@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from agentrt.inspect._model import Dump, FrameView, Variable
+from agentrt.inspection._model import Dump, FrameView, Variable
 
 __all__ = ["FrameDiff", "RunDiff", "diff_dumps", "diff_to_json", "render_diff"]
 

@@ -1,0 +1,60 @@
+"""The code table of a blob being written, shared by the C encoder and the opt-in cloudpickle one.
+
+Kept apart from ``_encode`` so that ``_cloud`` (imported only when cloudpickle is
+asked for) and ``_encode`` (which imports ``_cloud`` then) do not import each other.
+"""
+
+from __future__ import annotations
+
+import types
+
+from agentrt._codec._code_identity import code_digest, findable
+from agentrt._codec._reduce import Unresolvable
+
+__all__ = ["PROTOCOL", "CodeTable"]
+
+PROTOCOL = 5
+
+
+class CodeTable:
+    """The ``EncodeContext`` half of an encoder: the blob's code table and header flags.
+
+    The table is created on first use, so encoding plain data pays nothing for it.
+    """
+
+    flags: int = 0
+    codes: list[tuple[str, str, str]] | tuple[()] = ()
+    _code_index: dict[int, int] | None = None
+    _code_keep: list[types.CodeType]
+
+    def code_ref(self, code: types.CodeType, module: str) -> int:
+        """Record ``code``'s identity in the header (once per blob) and return its index."""
+        if self._code_index is None:
+            self._code_index, self.codes, self._code_keep = {}, [], []
+        index = self._code_index.get(id(code))
+        if index is None:
+            index = len(self.codes)
+            self.codes.append(_identity(code, module))  # type: ignore[union-attr]
+            self._code_index[id(code)] = index
+            self._code_keep.append(code)  # ids stay unique while the blob is written
+        return index
+
+
+_IDENTITIES: dict[tuple[int, str], tuple[types.CodeType, tuple[str, str, str]]] = {}
+
+
+def _identity(code: types.CodeType, module: str) -> tuple[str, str, str]:
+    """The header entry for ``code``, after checking ``resolve_code`` will find it again.
+
+    ``findable`` caches its positive answers per module object; the digest is cached
+    here, so a chain checkpointed again and again pays two dict lookups per frame.
+    """
+    reason = findable(code, module)
+    if reason is not None:
+        raise Unresolvable(reason)
+    known = _IDENTITIES.get((id(code), module))
+    if known is not None and known[0] is code:
+        return known[1]
+    identity = (module, code.co_qualname, code_digest(code))
+    _IDENTITIES[(id(code), module)] = (code, identity)
+    return identity

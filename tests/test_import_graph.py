@@ -1,0 +1,201 @@
+"""The import graph of agentrt has no cycles, and the layers import only downwards.
+
+Every ``import`` in the package counts, including those inside functions (a lazy
+import that dodges a cycle is still a cycle) -- only ``if TYPE_CHECKING:`` blocks
+are left out, since they never run.  Importing ``agentrt.x.y`` is an edge to
+``agentrt.x.y`` (or to ``agentrt.x`` when ``y`` is a name, not a module).
+
+Run ``python -m tests.test_import_graph`` to print the graph between components
+(``agentrt._sdk``, ``agentrt.llm``, ...), as in docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+import agentrt
+
+PACKAGE = Path(agentrt.__file__).resolve().parent
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(module: str) -> set[str]:
+    """The agentrt modules ``module`` imports, anywhere in its body except ``if TYPE_CHECKING:``."""
+    path = MODULES[module]
+    is_package = path.name == "__init__.py"
+    targets: set[str] = set()
+
+    class Visitor(ast.NodeVisitor):
+        def visit_If(self, node: ast.If) -> None:
+            if _is_type_checking(node.test):
+                for child in node.orelse:
+                    self.visit(child)
+                return
+            self.generic_visit(node)
+
+        def visit_Import(self, node: ast.Import) -> None:
+            targets.update(alias.name for alias in node.names)
+
+        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                sub = f"{source}.{alias.name}"
+                targets.add(sub if sub in MODULES else source)
+
+    Visitor().visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    return {t for t in targets if t in MODULES and t != module}
+
+
+@functools.cache
+def module_graph() -> dict[str, set[str]]:
+    return {module: imports_of(module) for module in MODULES}
+
+
+def component(module: str) -> str:
+    """``agentrt._sdk.task`` -> ``agentrt._sdk``; top-level modules are their own component."""
+    return ".".join(module.split(".")[:2])
+
+
+@functools.cache
+def component_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, targets in module_graph().items():
+        graph[component(module)]
+        for target in targets:
+            if component(target) != component(module):
+                graph[component(module)].add(component(target))
+    return dict(graph)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            members = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                members.append(member)
+                if member == node:
+                    break
+            if len(members) > 1:
+                found.append(sorted(members))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_graph_is_read_at_all():
+    graph = module_graph()
+    assert len(graph) > 50
+    assert "agentrt._runtime.dispatch" in graph["agentrt._runtime.runtime"]
+    # a lazy import inside a function counts
+    assert "agentrt.stores" in graph["agentrt._runtime.runtime"]
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_imports_itself_back():
+    assert cycles(module_graph()) == []
+
+
+def test_no_component_imports_itself_back():
+    assert cycles(component_graph()) == []
+
+
+# What a component may never import (docs/architecture.md, "rules"); names below ``agentrt.``.
+def _names(words: str) -> set[str]:
+    return {f"agentrt.{word}" for word in words.split()}
+
+
+FORBIDDEN = {
+    # the sharp core knows nothing above it
+    "agentrt.exceptions": {"*"},
+    "agentrt._codec": _names("_frames _runtime _sdk llm stores"),
+    "agentrt._frames": _names("_runtime _sdk llm stores inspection"),
+    # the agent SDK does not know the host side
+    "agentrt._sdk": _names("llm _runtime stores _frames"),
+    # stores hold bytes: no frames, no codec, no SDK
+    "agentrt.stores": _names("_sdk _frames _codec _runtime llm"),
+    # the runtime reaches frames only through Machine (agentrt.lowlevel)
+    "agentrt._runtime": _names("_frames _cli inspection"),
+    "agentrt.llm": _names("_runtime _cli stores"),
+}
+
+
+@pytest.mark.parametrize("source", sorted(FORBIDDEN))
+def test_layers_import_only_downwards(source):
+    reaches = component_graph().get(source, set())
+    banned = FORBIDDEN[source]
+    wrong = sorted(reaches - {"agentrt._version"}) if "*" in banned else sorted(reaches & banned)
+    assert wrong == [], f"{source} must not import {wrong}"
+
+
+def test_only_frames_imports_bytecode():
+    users = sorted(
+        module
+        for module, path in MODULES.items()
+        if component(module) != "agentrt._frames"
+        and any(
+            (isinstance(node, ast.Import) and any(a.name.split(".")[0] == "bytecode" for a in node.names))
+            or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "bytecode")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    )
+    assert users == []
+
+
+if __name__ == "__main__":
+    graph = component_graph()
+    for name in sorted(graph):
+        print(f"{name} -> {', '.join(sorted(graph[name])) or '(nothing)'}")
+    sys.exit(1 if cycles(graph) or cycles(module_graph()) else 0)
