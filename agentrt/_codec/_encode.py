@@ -46,7 +46,7 @@ def dumps(root: object, *, use_cloudpickle: bool = False) -> bytes:
     encoder = _encoder(buffer, use_cloudpickle)
     refusal: Refused | None = None
     try:
-        encoder.dump(root)  # type: ignore[attr-defined]
+        encoder.dump(root)  # type: ignore[attr-defined]  # CodeTable is always mixed into a Pickler
     except Refused as refused:
         refusal = refused  # raised below, outside this handler: the error keeps no __context__
     except AgentrtError:
