@@ -88,7 +88,8 @@ class Runtime:
     """Drives many durable runs at once inside an asyncio program.
 
     ``store`` defaults to the SQLite store at ``AGENTRT_STORE`` or
-    ``.agentrt/agentrt.db``.  ``max_workers`` bounds the thread pool of sync
+    ``.agentrt/agentrt.db`` (opened here, so closed by :meth:`close`; a store
+    passed in stays open).  ``max_workers`` bounds the thread pool of sync
     tools.  ``step_budget_seconds`` (None: no limit) stops an agent computing
     longer than that between two awaits (AR110).  ``lease_seconds`` is how long
     another process must wait before taking over a run whose driver vanished
@@ -132,6 +133,7 @@ class Runtime:
         on_result: Callable[[ExecutorRequest, Any], None] | None = None,  # the executor's own result object
         on: dict[str, Callable[[Any], None]] | None = None,  # handlers get the agent's emitted objects
     ) -> None:
+        self._owns_store = store is None  # a store opened here is closed by close()
         if store is None:
             from agentrt.stores import open_store
 
@@ -214,6 +216,8 @@ class Runtime:
         self._dispatcher.close()
         if self._watchdog is not None:
             self._watchdog.close()
+        if self._owns_store:
+            self.store.close()
 
     def add_observer(self, observer: TraceObserver) -> None:
         """Register one more trace observer (the same registry as ``on_trace``)."""
