@@ -13,8 +13,8 @@ from typing import Any
 
 import attrs
 
-from agentrt._codec._serializable import serializable
-from agentrt._sdk.schema import fields_of, object_schema, structure, to_jsonable
+from agentrt._sdk.schema import mark_serializable as _mark_serializable
+from agentrt._sdk.schema import object_schema, structure, to_jsonable
 from agentrt._sdk.task import Task
 from agentrt._sdk.tools import Tool, UiTool, tool, tool_name
 from agentrt.exceptions import AgentSpecError, SchemaError
@@ -23,27 +23,6 @@ __all__ = ["Agent", "agent", "agent_spec", "load_agent", "load_object"]
 
 #: Set on modules that :func:`load_agent` loaded from a file path.
 FILE_MARK = "__agentrt_file__"
-
-
-def _mark_serializable(cls: type, seen: set[type]) -> None:
-    """Mark ``cls`` and the attrs classes / dataclasses its fields mention as checkpointable."""
-    import dataclasses
-    import typing
-
-    if cls in seen or not isinstance(cls, type):
-        return
-    if not (attrs.has(cls) or dataclasses.is_dataclass(cls)):
-        return
-    seen.add(cls)
-    if "<locals>" not in cls.__qualname__:
-        serializable(cls)
-    for _name, ann, *_ in fields_of(cls):
-        stack = [ann]
-        while stack:
-            tp = stack.pop()
-            stack.extend(typing.get_args(tp))
-            if isinstance(tp, type):
-                _mark_serializable(tp, seen)
 
 
 @attrs.frozen(eq=False)
@@ -128,10 +107,13 @@ def agent(
     *,
     input: type,
     output: type,
-    run: Callable[..., Coroutine[Any, Any, Any]],
+    run: Callable[..., Coroutine[Any, Any, Any]] | None = None,
     tools: Iterable[Any] | Mapping[str, Any] = (),
     name: str | None = None,
     description: str | None = None,
+    state: type | None = None,
+    start: Callable[..., Any] | None = None,
+    on_tool_results: Callable[..., Any] | None = None,
 ) -> Agent:
     """Define an agent.  ``input``/``output`` are attrs classes (dataclasses work too).
 
@@ -140,7 +122,24 @@ def agent(
     ``ui_tools``.  The input and output classes (and the record classes their
     fields mention) are marked ``@agentrt.serializable``, since the run holds
     them across awaits.
+
+    A self-managed state agent gives ``state=StateClass``, ``start=`` and
+    ``on_tool_results=`` instead of ``run`` (see :mod:`agentrt._sdk.stateful`).
     """
+    if run is None:
+        if start is None or on_tool_results is None or state is None:
+            raise TypeError(
+                "agent(...) needs run= (an async def taking (input, task)), or state=, start= and "
+                "on_tool_results= together for a self-managed state agent"
+            )
+        from agentrt._sdk.stateful import stateful_run
+
+        module = sys._getframe(1).f_globals.get("__name__", __name__)
+        agent_name = name or getattr(start, "__module__", module).rsplit(".", 1)[-1]
+        run = stateful_run(agent_name, state, start, on_tool_results, module)
+        name = agent_name
+    elif state is not None or start is not None or on_tool_results is not None:
+        raise TypeError("agent(...): give run= or state=/start=/on_tool_results=, not both")
     for role, cls in (("input", input), ("output", output)):
         if not (isinstance(cls, type) and (attrs.has(cls) or _is_dataclass(cls))):
             raise TypeError(
