@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the subcommands: ``commands.add_parser(NAME, help=...)`` then
     ``.set_defaults(handler=FUNCTION)``.  None yet; each command issue adds its own."""
-    __import__("agentrt.validate._cli", fromlist=["register"]).register(commands)  # agentrt check
+    __import__("agentrt._cli.check_cmds", fromlist=["register"]).register(commands)  # agentrt check
     __import__("agentrt._cli.checkpoint_cmds", fromlist=["register"]).register(
         commands
     )  # agentrt dump / diff / fork
@@ -51,7 +51,7 @@ def _add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     from agentrt._cli import register_run_commands
 
     register_run_commands(commands)
-    __import__("agentrt._upgrade._cli", fromlist=["register"]).register(commands)  # agentrt upgrade
+    __import__("agentrt._cli.upgrade_cmds", fromlist=["register"]).register(commands)  # agentrt upgrade
 
 
 def main(argv: Sequence[str] | None = None) -> int:

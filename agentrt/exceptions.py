@@ -12,13 +12,16 @@ The tree (each family is re-exported where its users look for it: ``agentrt``,
     AgentrtError
     ├── checkpoints:  CannotCrossAwait, IncompatibleBlob, CorruptBlob(ValueError),
     │                 UnsupportedSuspension, ForeignAwaitable
-    ├── agents/runs:  SchemaError(ValueError), ToolError, StepBudgetExceeded,
+    ├── agents/runs:  SchemaError(ValueError) > StateError, ToolError, StepBudgetExceeded,
     │                 AgentSpecError(LookupError), RunNotFound(LookupError),
     │                 RunExists(ValueError), NotWaiting, LeaseHeld, RunFailed
     ├── stores:       StoreError > StoreLocked, StoreCorrupt, StoreSchemaTooNew; LeaseLost
     ├── model calls:  MissingExecutor, ScriptExhausted, StructuredOutputError(ValueError),
     │                 DecisionExhausted, ModelCallBudgetExceeded, TokenBudgetExceeded,
-    │                 ModelProviderError, ToolLoopExhausted
+    │                 ModelProviderError, ToolLoopExhausted,
+    │                 ModelAnswerError > ModelRefused, ModelOutputTruncated, ModelContentFiltered,
+    │                 MaxTurnsExceeded (llm_agent)
+    ├── teams:        ContractError(ValueError) > GateBlocked; BusLockTimeout(TimeoutError)
     └── inspection:   CheckpointNotFound(LookupError), ForkError(LookupError)
 
 Errors that cross a checkpoint or the journal define ``__reduce__`` so they
@@ -172,6 +175,10 @@ class SchemaError(AgentrtError, ValueError):
 
 def _rebuild_schema_error(path: str, problem: str, agent: str | None) -> SchemaError:
     return SchemaError(path, problem, agent=agent)
+
+
+class StateError(SchemaError):
+    """The state of a self-managed agent does not fit its class (when saved, or when read back)."""
 
 
 class ToolError(AgentrtError):
@@ -638,24 +645,6 @@ class ToolLoopExhausted(AgentrtError):
         return (ToolLoopExhausted, (self.src, self.max_steps, self.messages, str(self)))
 
 
-# ------------------------------------------------------------------ inspection
-
-
-class CheckpointNotFound(AgentrtError, LookupError):
-    """The run has no checkpoint with that sequence number (never written, or no longer kept)."""
-
-
-class ForkError(AgentrtError, LookupError):
-    """The run cannot be forked at that checkpoint (it is not kept, or the agent cannot be loaded)."""
-
-
-# ------------------------------------------------------------------ agent kinds and teams
-
-
-class StateError(SchemaError):
-    """The state of a self-managed agent does not fit its class (when saved, or when read back)."""
-
-
 class MaxTurnsExceeded(AgentrtError):
     """An ``llm_agent`` used ``max_turns`` model turns without finishing; ``messages`` is the conversation."""
 
@@ -676,6 +665,9 @@ class MaxTurnsExceeded(AgentrtError):
 
     def __reduce__(self) -> Any:
         return (MaxTurnsExceeded, (self.agent, self.max_turns, self.messages, str(self)))
+
+
+# ------------------------------------------------------------------ teams
 
 
 class ContractError(AgentrtError, ValueError):
@@ -709,3 +701,14 @@ class BusLockTimeout(AgentrtError, TimeoutError):
             "published (the bus fails closed); another publisher holds it: retry, or raise "
             "Bus(run_dir, lock_timeout=...)"
         )
+
+
+# ------------------------------------------------------------------ inspection
+
+
+class CheckpointNotFound(AgentrtError, LookupError):
+    """The run has no checkpoint with that sequence number (never written, or no longer kept)."""
+
+
+class ForkError(AgentrtError, LookupError):
+    """The run cannot be forked at that checkpoint (it is not kept, or the agent cannot be loaded)."""

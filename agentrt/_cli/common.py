@@ -1,4 +1,4 @@
-"""Shared plumbing of the run/resume/runs/show commands: options, errors, output, live progress."""
+"""Shared plumbing of every command: options, the one error path and exit-status table, output, progress."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ class CodeTable:
         index = self._code_index.get(id(code))
         if index is None:
             index = len(self.codes)
-            self.codes.append(_identity(code, module))  # type: ignore[union-attr]
+            self.codes.append(_identity(code, module))  # type: ignore[union-attr]  # codes is a list once indexed
             self._code_index[id(code)] = index
             self._code_keep.append(code)  # ids stay unique while the blob is written
         return index

@@ -54,7 +54,7 @@ def dumps(
     encoder = _encoder(buffer, use_cloudpickle)
     refusal: Refused | None = None
     try:
-        encoder.dump(root)  # type: ignore[attr-defined]
+        encoder.dump(root)  # type: ignore[attr-defined]  # CodeTable is always mixed into a Pickler
     except Refused as refused:
         refusal = refused  # raised below, outside this handler: the error keeps no __context__
     except AgentrtError:

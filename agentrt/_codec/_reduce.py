@@ -226,7 +226,7 @@ def _r_function_by_code(enc: EncodeState, fn: types.FunctionType) -> Any:
         reason = "has globals that are not the namespace of an imported module"
         raise Refused(fn, Refusal("AR106", "function", not_referable("function", qualified, reason)))
     try:
-        index = enc.code_ref(fn.__code__, module_name)  # type: ignore[arg-type]
+        index = enc.code_ref(fn.__code__, module_name)  # type: ignore[arg-type]  # a str: module is None otherwise
     except Unresolvable as exc:
         raise Refused(
             fn, Refusal("AR106", "function", not_referable("function", qualified, exc.reason))
@@ -507,7 +507,7 @@ def _is_enum_member(obj: object) -> bool:
 def reducer_for(tp: type, obj: Any) -> Reducer:
     """Work out (and remember) the reducer of a type met for the first time; raise Refused if none."""
     name_key = (getattr(tp, "__module__", None), getattr(tp, "__qualname__", None))
-    reducer: Reducer | None = _BY_NAME.get(name_key)  # type: ignore[arg-type]
+    reducer: Reducer | None = _BY_NAME.get(name_key)  # type: ignore[arg-type]  # None parts never match
     if reducer is not None and lookup_name(*name_key) is not tp:
         reducer = None
     if reducer is None:

@@ -14,7 +14,6 @@ innermost ``suspend`` re-yields its payload, which becomes ``Machine.pending``.
 from __future__ import annotations
 
 import contextlib
-import gc
 import inspect
 import sys
 import types
@@ -28,6 +27,7 @@ from agentrt._codec._bounds import describe_error
 from agentrt._codec._extension import DecodeContext, EncodeContext, Location, register_extension
 from agentrt._frames import _diskcache, _validate
 from agentrt._frames import _layout as L
+from agentrt._frames._agen import ASEND_TYPE, _agen_of
 from agentrt._frames._capture import (
     FINISHED,
     KIND_OF_TYPE,
@@ -50,20 +50,6 @@ _CODE_FLAG_OF_KIND = {
     Kind.ASYNC_GENERATOR: inspect.CO_ASYNC_GENERATOR,
 }
 _PRIMED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-
-
-def _asend_type() -> type:
-    async def probe() -> Any:
-        yield None
-
-    agen = probe()
-    awaitable = agen.asend(None)
-    tp = type(awaitable)
-    awaitable.close()
-    return tp
-
-
-ASEND_TYPE = _asend_type()
 
 
 @attrs.define
@@ -206,13 +192,6 @@ def _cell_is_full(cell: Any) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _agen_of(asend: Any) -> Any:
-    owners = [ref for ref in gc.get_referents(asend) if type(ref) is types.AsyncGeneratorType]
-    if len(owners) != 1:
-        raise CorruptBlob("an async generator step is not attached to its generator")
-    return owners[0]
 
 
 def _session(ctx: Any) -> _LoadSession:

@@ -133,7 +133,7 @@ def check_values(
 
 def _owner(value: Any) -> Any:
     """An async generator step stands for its generator."""
-    from agentrt._frames import ASEND_TYPE, _agen_of
+    from agentrt._frames._agen import ASEND_TYPE, _agen_of
 
     if type(value) is ASEND_TYPE:
         try:

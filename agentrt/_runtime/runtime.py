@@ -104,7 +104,8 @@ class Runtime:
     """Drives many durable runs at once inside an asyncio program.
 
     ``store`` defaults to the SQLite store at ``AGENTRT_STORE`` or
-    ``.agentrt/agentrt.db``.  ``max_workers`` bounds the thread pool of sync
+    ``.agentrt/agentrt.db`` (opened here, so closed by :meth:`close`; a store
+    passed in stays open).  ``max_workers`` bounds the thread pool of sync
     tools.  ``step_budget_seconds`` (None: no limit) stops an agent computing
     longer than that between two awaits (AR110).  ``lease_seconds`` is how long
     another process must wait before taking over a run whose driver vanished

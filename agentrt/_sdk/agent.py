@@ -13,8 +13,8 @@ from typing import Any
 
 import attrs
 
-from agentrt._codec._serializable import serializable
-from agentrt._sdk.schema import fields_of, object_schema, structure, to_jsonable
+from agentrt._sdk.schema import mark_serializable as _mark_serializable
+from agentrt._sdk.schema import object_schema, structure, to_jsonable
 from agentrt._sdk.task import Task
 from agentrt._sdk.tools import Tool, UiTool, tool, tool_name
 from agentrt.exceptions import AgentSpecError, SchemaError
@@ -23,27 +23,6 @@ __all__ = ["Agent", "agent", "agent_spec", "load_agent", "load_object"]
 
 #: Set on modules that :func:`load_agent` loaded from a file path.
 FILE_MARK = "__agentrt_file__"
-
-
-def _mark_serializable(cls: type, seen: set[type]) -> None:
-    """Mark ``cls`` and the attrs classes / dataclasses its fields mention as checkpointable."""
-    import dataclasses
-    import typing
-
-    if cls in seen or not isinstance(cls, type):
-        return
-    if not (attrs.has(cls) or dataclasses.is_dataclass(cls)):
-        return
-    seen.add(cls)
-    if "<locals>" not in cls.__qualname__:
-        serializable(cls)
-    for _name, ann, *_ in fields_of(cls):
-        stack = [ann]
-        while stack:
-            tp = stack.pop()
-            stack.extend(typing.get_args(tp))
-            if isinstance(tp, type):
-                _mark_serializable(tp, seen)
 
 
 @attrs.frozen(eq=False)

@@ -36,7 +36,7 @@ class _Awaitable:
     __slots__ = ()
 
     def __await__(self) -> Generator[Any, Any, Any]:
-        return suspend(self).__await__()  # type: ignore[no-any-return]
+        return suspend(self).__await__()  # type: ignore[no-any-return]  # the answer is the host's: Any
 
 
 @serializable

@@ -27,6 +27,7 @@ from typing import Any
 
 import attrs
 
+from agentrt._codec._serializable import serializable
 from agentrt.exceptions import SchemaError
 
 __all__ = ["describe_type", "fields_of", "json_schema", "structure", "to_jsonable"]
@@ -384,3 +385,25 @@ def jsonable_or_repr(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [jsonable_or_repr(v) for v in value]
     return repr(value)
+
+
+def mark_serializable(cls: type, seen: set[type]) -> None:
+    """Mark ``cls`` and the attrs classes / dataclasses its fields mention as checkpointable.
+
+    (Here, beside the schemas it reads, so that ``agent`` and ``stateful`` both use it
+    without importing each other.)
+    """
+    if cls in seen or not isinstance(cls, type):
+        return
+    if not (attrs.has(cls) or dataclasses.is_dataclass(cls)):
+        return
+    seen.add(cls)
+    if "<locals>" not in cls.__qualname__:
+        serializable(cls)
+    for _name, ann, *_ in fields_of(cls):
+        stack = [ann]
+        while stack:
+            tp = stack.pop()
+            stack.extend(typing.get_args(tp))
+            if isinstance(tp, type):
+                mark_serializable(tp, seen)

@@ -24,8 +24,8 @@ from typing import Any
 import attrs
 
 from agentrt._codec._serializable import serializable
-from agentrt.exceptions import SchemaError
 from agentrt._sdk.requests import Ask, ToolCall
+from agentrt.exceptions import SchemaError
 from agentrt.exceptions import StateError as StateError
 
 __all__ = [

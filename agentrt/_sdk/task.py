@@ -78,7 +78,7 @@ class _Completed:
     """An awaitable that is already done (what non-blocking task methods return)."""
 
     def __await__(self) -> Generator[Any, Any, None]:
-        return iter(())  # type: ignore[return-value]
+        return iter(())  # type: ignore[return-value]  # an empty iterator is a generator that returns None
 
     def __repr__(self) -> str:
         return "<completed>"

@@ -19,9 +19,8 @@ import attrs
 
 from agentrt._frames._migrate import Verdict
 from agentrt._sdk.agent import load_agent
-from agentrt.exceptions import LeaseHeld
 from agentrt._upgrade._blob import FrameReport, Resolver, judge, migrate
-from agentrt.exceptions import AgentrtError
+from agentrt.exceptions import AgentrtError, LeaseHeld
 from agentrt.keys import keyring_for_store
 from agentrt.stores import Store
 from agentrt.stores.base import RunRecord, make_owner

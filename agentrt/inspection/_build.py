@@ -356,7 +356,7 @@ def _frame_view(
     cells = []
     for name, cell in zip(code.co_freevars + code.co_cellvars, state.cells, strict=False):
         try:
-            contents = cell.cell_contents  # type: ignore[attr-defined]
+            contents = cell.cell_contents  # type: ignore[attr-defined]  # a types.CellType, typed object in FrameState
         except ValueError:
             cells.append(Variable(name, None))
             continue

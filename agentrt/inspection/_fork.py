@@ -204,7 +204,7 @@ def _walk(root: object) -> list[object]:
             todo.extend(c for c in obj.__closure__ or ())
             todo.extend(obj.__defaults__ or ())
         elif attrs.has(type(obj)):
-            todo.extend(getattr(obj, f.name, None) for f in attrs.fields(type(obj)))  # type: ignore[arg-type]
+            todo.extend(getattr(obj, f.name, None) for f in attrs.fields(type(obj)))  # type: ignore[arg-type]  # attrs.has() narrows to an attrs class; mypy cannot see it
         elif dataclasses.is_dataclass(obj):
             todo.extend(getattr(obj, f.name, None) for f in dataclasses.fields(obj))
         elif isinstance(getattr(obj, "__dict__", None), dict):

@@ -184,7 +184,7 @@ class ValueRenderer:
         if obj is None or tp is bool or tp is float or tp is complex:
             return repr(obj)
         if tp is int:
-            text = repr(obj) if obj.bit_length() < 4 * limits.max_int_digits else object.__repr__(obj)  # type: ignore[attr-defined]
+            text = repr(obj) if obj.bit_length() < 4 * limits.max_int_digits else object.__repr__(obj)  # type: ignore[attr-defined]  # tp is int
             return _truncate(text, limits.max_int_digits)
         if tp is str or tp is bytes:
             return _truncate(repr(obj), limits.max_string)

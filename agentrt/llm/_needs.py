@@ -72,7 +72,7 @@ def _calls(code: types.CodeType) -> Iterator[tuple[str, Any, int]]:
             lineno = ins.positions.lineno
         if ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
             chained = previous is not None and previous.opname in ("LOAD_ATTR", "LOAD_METHOD")
-            if chained and previous.argval == "llm" and ins.argval in KINDS:  # type: ignore[union-attr]
+            if chained and previous.argval == "llm" and ins.argval in KINDS:  # type: ignore[union-attr]  # chained implies previous
                 yield "need", ins.argval, lineno
             if previous is not None and previous.opname == "LOAD_GLOBAL":
                 yield "attr", (previous.argval, ins.argval), lineno

@@ -97,8 +97,8 @@ def _assistant(answer: Any) -> dict[str, Any]:
 
 def _check_submit(spec: LLMAgentSpec, arguments: Mapping[str, Any]) -> tuple[Any, str | None]:
     """``(output, None)`` if ``submit``'s arguments are a valid output, else ``(None, the problem)``."""
-    from agentrt.exceptions import SchemaError
     from agentrt._sdk.schema import structure
+    from agentrt.exceptions import SchemaError
 
     try:
         return structure(dict(arguments), spec.output, "output"), None

@@ -79,7 +79,7 @@ class ScriptedExecutors:
                     f"or .add({request.src!r}, ...); "
                     f"sites with answers left: {sites}",
                 )
-        if isinstance(entry, Callable) and not isinstance(entry, type):  # type: ignore[arg-type]
+        if isinstance(entry, Callable) and not isinstance(entry, type):  # type: ignore[arg-type]  # collections.abc.Callable as an isinstance target
             entry = entry(request)
         if isinstance(entry, BaseException):
             raise entry

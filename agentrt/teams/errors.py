@@ -1,4 +1,5 @@
-"""The errors of :mod:`agentrt.teams`; defined in :mod:`agentrt.exceptions` with every other error."""
+"""The errors of :mod:`agentrt.teams`: defined in :mod:`agentrt.exceptions` with every other error,
+re-exported here."""
 
 from agentrt.exceptions import BusLockTimeout as BusLockTimeout
 from agentrt.exceptions import ContractError as ContractError

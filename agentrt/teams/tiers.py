@@ -54,7 +54,8 @@ def _tier(value: Any, what: str) -> str | None:
         raise ContractError(
             "tier routing", what, f"must be one of {', '.join(TIERS)} or unset; got {value!r}"
         )
-    return None if value is None else str(value)
+    tier: str | None = value  # None or one of TIERS (checked above)
+    return tier
 
 
 @attrs.frozen

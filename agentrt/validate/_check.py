@@ -254,7 +254,7 @@ class _FileCheck:
             line=line,
             col=col + 1,
             code=code,
-            severity=severity,  # type: ignore[arg-type]
+            severity=severity,  # type: ignore[arg-type]  # the rules' severities are the Literal's values, typed str
             await_line=await_line,
             function=function,
             variable=variable,

@@ -22,10 +22,13 @@ def test_capture_trace_collects_what_runtimes_report_inside_the_block_only():
             return run_id
 
     with capture_trace() as events:
-        run_id = asyncio.run(main())
+        with capture_trace() as inner:  # nested captures each get everything inside them
+            run_id = asyncio.run(main())
+        asyncio.run(main())
     with capture_trace() as after:
         pass
     assert after == [] and CAPTURES == []
+    assert inner == [e for e in events if e.run_id == run_id]
     mine = [e for e in events if e.run_id == run_id]
     assert mine and all(isinstance(e, TraceEvent) for e in mine)
     assert mine[0].kind == "started" and mine[-1].kind == "completed"

@@ -316,3 +316,17 @@ def test_an_agent_defined_in_a_function_runs_in_its_runtime(store):
     assert out == A.Total(3, ["W0", "W1", "W2"])
     assert store.get_run(run_id).agent.startswith("<local>:local@")
     assert attrs.has(A.Total)
+
+
+def test_a_runtime_closes_the_store_it_opened_and_leaves_one_passed_in_open(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTRT_STORE", str(tmp_path / "default.db"))
+    passed_in = SqliteStore(tmp_path / "mine.db")
+
+    async def main():
+        async with Runtime() as own, Runtime(passed_in):
+            return own.store
+
+    opened = run(main())
+    assert opened._conn is None  # closed: no connection left for the garbage collector to warn about
+    assert passed_in._conn is not None
+    passed_in.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -124,7 +125,8 @@ def test_sqlite_migrates_an_older_schema(tmp_path):
     store = SqliteStore(path)
     assert store.get_run("old").status == "completed"
     store.close()
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_sqlite_refuses_a_newer_schema(tmp_path):

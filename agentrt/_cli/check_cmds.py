@@ -72,7 +72,7 @@ def _resolve_target(target: str) -> Path | None:
 def run_check(args: argparse.Namespace) -> int:
     if args.against is not None:  # the pre-deploy check of issue 15 (agentrt._upgrade)
         from agentrt._cli.common import guarded
-        from agentrt._upgrade._cli import cmd_check_against
+        from agentrt._cli.upgrade_cmds import cmd_check_against
 
         return guarded(lambda a: cmd_check_against(a.against, a.json))(args)
     if args.target is None:
