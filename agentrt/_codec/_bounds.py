@@ -380,8 +380,8 @@ def short(value: object, limit: int = 40) -> str:
         text = repr(value[:limit])
         return text if len(value) <= limit else text + "..."
     if type(value) in (int, float, bool) or value is None:
-        if type(value) is int and value.bit_length() > 128:  # type: ignore[union-attr]
-            return f"<int of {value.bit_length()} bits>"  # type: ignore[union-attr]
+        if type(value) is int and value.bit_length() > 128:
+            return f"<int of {value.bit_length()} bits>"
         return repr(value)
     return f"<{type(value).__name__}>"
 
@@ -394,7 +394,7 @@ def describe_error(exc: BaseException, limit: int = 200) -> str:
     """
     args = exc.args if type(exc.args) is tuple else ()
     if all(type(arg) is str for arg in args):
-        text = ", ".join(arg[:limit] for arg in args)  # type: ignore[index]
+        text = ", ".join(arg[:limit] for arg in args)
     else:
         text = ", ".join(short(arg, limit) for arg in args[:4])
     text = f"{type(exc).__name__}: {text}"
