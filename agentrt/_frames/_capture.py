@@ -99,8 +99,13 @@ def _build_view(actual: CodeType) -> CodeView:
     local_slot = tuple(slot_of.get(name, -1) for name in code.co_varnames)
     cell_slots = tuple(slot_of[name] for name in code.co_freevars + code.co_cellvars)
     analysis = analyze(code)
+    # A local that is also a cell (a captured argument, an inlined comprehension's captured loop
+    # variable) holds its cell object in its slot: the cell travels in ``cells``, never as a local.
+    cell_slot_set = set(cell_slots)
     site_slots = {
-        offset: tuple((i, local_slot[i]) for i in site.live_locals if local_slot[i] >= 0)
+        offset: tuple(
+            (i, local_slot[i]) for i in site.live_locals if local_slot[i] >= 0 and local_slot[i] not in cell_slot_set
+        )
         for offset, site in analysis.sites.items()
     }
     site_fast = {

@@ -162,6 +162,8 @@ def _analyze(code: CodeType) -> Analysis:
         else {}
     )
 
+    # Locals that are also cells hold a cell object in their slot, restored through the closure.
+    cell_locals = {i for i, name in enumerate(code.co_varnames) if name in code.co_cellvars}
     sites: dict[int, Site] = {}
     for n, instr in enumerate(instructions):
         if instr.opname != "YIELD_VALUE" or instr.offset not in depths:
@@ -193,7 +195,7 @@ def _analyze(code: CodeType) -> Analysis:
             stack_depth=depths[instr.offset] - 1,
             live_locals=tuple(sorted(after)),
             lineno=instr.positions.lineno if instr.positions else None,
-            must_bind=tuple(sorted(must & after)),
+            must_bind=tuple(sorted((must & after) - cell_locals)),
         )
 
     reads_by_name = bool(_INTROSPECTION & set(code.co_names))

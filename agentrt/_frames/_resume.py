@@ -135,20 +135,36 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
 
     cell_names = tuple(original.co_cellvars)
     closure_names = tuple(original.co_freevars) + cell_names
+    prelude_end = next(
+        (n for n, item in enumerate(bc) if isinstance(item, Instr) and item.name == "RESUME" and item.arg == 0),
+        len(bc),
+    )
     body: list[object] = []
     copy_free_vars_seen = False
-    for item in bc:
+    for n, item in enumerate(bc):
         if isinstance(item, Instr):
-            if item.name == "MAKE_CELL":
-                continue
+            if item.name == "MAKE_CELL" and n < prelude_end:
+                continue  # the cells come in through the closure
             if item.name == "COPY_FREE_VARS":
                 item.arg = len(closure_names)
                 copy_free_vars_seen = True
             elif isinstance(item.arg, CellVar):
                 item.arg = FreeVar(item.arg.name)
-            elif isinstance(item.arg, str) and item.arg in cell_names and item.name.endswith("_FAST"):
-                # 3.13 loads an argument's cell with LOAD_FAST on the argument's slot
-                item.arg = FreeVar(item.arg)
+            elif isinstance(item.arg, str) and item.arg in cell_names and item.opcode in _LOCAL_OPS:
+                # A local-slot op on a cell's slot: 3.13 loads a closure cell with LOAD_FAST, and an
+                # inlined comprehension (PEP 709) saves the enclosing cell with LOAD_FAST_AND_CLEAR,
+                # makes its own with MAKE_CELL and puts the saved one back with STORE_FAST.  In
+                # resume code that slot is a free variable's.
+                item.arg = FreeVar(item.arg) if L.LOCAL_OPS_TAKE_CELLS else _placeholder(item.arg)
+            elif (
+                item.opcode in _LOCAL_OPS
+                and isinstance(item.arg, tuple)
+                and any(a in cell_names for a in item.arg if isinstance(a, str))
+            ):
+                raise UnsupportedSuspension(
+                    f"AR113: cannot rebuild {original.co_qualname}: {item.name} reads a closure cell's slot "
+                    "together with another local, a shape agentrt does not resume yet"
+                )
         body.append(item)
     if closure_names and not copy_free_vars_seen:
         body.insert(0, Instr("COPY_FREE_VARS", len(closure_names)))
@@ -192,6 +208,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         ) from error
     if code.co_freevars != closure_names:
         raise UnsupportedSuspension(f"resume code of {original.co_qualname} reordered its free variables")
+    code = _retarget_placeholders(code, original)
 
     resumed_dis = [i for i in dis.get_instructions(code) if i.opcode != L.EXTENDED_ARG]
     resumed_instrs = [ins for ins in bc if isinstance(ins, Instr)]
@@ -203,6 +220,43 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         if id(ins) in offset_of
     }
     return ResumeCode(code, original, closure_names, original_offset, shape)
+
+
+_LOCAL_OPS = frozenset(dis.haslocal)
+_PLACEHOLDER = ".agentrt_cell_slot "
+
+
+def _placeholder(name: str) -> str:
+    """A stand-in local for a cell's slot, for interpreters whose ``bytecode`` library only takes a
+    local's name in a local-slot op (3.12); :func:`_retarget_placeholders` points it at the cell."""
+    return _PLACEHOLDER + name
+
+
+def _retarget_placeholders(code: CodeType, original: CodeType) -> CodeType:
+    """Rewrite the oparg of every local-slot op on a placeholder local to the slot of the free
+    variable it stands for (same instruction sizes, so every offset stays where it was)."""
+    stand_ins = {
+        index: name[len(_PLACEHOLDER) :]
+        for index, name in enumerate(code.co_varnames)
+        if name.startswith(_PLACEHOLDER)
+    }
+    if not stand_ins:
+        return code
+    names = L.localsplus_names(code)
+    raw = bytearray(code.co_code)
+    previous_extended = False
+    for instr in dis.get_instructions(code):
+        extended = instr.opcode == L.EXTENDED_ARG
+        if instr.opcode in _LOCAL_OPS and instr.arg in stand_ins:
+            target = names.index(stand_ins[instr.arg])
+            if previous_extended or target > 255:
+                raise UnsupportedSuspension(
+                    f"AR113: cannot rebuild {original.co_qualname}: too many local variables around a "
+                    "comprehension whose loop variable is captured by a closure"
+                )
+            raw[instr.offset + 1] = target
+        previous_extended = extended
+    return code.replace(co_code=bytes(raw))
 
 
 def _prologue(shape: ResumeShape, lineno: int) -> list[Instr]:

@@ -60,3 +60,49 @@ async def maybe_unbound_read_in_handler():
         if await ask(False):
             return w * w
     return "handled"
+
+
+# Inlined comprehensions (PEP 709, 3.12+) whose loop variable is a cell: LOAD_FAST_AND_CLEAR
+# saves the enclosing cell, MAKE_CELL makes the comprehension's own, STORE_FAST puts the saved
+# one back.  Before the fix 3.12 refused the blob (CorruptBlob), 3.13 gave x == 2.
+@case(expect=[5, 5, 5, [10, 10, 10]])
+async def comp_cell_loop_var(p=0):
+    x = await ask(5)
+    fs = [lambda z: z * x for x in range(3)]
+    return [x, await ask(x), x, [f(5) for f in fs]]
+
+
+# Run more than once after a restore (3.13 crashed the interpreter).
+@case(expect=[[2, 2, 2], [3, 3, 3], [4, 4, 4], 1])
+async def comp_cell_repeated_after_restore():
+    await ask(0)
+    out = []
+    for i in range(3):
+        fs = [lambda: x + i for x in range(3)]
+        out.append([f() for f in fs])
+    await ask(1)
+    out.append([lambda: x for x in range(2)][1]())
+    return out
+
+
+# Suspended inside the comprehension, with a closure of the function over the same name
+# (3.13 leaked the cell object into the loop variable; a suspension here was refused).
+@case(expect=([4, 4], "outer", "outer", [True, True]))
+async def comp_cell_await_inside(p=0):
+    x = "outer"
+
+    def g():
+        return x
+
+    flags = []
+    fs = [(lambda: x * 2) for x in range(3) if flags.append(await ask(x != 1)) or flags[-1]]
+    return [f() for f in fs], x, g(), flags[::2]
+
+
+# The loop variable captured and the comprehension suspending in its element, dict and set forms.
+@case(expect=([12, 12, 12], {0: 1, 1: 1}, {0, 1, 2}))
+async def comp_cell_element_await(p=0):
+    pairs = [(lambda: x, await ask(10)) for x in range(3)]
+    d = {x: (lambda: x) for x in range(2) if await ask(True)}
+    s = {(lambda: y)() for y in range(3)}
+    return [f() + v for f, v in pairs], {k: f() for k, f in d.items()}, s
