@@ -23,7 +23,7 @@ import attrs
 
 from agentrt._frames import _layout as L
 from agentrt._frames._liveness import Analysis, Site, SiteKind, analyze
-from agentrt._frames._resume import STATE_ARG, as_original
+from agentrt._frames._resume import HIDDEN_CELL, STATE_ARG, as_original
 from agentrt.exceptions import UnsupportedSuspension
 
 
@@ -71,6 +71,9 @@ class CodeView:
     nslots: int  # locals + cells + free vars of ``actual``
     local_slot: tuple[int, ...]  # original co_varnames index -> slot in ``actual`` (-1: none)
     cell_slots: tuple[int, ...]  # slots of original co_freevars + co_cellvars
+    # before the first resume: where the cells are (resume code keeps its cell variables' original
+    # cells in hidden free variables until its prologue stores them into their slots)
+    created_cell_slots: tuple[int, ...]
     analysis: Analysis
     site_slots: dict[int, tuple[tuple[int, int], ...]]  # yield offset -> ((local index, slot), ...)
     site_fast: dict[
@@ -98,6 +101,10 @@ def _build_view(actual: CodeType) -> CodeView:
     slot_of = {name: index for index, name in enumerate(names)}
     local_slot = tuple(slot_of.get(name, -1) for name in code.co_varnames)
     cell_slots = tuple(slot_of[name] for name in code.co_freevars + code.co_cellvars)
+    created_cell_slots = cell_slots
+    if resumed:
+        hidden = tuple(HIDDEN_CELL + name for name in code.co_cellvars)
+        created_cell_slots = tuple(slot_of[name] for name in code.co_freevars + hidden)
     analysis = analyze(code)
     # A local that is also a cell (a captured argument, an inlined comprehension's captured loop
     # variable) holds its cell object in its slot: the cell travels in ``cells``, never as a local.
@@ -126,6 +133,7 @@ def _build_view(actual: CodeType) -> CodeView:
         nslots=len(names),
         local_slot=local_slot,
         cell_slots=cell_slots,
+        created_cell_slots=created_cell_slots,
         analysis=analysis,
         site_slots=site_slots,
         site_fast=site_fast,
@@ -172,7 +180,8 @@ def capture(obj: object) -> FrameState:
         )
     module = _module_name(frame)  # type: ignore[arg-type]
     slots, has_null = L.read_slots_flagged(obj, view.slot_limit)
-    cells = tuple([slots[i] for i in view.cell_slots]) if view.cell_slots else ()
+    cell_slots = view.created_cell_slots if state == "CREATED" else view.cell_slots
+    cells = tuple([slots[i] for i in cell_slots]) if cell_slots else ()
     for cell in cells:
         if type(cell) is not types.CellType:
             raise UnsupportedSuspension(f"{code.co_qualname}: a closure cell slot does not hold a cell")

@@ -5,8 +5,12 @@ so agentrt synthesizes, per suspension site, a *resume code object*: the origina
 code with
 
 * one argument (the frame state list) instead of the original parameters,
-* cell variables turned into free variables, so the restored function is handed
-  the original cell objects through its closure and stays shared with closures,
+* the original cell objects of its cell variables handed in through the closure
+  (under hidden free-variable names) and stored into the cell variables' slots by
+  the prologue, so the restored function stays shared with its closures while its
+  cell variables stay cell variables (an inlined comprehension's ``MAKE_CELL`` /
+  ``LOAD_FAST_AND_CLEAR`` on them, and ``UnboundLocalError`` for an empty one,
+  behave as in the original),
 * a prologue right after ``RESUME 0`` that restores the exception being handled,
   the live locals and the value stack (NULL slots included), then jumps to the
   instruction that re-enters the suspended ``await`` / ``yield``.
@@ -37,6 +41,7 @@ from agentrt._frames._liveness import Site, SiteKind
 from agentrt.exceptions import UnsupportedSuspension
 
 STATE_ARG = ".agentrt_state"
+HIDDEN_CELL = ".agentrt_cell "  # closure name under which a cell variable's original cell comes in
 _VARARGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 
@@ -55,7 +60,7 @@ class ResumeShape:
 class ResumeCode:
     code: CodeType  # the synthesized code object
     original: CodeType
-    closure_names: tuple[str, ...]  # co_freevars of ``code``: original free vars then cell vars
+    closure_names: tuple[str, ...]  # co_freevars of ``code``: original free vars then hidden cell vars
     original_offset: dict[int, int]  # byte offset in ``code`` -> byte offset in ``original``
     shape: ResumeShape
 
@@ -134,7 +139,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         )
 
     cell_names = tuple(original.co_cellvars)
-    closure_names = tuple(original.co_freevars) + cell_names
+    closure_names = tuple(original.co_freevars) + tuple(HIDDEN_CELL + name for name in cell_names)
     prelude_end = next(
         (n for n, item in enumerate(bc) if isinstance(item, Instr) and item.name == "RESUME" and item.arg == 0),
         len(bc),
@@ -144,27 +149,10 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
     for n, item in enumerate(bc):
         if isinstance(item, Instr):
             if item.name == "MAKE_CELL" and n < prelude_end:
-                continue  # the cells come in through the closure
+                continue  # the prologue puts the original cells in these slots
             if item.name == "COPY_FREE_VARS":
                 item.arg = len(closure_names)
                 copy_free_vars_seen = True
-            elif isinstance(item.arg, CellVar):
-                item.arg = FreeVar(item.arg.name)
-            elif isinstance(item.arg, str) and item.arg in cell_names and item.opcode in _LOCAL_OPS:
-                # A local-slot op on a cell's slot: 3.13 loads a closure cell with LOAD_FAST, and an
-                # inlined comprehension (PEP 709) saves the enclosing cell with LOAD_FAST_AND_CLEAR,
-                # makes its own with MAKE_CELL and puts the saved one back with STORE_FAST.  In
-                # resume code that slot is a free variable's.
-                item.arg = FreeVar(item.arg) if L.LOCAL_OPS_TAKE_CELLS else _placeholder(item.arg)
-            elif (
-                item.opcode in _LOCAL_OPS
-                and isinstance(item.arg, tuple)
-                and any(a in cell_names for a in item.arg if isinstance(a, str))
-            ):
-                raise UnsupportedSuspension(
-                    f"AR113: cannot rebuild {original.co_qualname}: {item.name} reads a closure cell's slot "
-                    "together with another local, a shape agentrt does not resume yet"
-                )
         body.append(item)
     if closure_names and not copy_free_vars_seen:
         body.insert(0, Instr("COPY_FREE_VARS", len(closure_names)))
@@ -196,7 +184,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
     bc.argcount = 1
     bc.posonlyargcount = 0
     bc.kwonlyargcount = 0
-    bc.cellvars = []
+    bc.cellvars = list(cell_names)
     bc.freevars = list(closure_names)
     bc.flags = bc.flags & ~_VARARGS
     extra = 4 + len(shape.null_mask)
@@ -208,7 +196,6 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         ) from error
     if code.co_freevars != closure_names:
         raise UnsupportedSuspension(f"resume code of {original.co_qualname} reordered its free variables")
-    code = _retarget_placeholders(code, original)
 
     resumed_dis = [i for i in dis.get_instructions(code) if i.opcode != L.EXTENDED_ARG]
     resumed_instrs = [ins for ins in bc if isinstance(ins, Instr)]
@@ -222,43 +209,6 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
     return ResumeCode(code, original, closure_names, original_offset, shape)
 
 
-_LOCAL_OPS = frozenset(dis.haslocal)
-_PLACEHOLDER = ".agentrt_cell_slot "
-
-
-def _placeholder(name: str) -> str:
-    """A stand-in local for a cell's slot, for interpreters whose ``bytecode`` library only takes a
-    local's name in a local-slot op (3.12); :func:`_retarget_placeholders` points it at the cell."""
-    return _PLACEHOLDER + name
-
-
-def _retarget_placeholders(code: CodeType, original: CodeType) -> CodeType:
-    """Rewrite the oparg of every local-slot op on a placeholder local to the slot of the free
-    variable it stands for (same instruction sizes, so every offset stays where it was)."""
-    stand_ins = {
-        index: name[len(_PLACEHOLDER) :]
-        for index, name in enumerate(code.co_varnames)
-        if name.startswith(_PLACEHOLDER)
-    }
-    if not stand_ins:
-        return code
-    names = L.localsplus_names(code)
-    raw = bytearray(code.co_code)
-    previous_extended = False
-    for instr in dis.get_instructions(code):
-        extended = instr.opcode == L.EXTENDED_ARG
-        if instr.opcode in _LOCAL_OPS and instr.arg in stand_ins:
-            target = names.index(stand_ins[instr.arg])
-            if previous_extended or target > 255:
-                raise UnsupportedSuspension(
-                    f"AR113: cannot rebuild {original.co_qualname}: too many local variables around a "
-                    "comprehension whose loop variable is captured by a closure"
-                )
-            raw[instr.offset + 1] = target
-        previous_extended = extended
-    return code.replace(co_code=bytes(raw))
-
-
 def _prologue(shape: ResumeShape, lineno: int) -> list[Instr]:
     varnames = shape.code.co_varnames
 
@@ -270,6 +220,15 @@ def _prologue(shape: ResumeShape, lineno: int) -> list[Instr]:
         ]
 
     out: list[Instr] = []
+    for name in shape.code.co_cellvars:
+        # The original cell object, handed in through the closure under a hidden name, goes into
+        # the cell variable's own slot: the code keeps its cell variables (an empty one raises
+        # UnboundLocalError, as in the original, not NameError as a free variable would).
+        hidden = FreeVar(HIDDEN_CELL + name)
+        if L.LOCAL_OPS_TAKE_CELLS:
+            out += [Instr("LOAD_FAST", hidden, lineno=lineno), Instr("STORE_FAST", CellVar(name), lineno=lineno)]
+        else:
+            out += [Instr("LOAD_CLOSURE", hidden, lineno=lineno), Instr("STORE_FAST", name, lineno=lineno)]
     if shape.has_exc:
         # Make the restored exception "the one being handled" (sys.exc_info(), bare raise).
         out += item(0)

@@ -106,3 +106,32 @@ async def comp_cell_element_await(p=0):
     d = {x: (lambda: x) for x in range(2) if await ask(True)}
     s = {(lambda: y)() for y in range(3)}
     return [f() + v for f, v in pairs], {k: f() for k, f in d.items()}, s
+
+
+# An unbound cell variable read or deleted after a restore raises UnboundLocalError, as in a
+# plain run (restored code used to turn cell variables into free variables: NameError).
+@case(expect=["UnboundLocalError", "UnboundLocalError", "free:NameError", 3, 4])
+async def unbound_cell_after_restore():
+    await ask(0)
+    seen = []
+
+    def f():
+        return x
+
+    try:
+        del x
+    except NameError as e:  # UnboundLocalError is a NameError: the type must be exact
+        seen.append(type(e).__name__)
+    try:
+        seen.append(x)
+    except NameError as e:
+        seen.append(type(e).__name__)
+    try:
+        seen.append(f())
+    except NameError as e:
+        seen.append(type(e).__name__ if type(e) is UnboundLocalError else "free:" + type(e).__name__)
+    x = await ask(3)
+    seen.append(f())
+    x += 1
+    seen.append(f())
+    return seen
