@@ -230,6 +230,7 @@ class _Plan:
     expected_len: int
     ncells: int
     has_exc: bool
+    dead_positions: tuple[int, ...] = ()  # state indices of dead locals (generators pending a finally)
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
@@ -246,6 +247,7 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
     _check(type(null_mask) is tuple and all(type(b) is bool for b in null_mask), "stack NULL mask")
     _check(type(has_exc) is bool, "exception flag")
     site: Site | None = None
+    dead_positions: tuple[int, ...] = ()
     if status == NOT_STARTED:
         _check(not null_mask and not has_exc, "an unstarted frame has no stack")
         _check(all(0 <= i < code.co_nlocals for i in bound), "local index out of range")
@@ -257,14 +259,18 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
                 f"{code.co_qualname} has no suspension point at byte {status}: the code changed "
                 "since the checkpoint"
             )
-        _check(set(bound) <= set(site.live_locals), "a restored local is not live at the suspension")
+        dead = set(bound) - set(site.live_locals)
+        _check(all(0 <= i < code.co_nlocals for i in dead), "local index out of range")
+        # A dead local is restored only when it holds a generator with a pending finally (checked
+        # in set_state): the capture keeps those so that it is finalized when the frame ends.
+        dead_positions = tuple(1 + n for n, i in enumerate(bound) if i in dead)
         _check(set(site.must_bind) <= set(bound), "a local the code reads unchecked is missing")
         _check(len(null_mask) == site.stack_depth, "value stack depth does not match the code")
         _check(site.kind is not SiteKind.AWAIT or not null_mask[-1], "the awaited object is NULL")
     resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
     expected = 1 + len(bound) + null_mask.count(False)
     ncells = len(code.co_freevars) + len(code.co_cellvars)
-    return _Plan(code, kind, site, resumed, expected, ncells, has_exc)
+    return _Plan(code, kind, site, resumed, expected, ncells, has_exc, dead_positions)
 
 
 def _parameter_count(code: Any) -> int:
@@ -346,6 +352,8 @@ class FrameObjects:
         exc = state[0]
         handled_ok = isinstance(exc, BaseException) if entry.plan.has_exc else exc is None
         _check(handled_ok, "exception being handled")
+        for position in entry.plan.dead_positions:
+            _check(type(state[position]) in KIND_OF_TYPE, "a dead local that is not a suspended generator")
         entry.state[:] = state
 
     def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:

@@ -12,6 +12,7 @@ the slots plus a few tuple builds per frame.
 
 from __future__ import annotations
 
+import dis
 import enum
 import operator
 import types
@@ -81,6 +82,8 @@ class CodeView:
     ]
     # yield offset -> (live local indices, getter of their values from the slots, all-False NULL mask):
     # the path for frames without NULL slots, where every tuple is built in C
+    site_dead: dict[int, tuple[tuple[int, int], ...]]  # yield offset -> dead (local index, slot)
+    cleanup_sites: frozenset[int]  # yield offsets inside a try with a handler (finally, with, except)
 
 
 _VIEWS: dict[int, CodeView] = {}  # id(actual code) -> view; the view keeps the code alive
@@ -123,6 +126,11 @@ def _build_view(actual: CodeType) -> CodeView:
         )
         for offset, pairs in site_slots.items()
     }
+    plain = {i for i, slot in enumerate(local_slot) if slot >= 0 and slot not in cell_slot_set}
+    site_dead = {
+        offset: tuple((i, local_slot[i]) for i in sorted(plain - set(site.live_locals)))
+        for offset, site in analysis.sites.items()
+    }
     return CodeView(
         actual=actual,
         code=code,
@@ -137,7 +145,58 @@ def _build_view(actual: CodeType) -> CodeView:
         analysis=analysis,
         site_slots=site_slots,
         site_fast=site_fast,
+        site_dead=site_dead,
+        cleanup_sites=_cleanup_sites(code, analysis),
     )
+
+
+def _cleanup_sites(code: CodeType, analysis: Analysis) -> frozenset[int]:
+    """Sites where closing the frame would run code of its own: the point it resumes at is inside
+    a ``try`` (``finally``, ``with``, ``except``), not only the implicit handler 3.12+ wraps every
+    generator body in (which turns a StopIteration into RuntimeError)."""
+    entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]
+    implicit = {
+        instr.offset
+        for instr in dis.get_instructions(code)
+        if instr.opname == "CALL_INTRINSIC_1" and instr.argrepr == "INTRINSIC_STOPITERATION_ERROR"
+    }
+    return frozenset(
+        site.yield_offset
+        for site in analysis.sites.values()
+        if any(e.start <= site.resume_offset < e.end and e.target not in implicit for e in entries)
+    )
+
+
+def _finally_pending(obj: object) -> bool:
+    """Whether a generator-like object is suspended where closing it runs its own cleanup code."""
+    try:
+        frame = L.frame_of(obj)
+        if L.lifecycle_of_frame(obj, frame) != "SUSPENDED":
+            return False
+        view = view_of(L.gen_code(obj))
+        lasti = L.lasti_bytes(obj, frame)
+    except (RuntimeError, KeyError):
+        return False
+    if view.original_offset is not None:
+        lasti = view.original_offset.get(lasti, -1)
+    return lasti in view.cleanup_sites
+
+
+def _keep_pending_finally(
+    view: CodeView, lasti: int, slots: list[object], bound: tuple[int, ...], values: tuple[object, ...]
+) -> tuple[tuple[int, ...], tuple[object, ...]]:
+    """Add dead locals that hold a generator suspended inside try/finally or with: a plain run
+    finalizes it when this frame ends (its ``finally`` / ``__exit__`` runs), so a restored run must
+    hold it too.  Anything else dead stays out of the checkpoint."""
+    extra = [
+        (i, value)
+        for i, slot in view.site_dead[lasti]
+        if type(value := slots[slot]) in KIND_OF_TYPE and _finally_pending(value)
+    ]
+    if not extra:
+        return bound, values
+    merged = sorted([*zip(bound, values, strict=True), *extra], key=operator.itemgetter(0))
+    return tuple(i for i, _ in merged), tuple(v for _, v in merged)
 
 
 def _tuple_getter(indices: list[int]) -> Callable[[list[object]], tuple[object, ...]]:
@@ -235,6 +294,8 @@ def capture(obj: object) -> FrameState:
         bound, getter, null_mask = view.site_fast[lasti]
         values = getter(slots)
         stack_values = tuple(stack)
+    if view.site_dead[lasti]:
+        bound, values = _keep_pending_finally(view, lasti, slots, bound, values)
     exc = L.exception_being_handled(obj)
     return FrameState(kind, code, module, site, lasti, bound, values, null_mask, stack_values, exc, cells)
 

@@ -4,7 +4,7 @@ Each agent here failed in mode (b) or (c) before its fix, on the interpreters na
 its comment; the registration records what a plain run returns.
 """
 
-from tests.corpus.protocol import ask, fail
+from tests.corpus.protocol import ask, fail, serializable
 from tests.corpus.registry import case
 
 
@@ -135,3 +135,50 @@ async def unbound_cell_after_restore():
     x += 1
     seen.append(f())
     return seen
+
+
+# A dead local holding a generator suspended inside try/finally (or a with block) is kept in
+# the checkpoint, so its cleanup runs when the frame ends, as in a plain run.  Before, the
+# restored run dropped it and the cleanup never ran.
+def _cleanup_gen(log, tag):
+    try:
+        yield 1
+        yield 2
+    finally:
+        log.append(("finally", tag))
+
+
+@serializable
+class _LogCtx:
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.log.append("exit")
+
+
+def _with_gen(log):
+    with _LogCtx(log):
+        yield 1
+
+
+async def _holds_dead_generators(log):
+    g = _cleanup_gen(log, "g")
+    next(g)
+    w = _with_gen(log)
+    next(w)
+    plain = iter([1, 2])  # dead and nothing pending: still left out
+    next(plain)
+    await ask(1)
+    await ask(2)
+    return "inner done"
+
+
+@case(expect=("inner done", [("finally", "g"), "exit"], "after"))
+async def dead_generator_finally_runs():
+    log = []
+    result = await _holds_dead_generators(log)
+    return result, sorted(log, key=str), await ask("after")
