@@ -63,6 +63,56 @@ def _asend_type() -> type:
 ASEND_TYPE = _asend_type()
 
 
+def _anext_awaitable_type() -> type:
+    async def probe() -> Any:
+        yield None
+
+    agen = probe()
+    awaitable = anext(agen, None)
+    tp = type(awaitable)
+    awaitable.close()
+    return tp
+
+
+ANEXT_TYPE = _anext_awaitable_type()  # what ``anext(aiterator, default)`` returns
+
+
+class _GiveAwaitable:
+    """An async iterator whose ``__anext__`` hands back one given awaitable: the only way to build
+    an ``anext_awaitable`` (which has no constructor) around a restored awaitable."""
+
+    __slots__ = ("awaitable",)
+
+    def __init__(self, awaitable: Any) -> None:
+        self.awaitable = awaitable
+
+    def __aiter__(self) -> _GiveAwaitable:
+        return self
+
+    def __anext__(self) -> Any:
+        return self.awaitable
+
+
+def _anext_parts(awaitable: Any) -> tuple[Any, Any]:
+    """(wrapped awaitable, default) of an ``anext_awaitable``: its two references, in that order."""
+    referents = gc.get_referents(awaitable)
+    if len(referents) != 2:
+        raise UnsupportedSuspension(
+            f"AR113: an anext(..., default) awaitable holds {len(referents)} references, not 2: "
+            "this Python's anext() is not the one agentrt knows how to checkpoint"
+        )
+    return referents[0], referents[1]
+
+
+def _delegate_of(awaitable: Any) -> Any:
+    """The generator-like object an awaited object runs (itself if it is one)."""
+    if type(awaitable) is ANEXT_TYPE:
+        awaitable = _anext_parts(awaitable)[0]
+    if type(awaitable) is ASEND_TYPE:
+        awaitable = _agen_of(awaitable)
+    return awaitable
+
+
 @attrs.define
 class _Restored:
     obj: Any
@@ -94,10 +144,7 @@ class _LoadSession:
         delegated: set[int] = set()
         for entry in entries:
             if entry.plan.site is not None and entry.plan.site.kind is SiteKind.AWAIT:
-                delegate = entry.state[-1]
-                if type(delegate) is ASEND_TYPE:
-                    delegate = _agen_of(delegate)
-                delegated.add(id(delegate))
+                delegated.add(id(_delegate_of(entry.state[-1])))
         for entry in entries:
             if entry.plan.site is None or id(entry.obj) in delegated:
                 continue
@@ -154,9 +201,7 @@ def abandon(obj: Any) -> None:
     found: dict[int, Any] = {}
     todo = [obj]
     while todo:
-        current = todo.pop()
-        if type(current) is ASEND_TYPE:
-            current = _agen_of(current)
+        current = _delegate_of(todo.pop())
         if type(current) not in FrameObjects.types or id(current) in found:
             continue
         found[id(current)] = current
@@ -165,7 +210,7 @@ def abandon(obj: Any) -> None:
         for value in L.read_slots(current, L.slot_limit(L.gen_code(current))):
             if type(value) is types.CellType:
                 value = value.cell_contents if _cell_is_full(value) else None
-            if type(value) in FrameObjects.types or type(value) is ASEND_TYPE:
+            if type(value) in FrameObjects.types or type(value) in (ASEND_TYPE, ANEXT_TYPE):
                 todo.append(value)
     for current in found.values():
         L.mark_completed(current)
@@ -430,6 +475,34 @@ class AsendObjects:
         yield "<async generator>", _agen_of(obj), None
 
 
+class AnextObjects:
+    """Codec extension for the awaitable of ``anext(aiterator, default)``: the awaitable it wraps
+    (an async generator step, or a coroutine) and the default, rebuilt with ``anext`` itself."""
+
+    name = "anext"
+    types = (ANEXT_TYPE,)
+
+    def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]:
+        return _anext_parts(obj), None
+
+    def create(self, ctx: DecodeContext, *args: Any) -> Any:
+        _check(len(args) == 2, "anext awaitable fields")
+        wrapped = args[0]
+        _check(
+            type(wrapped) is ASEND_TYPE or type(wrapped) in FrameObjects.types,
+            "anext awaitable around something that is not an async generator step or a coroutine",
+        )
+        return anext(_GiveAwaitable(wrapped), args[1])
+
+    def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:
+        _check(state is None, "anext awaitable state")
+
+    def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
+        wrapped, default = _anext_parts(obj)
+        yield "<awaitable of anext()>", wrapped, None
+        yield "<default of anext()>", default, None
+
+
 _installed = False
 
 
@@ -439,4 +512,5 @@ def install() -> None:
     if not _installed:
         register_extension(FrameObjects())
         register_extension(AsendObjects())
+        register_extension(AnextObjects())
         _installed = True

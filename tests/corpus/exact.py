@@ -182,3 +182,35 @@ async def dead_generator_finally_runs():
     log = []
     result = await _holds_dead_generators(log)
     return result, sorted(log, key=str), await ask("after")
+
+
+# `await anext(agen, default)`: suspended inside the anext_awaitable (refused with AR111 before).
+async def _tens(n):
+    for i in range(n):
+        x = await ask(i)
+        yield x * 10
+
+
+@serializable
+class _Countdown:
+    """An async iterator written as a class: its __anext__ is a coroutine that suspends."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        if self.n == 0:
+            raise StopAsyncIteration
+        self.n -= 1
+        return await ask(self.n)
+
+
+@case(expect=([0, 10, "done", "done"], [1, 0, "empty"]))
+async def anext_with_default():
+    g = _tens(2)
+    got = [await anext(g, "done") for _ in range(4)]
+    it = _Countdown(2)
+    return got, [await anext(it, "empty") for _ in range(3)]
