@@ -29,6 +29,7 @@ from agentrt.exceptions import AgentrtError as AgentrtError
 from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
 from agentrt.exceptions import CorruptBlob as CorruptBlob
 from agentrt.exceptions import IncompatibleBlob as IncompatibleBlob
+from agentrt.exceptions import InternalInconsistency as InternalInconsistency
 from agentrt.exceptions import UnsupportedSuspension as UnsupportedSuspension
 from agentrt.lowlevel import Done as Done
 from agentrt.lowlevel import Machine as Machine
@@ -49,6 +50,7 @@ __all__ = [
     "Done",
     "Fulfilled",
     "IncompatibleBlob",
+    "InternalInconsistency",
     "LeaseHeld",
     "Machine",
     "MemoryStore",

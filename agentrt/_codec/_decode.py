@@ -27,7 +27,7 @@ from agentrt._codec._code_identity import resolve_code
 from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, unpack
 from agentrt._codec._reconstruct import RECONSTRUCTORS, DecodeContext
 from agentrt._codec._scan import check_payload
-from agentrt.exceptions import CorruptBlob, IncompatibleBlob
+from agentrt.exceptions import CorruptBlob, IncompatibleBlob, InternalInconsistency
 
 STRICT: Final = "strict"  # safe reconstructors only
 VERIFIED: Final = "verified"  # all reconstructors (authenticated, or passed the dry run)
@@ -128,8 +128,8 @@ def loads(blob: bytes, *, allow_modules: Iterable[str] = (), allow_cloudpickle: 
             mode = STRICT
         obj = _unpickle(envelope.payload, ctx, mode)
         ctx.finish_graph()
-    except (CorruptBlob, IncompatibleBlob):
-        raise
+    except (CorruptBlob, IncompatibleBlob, InternalInconsistency):
+        raise  # an engine bug (InternalInconsistency) is never blamed on the blob
     except Exception as exc:
         raise CorruptBlob(
             f"blob payload cannot be decoded ({_describe(exc)}); it was truncated or modified"

@@ -35,9 +35,16 @@ from agentrt._frames._capture import (
     capture,
     describe_stack_slot,
 )
+from agentrt._frames._errors import inconsistency, unsupported
 from agentrt._frames._liveness import Site, SiteKind, analyze
 from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
-from agentrt.exceptions import CorruptBlob, IncompatibleBlob, UnsupportedSuspension
+from agentrt.exceptions import (
+    AgentrtError,
+    CorruptBlob,
+    IncompatibleBlob,
+    InternalInconsistency,
+    UnsupportedSuspension,
+)
 
 __all__ = ["abandon", "install", "restored_pending"]
 
@@ -97,8 +104,8 @@ def _anext_parts(awaitable: Any) -> tuple[Any, Any]:
     """(wrapped awaitable, default) of an ``anext_awaitable``: its two references, in that order."""
     referents = gc.get_referents(awaitable)
     if len(referents) != 2:
-        raise UnsupportedSuspension(
-            f"AR113: an anext(..., default) awaitable holds {len(referents)} references, not 2: "
+        raise unsupported(
+            f"an anext(..., default) awaitable holds {len(referents)} references, not 2: "
             "this Python's anext() is not the one agentrt knows how to checkpoint"
         )
     return referents[0], referents[1]
@@ -150,7 +157,7 @@ class _LoadSession:
                 continue
             try:
                 _prime_one(entry)
-            except (CorruptBlob, IncompatibleBlob):
+            except (CorruptBlob, IncompatibleBlob, InternalInconsistency):
                 raise
             except BaseException as error:
                 raise CorruptBlob(f"restoring {_describe(entry)} failed: {error!r}") from error
@@ -312,7 +319,16 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
         _check(set(site.must_bind) <= set(bound), "a local the code reads unchecked is missing")
         _check(len(null_mask) == site.stack_depth, "value stack depth does not match the code")
         _check(site.kind is not SiteKind.AWAIT or not null_mask[-1], "the awaited object is NULL")
-    resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
+    try:
+        resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
+    except AgentrtError:
+        raise
+    except Exception as error:  # the record was valid: failing to build its code is our bug
+        raise inconsistency(
+            f"building resume code failed ({type(error).__name__}: {error})",
+            code,
+            site.lineno if site else None,
+        ) from error
     expected = 1 + len(bound) + null_mask.count(False)
     ncells = len(code.co_freevars) + len(code.co_cellvars)
     return _Plan(code, kind, site, resumed, expected, ncells, has_exc, dead_positions)

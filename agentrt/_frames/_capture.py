@@ -23,9 +23,9 @@ from typing import NamedTuple
 import attrs
 
 from agentrt._frames import _layout as L
+from agentrt._frames._errors import inconsistency, unsupported
 from agentrt._frames._liveness import Analysis, Site, SiteKind, analyze
 from agentrt._frames._resume import HIDDEN_CELL, STATE_ARG, as_original
-from agentrt.exceptions import UnsupportedSuspension
 
 
 class Kind(enum.IntEnum):
@@ -114,7 +114,9 @@ def _build_view(actual: CodeType) -> CodeView:
     cell_slot_set = set(cell_slots)
     site_slots = {
         offset: tuple(
-            (i, local_slot[i]) for i in site.live_locals if local_slot[i] >= 0 and local_slot[i] not in cell_slot_set
+            (i, local_slot[i])
+            for i in site.live_locals
+            if local_slot[i] >= 0 and local_slot[i] not in cell_slot_set
         )
         for offset, site in analysis.sites.items()
     }
@@ -233,7 +235,7 @@ def capture(obj: object) -> FrameState:
     view = view_of(actual)
     code = view.code
     if state == "RUNNING":
-        raise UnsupportedSuspension(
+        raise unsupported(
             f"{code.co_qualname} is running: a checkpoint can only be taken while the agent is suspended "
             "(call Machine.get() from the driver, not from inside the agent)"
         )
@@ -243,7 +245,7 @@ def capture(obj: object) -> FrameState:
     cells = tuple([slots[i] for i in cell_slots]) if cell_slots else ()
     for cell in cells:
         if type(cell) is not types.CellType:
-            raise UnsupportedSuspension(f"{code.co_qualname}: a closure cell slot does not hold a cell")
+            raise inconsistency("a closure cell slot does not hold a cell", code)
 
     if state == "CREATED":
         if view.resumed_bound is not None:
@@ -251,7 +253,7 @@ def capture(obj: object) -> FrameState:
             # prologue would have stored them from (slot 0 of that list is the exception).
             restored = slots[view.state_slot]
             if type(restored) is not list or len(restored) < 1 + len(view.resumed_bound):
-                raise UnsupportedSuspension(f"{code.co_qualname}: restored state is not filled in yet")
+                raise inconsistency("a restored frame's state is not filled in yet", code)
             bound = view.resumed_bound
             values = tuple(restored[1 : 1 + len(bound)])
         else:
@@ -267,24 +269,27 @@ def capture(obj: object) -> FrameState:
         lasti = view.original_offset[lasti]
     site = view.analysis.sites.get(lasti)
     if site is None:
-        raise UnsupportedSuspension(
-            f"{code.co_qualname} is suspended at byte {lasti}, which is not an await or yield agentrt "
-            "knows how to resume"
+        raise unsupported(
+            f"{code.co_qualname} ({code.co_filename}) is suspended at byte {lasti}, which is not an "
+            "await or yield agentrt knows how to resume"
         )
     stack = slots[view.nslots :]
     if len(stack) != site.stack_depth:
-        raise UnsupportedSuspension(
-            f"{code.co_qualname} line {site.lineno}: value stack holds {len(stack)} entries, "
-            f"analysis expects {site.stack_depth}"
+        raise inconsistency(
+            f"the value stack holds {len(stack)} entries, the analysis expects {site.stack_depth}",
+            code,
+            site.lineno,
         )
     if has_null:
         pairs = [(i, slots[s]) for i, s in view.site_slots[lasti] if slots[s] is not L.NULL]
         missing = set(site.must_bind) - {i for i, _ in pairs}
         if missing:
             names = ", ".join(sorted(code.co_varnames[i] for i in missing))
-            raise UnsupportedSuspension(
-                f"{code.co_qualname} line {site.lineno}: local(s) {names} are unbound although the "
-                "code reads them unchecked; refusing to write a checkpoint that could not resume"
+            raise inconsistency(
+                f"local(s) {names} are unbound although the liveness analysis says the code reads "
+                "them unchecked; refusing to write a checkpoint that could not resume",
+                code,
+                site.lineno,
             )
         bound = tuple([i for i, _ in pairs])
         values = tuple([v for _, v in pairs])

@@ -37,8 +37,8 @@ from bytecode import Bytecode, CellVar, FreeVar, Instr, Label
 
 from agentrt._frames import _diskcache
 from agentrt._frames import _layout as L
+from agentrt._frames._errors import inconsistency
 from agentrt._frames._liveness import Site, SiteKind
-from agentrt.exceptions import UnsupportedSuspension
 
 STATE_ARG = ".agentrt_state"
 HIDDEN_CELL = ".agentrt_cell "  # closure name under which a cell variable's original cell comes in
@@ -126,10 +126,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
     original_instrs = [ins for ins in bc if isinstance(ins, Instr)]
     original_dis = [i for i in dis.get_instructions(original) if i.opcode != L.EXTENDED_ARG]
     if [i.name for i in original_instrs] != [i.opname for i in original_dis]:
-        raise UnsupportedSuspension(
-            f"cannot rebuild {original.co_qualname}: the bytecode library disagrees with dis about "
-            "its instructions (please report this with your Python version)"
-        )
+        raise inconsistency("the bytecode library disagrees with dis about its instructions", original)
     offset_of = {id(ins): d.offset for ins, d in zip(original_instrs, original_dis, strict=True)}
     target_instr = None
     if shape.site is not None:
@@ -141,7 +138,11 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
     cell_names = tuple(original.co_cellvars)
     closure_names = tuple(original.co_freevars) + tuple(HIDDEN_CELL + name for name in cell_names)
     prelude_end = next(
-        (n for n, item in enumerate(bc) if isinstance(item, Instr) and item.name == "RESUME" and item.arg == 0),
+        (
+            n
+            for n, item in enumerate(bc)
+            if isinstance(item, Instr) and item.name == "RESUME" and item.arg == 0
+        ),
         len(bc),
     )
     body: list[object] = []
@@ -166,7 +167,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         None,
     )
     if resume_at is None:
-        raise UnsupportedSuspension(f"{original.co_qualname} has no RESUME 0 instruction to resume after")
+        raise inconsistency("the code has no RESUME 0 instruction to resume after", original)
     lineno = (shape.site.lineno if shape.site else None) or original.co_firstlineno
     prologue = _prologue(shape, lineno)
     if target_instr is not None:
@@ -174,7 +175,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         prologue.append(Instr("JUMP_FORWARD", label, lineno=lineno))
         target_at = next(n for n, item in enumerate(body) if item is target_instr)
         if target_at <= resume_at:
-            raise UnsupportedSuspension(f"{original.co_qualname}: resume target precedes RESUME 0")
+            raise inconsistency("the resume target precedes RESUME 0", original, lineno)
         body.insert(target_at, label)
     body[resume_at + 1 : resume_at + 1] = prologue
 
@@ -191,16 +192,16 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
     try:
         code = bc.to_code(stacksize=original.co_stacksize + extra, compute_exception_stack_depths=False)
     except Exception as error:  # the bytecode library raises assorted types here
-        raise UnsupportedSuspension(
-            f"cannot synthesize resume code for {original.co_qualname}: {error}"
+        raise inconsistency(
+            f"cannot assemble resume code ({type(error).__name__}: {error})", original, lineno
         ) from error
     if code.co_freevars != closure_names:
-        raise UnsupportedSuspension(f"resume code of {original.co_qualname} reordered its free variables")
+        raise inconsistency("the resume code reordered its free variables", original, lineno)
 
     resumed_dis = [i for i in dis.get_instructions(code) if i.opcode != L.EXTENDED_ARG]
     resumed_instrs = [ins for ins in bc if isinstance(ins, Instr)]
     if len(resumed_dis) != len(resumed_instrs):
-        raise UnsupportedSuspension(f"resume code of {original.co_qualname} does not line up with its source")
+        raise inconsistency("the resume code does not line up with its source", original, lineno)
     original_offset = {
         d.offset: offset_of[id(ins)]
         for ins, d in zip(resumed_instrs, resumed_dis, strict=True)
@@ -226,7 +227,10 @@ def _prologue(shape: ResumeShape, lineno: int) -> list[Instr]:
         # UnboundLocalError, as in the original, not NameError as a free variable would).
         hidden = FreeVar(HIDDEN_CELL + name)
         if L.LOCAL_OPS_TAKE_CELLS:
-            out += [Instr("LOAD_FAST", hidden, lineno=lineno), Instr("STORE_FAST", CellVar(name), lineno=lineno)]
+            out += [
+                Instr("LOAD_FAST", hidden, lineno=lineno),
+                Instr("STORE_FAST", CellVar(name), lineno=lineno),
+            ]
         else:
             out += [Instr("LOAD_CLOSURE", hidden, lineno=lineno), Instr("STORE_FAST", name, lineno=lineno)]
     if shape.has_exc:

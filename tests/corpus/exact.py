@@ -1,3 +1,4 @@
+# ruff: noqa: B023 - the late binding of captured loop variables is what these agents test
 """Shapes that differential testing (issue 17) found resumed inexactly on 3.12/3.13.
 
 Each agent here failed in mode (b) or (c) before its fix, on the interpreters named in
