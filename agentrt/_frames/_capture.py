@@ -75,6 +75,7 @@ class CodeView:
     # before the first resume: where the cells are (resume code keeps its cell variables' original
     # cells in hidden free variables until its prologue stores them into their slots)
     created_cell_slots: tuple[int, ...]
+    cell_local: tuple[int, ...]  # per cell of ``cell_slots``: its co_varnames index, -1 if none
     analysis: Analysis
     site_slots: dict[int, tuple[tuple[int, int], ...]]  # yield offset -> ((local index, slot), ...)
     site_fast: dict[
@@ -144,6 +145,10 @@ def _build_view(actual: CodeType) -> CodeView:
         local_slot=local_slot,
         cell_slots=cell_slots,
         created_cell_slots=created_cell_slots,
+        cell_local=tuple(
+            code.co_varnames.index(name) if name in code.co_varnames else -1
+            for name in code.co_freevars + code.co_cellvars
+        ),
         analysis=analysis,
         site_slots=site_slots,
         site_fast=site_fast,
@@ -243,9 +248,18 @@ def capture(obj: object) -> FrameState:
     slots, has_null = L.read_slots_flagged(obj, view.slot_limit)
     cell_slots = view.created_cell_slots if state == "CREATED" else view.cell_slots
     cells = tuple([slots[i] for i in cell_slots]) if cell_slots else ()
-    for cell in cells:
+    slot_locals: list[tuple[int, object]] = []  # cell variables' slots used as plain locals just now
+    for j, cell in enumerate(cells):
         if type(cell) is not types.CellType:
-            raise inconsistency("a closure cell slot does not hold a cell", code)
+            if state == "CREATED" or view.cell_local[j] < 0:
+                raise inconsistency("a closure cell slot does not hold a cell", code)
+            # An inlined comprehension (3.12+) whose loop variable is not captured, in a function
+            # where that name is a cell: the comprehension saved the cell on the value stack and
+            # uses the slot as a plain local.  The slot's value is restored as that local (the
+            # cell passed for it is a placeholder the prologue overwrites).
+            if cell is not L.NULL:
+                slot_locals.append((view.cell_local[j], cell))
+            cells = (*cells[:j], types.CellType(), *cells[j + 1 :])
 
     if state == "CREATED":
         if view.resumed_bound is not None:
@@ -299,6 +313,13 @@ def capture(obj: object) -> FrameState:
         bound, getter, null_mask = view.site_fast[lasti]
         values = getter(slots)
         stack_values = tuple(stack)
+    if slot_locals:
+        live = set(site.live_locals)
+        merged = sorted(
+            [*zip(bound, values, strict=True), *((i, v) for i, v in slot_locals if i in live)],
+            key=operator.itemgetter(0),
+        )
+        bound, values = tuple(i for i, _ in merged), tuple(v for _, v in merged)
     if view.site_dead[lasti]:
         bound, values = _keep_pending_finally(view, lasti, slots, bound, values)
     exc = L.exception_being_handled(obj)
