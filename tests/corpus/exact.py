@@ -215,3 +215,19 @@ async def anext_with_default():
     got = [await anext(g, "done") for _ in range(4)]
     it = _Countdown(2)
     return got, [await anext(it, "empty") for _ in range(3)]
+
+
+# Found by the fuzzer: one comprehension captures `x` (so `x` is a cell of the function), another
+# uses `x` plainly and suspends: on 3.12+ the cell's slot then holds a plain value (get() raised
+# "a closure cell slot does not hold a cell").  The async comprehension suspends before binding x.
+async def _two(n):
+    for i in range(n):
+        yield await ask(i)
+
+
+@case(expect=(3, [2, 2], [0, 1]))
+async def comp_cell_name_reused_plainly():
+    fs = [(lambda: x * 2) for x in range(2)]
+    total = sum([await ask(x) for x in range(3)])
+    got = [x async for x in _two(2)]
+    return total, [f() for f in fs], got

@@ -67,7 +67,9 @@ class Function:
             lines.append("        t.append(('raised', type(e).__name__, str(e)[:40]))")
         else:
             lines.extend(body)
-        lines.append("    return t")
+        # a snapshot: a generator left suspended is finalized when the frame is cleared, which a
+        # reference cycle (an exception's traceback) can delay until some later GC in any run
+        lines.append("    return list(t)")
         return "\n".join(lines)
 
     def copy(self) -> Function:
