@@ -146,13 +146,13 @@ class _Gen:
     # ------------------------------------------------------------------ statements
 
     def block(self, depth: int, loop_vars: list[str], in_loop: bool, n: int | None = None) -> list[Node]:
-        count = n if n is not None else self.rng.randint(1, 4 if depth else 7)
+        count = n if n is not None else self.rng.randint(1, 3 if depth else 5)
         return [self.stmt(depth, loop_vars, in_loop) for _ in range(count)]
 
     def stmt(self, depth: int, loop_vars: list[str], in_loop: bool) -> Node:
         rng = self.rng
         kinds = ["assign", "trace", "maybe_bind", "maybe_read", "await_trace", "midexpr"]
-        if depth < 3:
+        if depth < 2:
             kinds += ["if", "for", "while", "try", "with", "async_with", "comp", "lambdas",
                       "closure", "nonlocal", "gen", "dead_gen", "agen", "anext", "inner_async",
                       "async_comp", "del_maybe", "if"]  # fmt: skip

@@ -40,7 +40,7 @@ from tests.fuzz.generator import Agent
 
 REPO = Path(__file__).resolve().parents[2]
 HAZARDS = REPO / "docs" / "hazards.md"
-MAX_BLOBS = 6  # per agent, for the fresh-process mode
+MAX_BLOBS = 3  # per agent, for the fresh-process mode (first, middle, last and between)
 WORKER_TIMEOUT = 600
 
 
