@@ -18,7 +18,7 @@ from pathlib import Path
 from tests.fuzz import runner
 from tests.fuzz.generator import Agent, Node, generate
 
-BATCH = 150  # agents per fresh-process worker
+BATCH = 50  # agents per fresh-process worker
 
 
 def _quiet_abandoned(unraisable: object) -> None:
@@ -137,7 +137,7 @@ def reduce(agent: Agent, category: str, directory: Path, budget_s: float = 240.0
 
 
 def run_seeds(
-    seeds: range, *, reduce_failures: bool = True, report: Callable[[str], None] = print
+    seeds: range, *, reduce_failures: bool = True, report: Callable[[str], None] = print, progress: bool = False
 ) -> tuple[int, list[runner.Verdict]]:
     """Run every seed; returns (passed count, failing verdicts) and reports each failure reduced."""
     passed = 0
@@ -157,6 +157,9 @@ def run_seeds(
                     small = reduce(agent, verdict.category, directory)
                     text += f"reduced agent (param p={small.param}):\n{small.source()}"
                 report(text)
+            if progress:
+                done = min(start + BATCH, seeds.stop)
+                print(f"fuzz progress: seeds {seeds.start}..{done - 1}: {passed} passed, {len(failures)} failed", flush=True)
     return passed, failures
 
 
@@ -170,7 +173,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     seeds = range(args.start, args.start + args.seeds)
     began = time.monotonic()
-    passed, failures = run_seeds(seeds, reduce_failures=not args.no_reduce)
+    passed, failures = run_seeds(seeds, reduce_failures=not args.no_reduce, progress=True)
     elapsed = time.monotonic() - began
     version = ".".join(map(str, sys.version_info[:3]))
     print(
