@@ -10,10 +10,10 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agentrt._runtime.runtime import RuntimeEvent
 from agentrt._sdk.errors import AgentSpecError, LeaseHeld, NotWaiting, RunExists, RunNotFound, SchemaError
 from agentrt.exceptions import AgentrtError
 from agentrt.llm.errors import MissingExecutor
+from agentrt.observe import TraceEvent
 from agentrt.stores import Store, StoreError, open_store
 from agentrt.stores.base import LeaseLost, RunRecord
 
@@ -229,7 +229,7 @@ def print_result(rec: RunRecord, as_json: bool, out: TextIO | None = None) -> in
 
 
 class Progress:
-    """Observer of runtime events: live lines on a terminal, or structlog JSON lines."""
+    """Trace observer: live lines on a terminal, or structlog JSON lines."""
 
     def __init__(self, mode: str, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -251,7 +251,7 @@ class Progress:
         self._started = time.monotonic()
         self._streaming: tuple[Any, ...] | None = None  # the request whose chunks are being printed
 
-    def __call__(self, event: RuntimeEvent) -> None:
+    def __call__(self, event: TraceEvent) -> None:
         if self.mode == "none":
             return
         if self.mode == "json":
@@ -277,7 +277,7 @@ class Progress:
             elapsed = time.monotonic() - self._started
             print(f"[{elapsed:6.2f}s] {line}", file=self.stream, flush=True)
 
-    def _stream_chunk(self, event: RuntimeEvent) -> None:
+    def _stream_chunk(self, event: TraceEvent) -> None:
         """Streamed model text, live, on one line per request (what a terminal user expects to see)."""
         key = (event.run_id, event.data.get("seq"), event.data.get("idx"))
         if self._streaming != key:
@@ -289,7 +289,7 @@ class Progress:
             self._streaming = key
         print(str(event.data.get("chunk", "")).replace("\n", " "), end="", file=self.stream, flush=True)
 
-    def _pretty(self, e: RuntimeEvent) -> str | None:
+    def _pretty(self, e: TraceEvent) -> str | None:
         d = e.data
         run = e.run_id
         if e.kind == "started":
