@@ -30,7 +30,9 @@ def _quiet_abandoned(unraisable: object) -> None:
     sys.__unraisablehook__(unraisable)  # type: ignore[arg-type]
 
 
-def run_batch(agents: list[Agent], directory: Path, tag: str = "", fresh: bool = True) -> list[runner.Verdict]:
+def run_batch(
+    agents: list[Agent], directory: Path, tag: str = "", fresh: bool = True
+) -> list[runner.Verdict]:
     """All three modes for ``agents``; one worker process restores all their blobs."""
     verdicts: dict[int, runner.Verdict] = {}
     refs = {}
@@ -128,16 +130,19 @@ def reduce(agent: Agent, category: str, directory: Path, budget_s: float = 240.0
         for trial in candidates(best):
             if time.monotonic() > deadline:
                 break
-            if trial.size() < best.size() or len(trial.functions) < len(best.functions) or trial.source() != best.source():
-                if fails(trial):
-                    best = trial
-                    progress = True
-                    break
+            if trial.source() != best.source() and fails(trial):
+                best = trial
+                progress = True
+                break
     return best
 
 
 def run_seeds(
-    seeds: range, *, reduce_failures: bool = True, report: Callable[[str], None] = print, progress: bool = False
+    seeds: range,
+    *,
+    reduce_failures: bool = True,
+    report: Callable[[str], None] = print,
+    progress: bool = False,
 ) -> tuple[int, list[runner.Verdict]]:
     """Run every seed; returns (passed count, failing verdicts) and reports each failure reduced."""
     passed = 0
@@ -159,7 +164,11 @@ def run_seeds(
                 report(text)
             if progress:
                 done = min(start + BATCH, seeds.stop)
-                print(f"fuzz progress: seeds {seeds.start}..{done - 1}: {passed} passed, {len(failures)} failed", flush=True)
+                print(
+                    f"fuzz progress: seeds {seeds.start}..{done - 1}: {passed} passed, "
+                    f"{len(failures)} failed",
+                    flush=True,
+                )
     return passed, failures
 
 
@@ -177,7 +186,8 @@ def main(argv: list[str]) -> int:
     elapsed = time.monotonic() - began
     version = ".".join(map(str, sys.version_info[:3]))
     print(
-        f"fuzz: python {version}: {passed}/{len(seeds)} agents passed, seeds {seeds.start}..{seeds.stop - 1}, "
+        f"fuzz: python {version}: {passed}/{len(seeds)} agents passed, "
+        f"seeds {seeds.start}..{seeds.stop - 1}, "
         f"{len(failures)} failed, {elapsed:.0f} s"
     )
     return 1 if failures else 0

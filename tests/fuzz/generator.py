@@ -97,6 +97,10 @@ class Agent:
         return sum(count(f.body) for f in self.functions)
 
 
+def _name_error() -> tuple[str, list[Node]]:
+    return ("except NameError as e:", [Node("t.append(type(e).__name__)")])
+
+
 class _Gen:
     def __init__(self, rng: random.Random, helpers: list[str]) -> None:
         self.rng = rng
@@ -168,17 +172,29 @@ class _Gen:
             return Node(f"t.append(await ask(({self.expr(lv, awaits=False)}, {rng.choice(SURE)})))")
         if kind == "midexpr":
             target = rng.choice(SURE)
-            return Node(f"{target} = ({rng.choice(SURE)} * (await ask({self.atom(lv)})) + {self.atom(lv)}) % 1000")
+            return Node(
+                f"{target} = ({rng.choice(SURE)} * (await ask({self.atom(lv)})) + {self.atom(lv)}) % 1000"
+            )
         if kind == "maybe_bind":
             return Node(f"{rng.choice(MAYBE)} = {self.bounded(lv)}")
         if kind == "maybe_read":
             m = rng.choice(MAYBE)
             twice = rng.random() < 0.5
             read = f"t.append([{m}, {m}])" if twice else f"t.append({m} + {self.atom(lv)})"
-            return Node(clauses=[("try:", [Node(read)]), ("except NameError as e:", [Node("t.append(type(e).__name__)")])])
+            return Node(
+                clauses=[
+                    ("try:", [Node(read)]),
+                    ("except NameError as e:", [Node("t.append(type(e).__name__)")]),
+                ]
+            )
         if kind == "del_maybe":
             m = rng.choice(MAYBE)
-            return Node(clauses=[("try:", [Node(f"del {m}")]), ("except NameError:", [Node("t.append('del-unbound')")])])
+            return Node(
+                clauses=[
+                    ("try:", [Node(f"del {m}")]),
+                    ("except NameError:", [Node("t.append('del-unbound')")]),
+                ]
+            )
         if kind == "break":
             return Node(clauses=[(f"if {self.expr(lv)} % 3 == 0:", [Node("break")])])
         if kind == "continue":
@@ -214,9 +230,22 @@ class _Gen:
             clauses = [("try:", body)]
             if rng.random() < 0.8:
                 m = rng.choice(MAYBE)
-                clauses.append(("except ValueError as e:", [Node(f"{m} = len(str(e))"), *self.block(depth + 1, lv, in_loop, 1)]))
+                clauses.append(
+                    (
+                        "except ValueError as e:",
+                        [Node(f"{m} = len(str(e))"), *self.block(depth + 1, lv, in_loop, 1)],
+                    )
+                )
             if rng.random() < 0.5:
-                clauses.append(("except (KeyError, ZeroDivisionError) as e:", [Node("t.append(('caught', type(e).__name__))"), *self.block(depth + 1, lv, in_loop, 1)]))
+                clauses.append(
+                    (
+                        "except (KeyError, ZeroDivisionError) as e:",
+                        [
+                            Node("t.append(('caught', type(e).__name__))"),
+                            *self.block(depth + 1, lv, in_loop, 1),
+                        ],
+                    )
+                )
             if len(clauses) > 1 and rng.random() < 0.3:
                 clauses.append(("else:", self.block(depth + 1, lv, in_loop)))
             if len(clauses) == 1 or rng.random() < 0.5:
@@ -257,7 +286,7 @@ class _Gen:
             return Node(clauses=[("if True:", [
                 Node(f"def {name}():\n    return {v}"),
                 *self.block(depth + 1, lv, in_loop, 1),
-                Node(clauses=[("try:", [Node(f"t.append({name}())")]), ("except NameError as e:", [Node("t.append(type(e).__name__)")])]),
+                Node(clauses=[("try:", [Node(f"t.append({name}())")]), _name_error()]),
             ])])  # fmt: skip
         if kind == "nonlocal":
             name = self.fresh("n")
@@ -274,7 +303,8 @@ class _Gen:
                 Node(f"{g} = gen({rng.randint(1, 3)}, t, {rng.randint(0, 9)})"),
                 Node(f"t.append(next({g}, -1))"),
                 *self.block(depth + 1, lv, in_loop, 1),
-                Node(f"t.append({g}.send(await ask({self.atom(lv)})) if {rng.choice(SURE)} % 2 else next({g}, -1))"),
+                Node(f"t.append({g}.send(await ask({self.atom(lv)})) "
+                     f"if {rng.choice(SURE)} % 2 else next({g}, -1))"),
             ])])  # fmt: skip
         if kind == "dead_gen":
             g = self.fresh("g")
@@ -285,7 +315,11 @@ class _Gen:
             ])])  # fmt: skip
         if kind == "agen":
             y = self.fresh("y")
-            return Node(clauses=[(f"async for {y} in agen({rng.randint(0, 3)}, t):", self.block(depth + 1, [*lv, y], True))])
+            return Node(
+                clauses=[
+                    (f"async for {y} in agen({rng.randint(0, 3)}, t):", self.block(depth + 1, [*lv, y], True))
+                ]
+            )
         if kind == "anext":
             ag = self.fresh("ag")
             source = f"agen({rng.randint(0, 2)}, t)" if rng.random() < 0.6 else f"ACount({rng.randint(0, 2)})"

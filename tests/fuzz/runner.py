@@ -44,8 +44,6 @@ MAX_BLOBS = 3  # per agent, for the fresh-process mode (first, middle, last and 
 WORKER_TIMEOUT = 600
 
 
-
-
 def documented_codes() -> set[str]:
     return set(re.findall(r"^\| (AR\d{3}) \|", HAZARDS.read_text(encoding="utf-8"), re.M))
 
@@ -208,15 +206,21 @@ def judge_fresh(seed: int, ref: Outcome, entries: list[dict], results: dict[str,
         if "crash" in result:
             return Verdict(seed, "c:crash", f"blob at suspension {entry['k']}: {result['crash']}")
         if "refused" in result:
-            return Verdict(seed, "c:" + result["refused"], f"blob at suspension {entry['k']}: {result['message']}")
+            return Verdict(
+                seed, "c:" + result["refused"], f"blob at suspension {entry['k']}: {result['message']}"
+            )
         if "error" in result:
             return Verdict(seed, "c:error", f"blob at suspension {entry['k']}: {result['error']}")
         k = entry["k"]
         if result["pending"] != ref.payloads[k - 1]:
-            return Verdict(seed, "c:pending", f"suspension {k}: {show(result['pending'])} != {show(ref.payloads[k - 1])}")
+            return Verdict(
+                seed, "c:pending", f"suspension {k}: {show(result['pending'])} != {show(ref.payloads[k - 1])}"
+            )
         problems = compare_outcomes(ref, result["outcome"], payloads_from=k - 1)
         if problems:
-            return Verdict(seed, "c:mismatch", f"restored at suspension {k} in a fresh process:\n" + "\n".join(problems))
+            return Verdict(
+                seed, "c:mismatch", f"restored at suspension {k} in a fresh process:\n" + "\n".join(problems)
+            )
     return None
 
 
