@@ -8,6 +8,7 @@
 #   make test-roundtrip           the suite under the --agentrt-roundtrip plugin (CI runs it)
 #   make bench [BENCH_ARGS=...]  benchmarks/checkpoint.py, resume.py, llm.py and workers.py;  bench-smoke adds --quick
 #   make lint                    ruff check, ruff format --check, mypy (3.12 venv with .[dev])
+#   make fuzz [SEEDS=N] [START=S] [PY=3.12]   differential fuzzer: N random agents per interpreter
 #   make clean
 #
 # Each interpreter gets its own venv, .venv-3.1X, created on first use and re-installed
@@ -34,6 +35,8 @@ VERSIONS := 3.11 3.12 3.13
 PY := $(VERSIONS)
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
+SEEDS ?= 500
+START ?= 0
 # The model behind `make demo`: openai (the OpenAI-compatible executor over HTTP, against a local
 # stand-in server) or offline (a deterministic in-process executor).
 DEMO_EXECUTOR ?= openai
@@ -69,10 +72,10 @@ main_version() {
 }
 endef
 
-.PHONY: help test test-roundtrip demo bench bench-smoke lint clean
+.PHONY: help test test-roundtrip demo bench bench-smoke lint fuzz clean
 
 help:
-	@sed -n '3,10s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,11s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 # ----------------------------------------------------------------------------- venvs
 
@@ -179,6 +182,21 @@ bench bench-smoke:
 	.venv-$$v/bin/python benchmarks/resume.py $(if $(filter bench-smoke,$@),--quick)
 	.venv-$$v/bin/python benchmarks/llm.py $(if $(filter bench-smoke,$@),--quick)
 	.venv-$$v/bin/python benchmarks/workers.py $(if $(filter bench-smoke,$@),--quick)
+
+# ----------------------------------------------------------------------------- fuzz
+
+# Random agents run uninterrupted, with get/set at every suspension and restored in a fresh
+# process (tests/fuzz); failures are reduced and printed.  One line per interpreter at the end.
+fuzz:
+	@$(SHELL_LIB)
+	bad=0
+	for v in $(PY); do
+	  if ! find_python $$v >/dev/null; then echo "python$$v not found, skipped"; continue; fi
+	  $(MAKE) -s --no-print-directory .venv-$$v/.stamp-test
+	  .venv-$$v/bin/python -m tests.fuzz --seeds $(SEEDS) --start $(START) || bad=$$((bad + 1))
+	done
+	if [ $$bad -gt 0 ]; then echo "make fuzz: FAILED" >&2; exit 1; fi
+	echo "make fuzz: OK"
 
 # ----------------------------------------------------------------------------- lint
 

@@ -30,6 +30,7 @@ from agentrt.exceptions import Cancelled as Cancelled
 from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
 from agentrt.exceptions import CorruptBlob as CorruptBlob
 from agentrt.exceptions import IncompatibleBlob as IncompatibleBlob
+from agentrt.exceptions import InternalInconsistency as InternalInconsistency
 from agentrt.exceptions import LeaseHeld as LeaseHeld
 from agentrt.exceptions import NotWaiting as NotWaiting
 from agentrt.exceptions import RunFailed as RunFailed
@@ -57,6 +58,7 @@ __all__ = [
     "Done",
     "Fulfilled",
     "IncompatibleBlob",
+    "InternalInconsistency",
     "LeaseHeld",
     "Machine",
     "MemoryStore",

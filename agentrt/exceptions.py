@@ -148,6 +148,51 @@ class UnsupportedSuspension(AgentrtError):
     """The suspended chain contains something the checkpoint engine cannot capture or resume."""
 
 
+class InternalInconsistency(AgentrtError):
+    """agentrt contradicted itself: a bug in agentrt, not in the agent or in the blob (AR199).
+
+    Raised where the checkpoint engine finds its own analysis and the frame (or the code it
+    synthesized) disagree.  The message names the agent function and line it was working
+    on and the engine function that noticed, and asks for a bug report.
+    """
+
+    code = "AR199"
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        function: str | None = None,
+        filename: str | None = None,
+        lineno: int | None = None,
+        engine_site: str | None = None,
+    ) -> None:
+        self.what = what
+        self.function = function
+        self.filename = filename
+        self.lineno = lineno
+        self.engine_site = engine_site
+        where = f" in {function}" if function else ""
+        if filename:
+            where += f" ({filename}" + (f":{lineno})" if lineno is not None else ")")
+        elif lineno is not None:
+            where += f" (line {lineno})"
+        noticed = f"; noticed by {engine_site}" if engine_site else ""
+        super().__init__(
+            f"AR199: internal inconsistency in agentrt's checkpoint engine{where}: {what}{noticed}. "
+            "This is a bug in agentrt, not in your agent or your blob; please report it with this "
+            "message and your Python version."
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        fields = {k: getattr(self, k) for k in ("function", "filename", "lineno", "engine_site")}
+        return (_rebuild_internal_inconsistency, (self.what, fields))
+
+
+def _rebuild_internal_inconsistency(what: str, fields: dict[str, Any]) -> InternalInconsistency:
+    return InternalInconsistency(what, **fields)
+
+
 class ForeignAwaitable(AgentrtError):
     """The agent awaited something that is neither an agentrt request nor a Python coroutine (AR102)."""
 

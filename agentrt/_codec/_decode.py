@@ -31,7 +31,7 @@ from agentrt._codec._code_identity import resolve_code
 from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, Envelope, unpack
 from agentrt._codec._reconstruct import RECONSTRUCTORS, DecodeContext
 from agentrt._codec._scan import check_payload
-from agentrt.exceptions import CorruptBlob, IncompatibleBlob
+from agentrt.exceptions import CorruptBlob, IncompatibleBlob, InternalInconsistency
 
 STRICT: Final = "strict"  # safe reconstructors only
 VERIFIED: Final = "verified"  # all reconstructors (authenticated, or passed the dry run)
@@ -206,9 +206,9 @@ def loads(
         obj = _unpickle(envelope.payload, ctx, mode)
         ctx.finish_graph()
         ctx.run_after_load()
-    except (CorruptBlob, IncompatibleBlob):
+    except (CorruptBlob, IncompatibleBlob, InternalInconsistency):
         ctx.refuse()
-        raise
+        raise  # an engine bug (InternalInconsistency) is never blamed on the blob
     except Exception as exc:
         ctx.refuse()
         raise CorruptBlob(

@@ -14,6 +14,7 @@ innermost ``suspend`` re-yields its payload, which becomes ``Machine.pending``.
 from __future__ import annotations
 
 import contextlib
+import gc
 import inspect
 import sys
 import types
@@ -37,10 +38,17 @@ from agentrt._frames._capture import (
     capture,
     describe_stack_slot,
 )
+from agentrt._frames._errors import inconsistency, unsupported
 from agentrt._frames._liveness import Site, SiteKind, analyze
 from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
 from agentrt._frames._sites import record_info
-from agentrt.exceptions import CorruptBlob, IncompatibleBlob, UnsupportedSuspension
+from agentrt.exceptions import (
+    AgentrtError,
+    CorruptBlob,
+    IncompatibleBlob,
+    InternalInconsistency,
+    UnsupportedSuspension,
+)
 
 __all__ = ["abandon", "install", "restored_pending"]
 
@@ -50,6 +58,56 @@ _CODE_FLAG_OF_KIND = {
     Kind.ASYNC_GENERATOR: inspect.CO_ASYNC_GENERATOR,
 }
 _PRIMED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _anext_awaitable_type() -> type:
+    async def probe() -> Any:
+        yield None
+
+    agen = probe()
+    awaitable = anext(agen, None)
+    tp = type(awaitable)
+    awaitable.close()
+    return tp
+
+
+ANEXT_TYPE = _anext_awaitable_type()  # what ``anext(aiterator, default)`` returns
+
+
+class _GiveAwaitable:
+    """An async iterator whose ``__anext__`` hands back one given awaitable: the only way to build
+    an ``anext_awaitable`` (which has no constructor) around a restored awaitable."""
+
+    __slots__ = ("awaitable",)
+
+    def __init__(self, awaitable: Any) -> None:
+        self.awaitable = awaitable
+
+    def __aiter__(self) -> _GiveAwaitable:
+        return self
+
+    def __anext__(self) -> Any:
+        return self.awaitable
+
+
+def _anext_parts(awaitable: Any) -> tuple[Any, Any]:
+    """(wrapped awaitable, default) of an ``anext_awaitable``: its two references, in that order."""
+    referents = gc.get_referents(awaitable)
+    if len(referents) != 2:
+        raise unsupported(
+            f"an anext(..., default) awaitable holds {len(referents)} references, not 2: "
+            "this Python's anext() is not the one agentrt knows how to checkpoint"
+        )
+    return referents[0], referents[1]
+
+
+def _delegate_of(awaitable: Any) -> Any:
+    """The generator-like object an awaited object runs (itself if it is one)."""
+    if type(awaitable) is ANEXT_TYPE:
+        awaitable = _anext_parts(awaitable)[0]
+    if type(awaitable) is ASEND_TYPE:
+        awaitable = _agen_of(awaitable)
+    return awaitable
 
 
 @attrs.define
@@ -109,16 +167,13 @@ class _LoadSession:
         delegated: set[int] = set()
         for entry in entries:
             if entry.plan.site is not None and entry.plan.site.kind is SiteKind.AWAIT:
-                delegate = entry.state[-1]
-                if type(delegate) is ASEND_TYPE:
-                    delegate = _agen_of(delegate)
-                delegated.add(id(delegate))
+                delegated.add(id(_delegate_of(entry.state[-1])))
         for entry in entries:
             if entry.plan.site is None or id(entry.obj) in delegated:
                 continue
             try:
                 _prime_one(entry)
-            except (CorruptBlob, IncompatibleBlob):
+            except (CorruptBlob, IncompatibleBlob, InternalInconsistency):
                 raise
             except BaseException as error:
                 raise CorruptBlob(f"restoring {_describe(entry)} failed: {describe_error(error)}") from error
@@ -169,9 +224,7 @@ def abandon(obj: Any) -> None:
     found: dict[int, Any] = {}
     todo = [obj]
     while todo:
-        current = todo.pop()
-        if type(current) is ASEND_TYPE:
-            current = _agen_of(current)
+        current = _delegate_of(todo.pop())
         if type(current) not in FrameObjects.types or id(current) in found:
             continue
         found[id(current)] = current
@@ -180,7 +233,7 @@ def abandon(obj: Any) -> None:
         for value in L.read_slots(current, L.slot_limit(L.gen_code(current))):
             if type(value) is types.CellType:
                 value = value.cell_contents if _cell_is_full(value) else None
-            if type(value) in FrameObjects.types or type(value) is ASEND_TYPE:
+            if type(value) in FrameObjects.types or type(value) in (ASEND_TYPE, ANEXT_TYPE):
                 todo.append(value)
     for current in found.values():
         L.mark_completed(current)
@@ -244,6 +297,7 @@ class _Plan:
     ncells: int
     has_exc: bool
     checks: tuple[tuple[int, str], ...] = ()  # value-stack slots to check per restore (_validate)
+    dead_positions: tuple[int, ...] = ()  # state indices of dead locals (generators pending a finally)
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
@@ -264,6 +318,7 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
     _check(type(null_mask) is tuple and all(type(b) is bool for b in null_mask), "stack NULL mask")
     _check(type(has_exc) is bool, "exception flag")
     site: Site | None = None
+    dead_positions: tuple[int, ...] = ()
     if status == NOT_STARTED:
         _check(not null_mask and not has_exc, "an unstarted frame has no stack")
         _check(all(0 <= i < code.co_nlocals for i in bound), "local index out of range")
@@ -275,7 +330,11 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
                 f"{code.co_qualname} has no suspension point at byte {status}: the code changed "
                 "since the checkpoint"
             )
-        _check(set(bound) <= set(site.live_locals), "a restored local is not live at the suspension")
+        dead = set(bound) - set(site.live_locals)
+        _check(all(0 <= i < code.co_nlocals for i in dead), "local index out of range")
+        # A dead local is restored only when it holds a generator with a pending finally (checked
+        # in set_state): the capture keeps those so that it is finalized when the frame ends.
+        dead_positions = tuple(1 + n for n, i in enumerate(bound) if i in dead)
         _check(set(site.must_bind) <= set(bound), "a local the code reads unchecked is missing")
         _check(len(null_mask) == site.stack_depth, "value stack depth does not match the code")
         _check(site.kind is not SiteKind.AWAIT or not null_mask[-1], "the awaited object is NULL")
@@ -284,10 +343,21 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
         checks = _validate.slot_checks(
             code, site.yield_offset, null_mask, site.kind is SiteKind.AWAIT, 1 + len(bound)
         )
-    resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
+    try:
+        resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
+    except AgentrtError:
+        raise
+    except Exception as error:  # the record was valid: failing to build its code is our bug
+        raise inconsistency(
+            f"building resume code failed ({type(error).__name__}: {error})",
+            code,
+            site.lineno if site else None,
+        ) from error
     expected = 1 + len(bound) + null_mask.count(False)
     ncells = len(code.co_freevars) + len(code.co_cellvars)
-    return _Plan(code, kind, site, resumed, expected, ncells, has_exc, checks)
+    return _Plan(
+        code, kind, site, resumed, expected, ncells, has_exc, checks=checks, dead_positions=dead_positions
+    )
 
 
 def _parameter_count(code: Any) -> int:
@@ -380,6 +450,8 @@ class FrameObjects:
         exc = state[0]
         handled_ok = isinstance(exc, BaseException) if entry.plan.has_exc else exc is None
         _check(handled_ok, "exception being handled")
+        for position in entry.plan.dead_positions:
+            _check(type(state[position]) in KIND_OF_TYPE, "a dead local that is not a suspended generator")
         entry.state[:] = state
 
     def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
@@ -456,6 +528,34 @@ class AsendObjects:
         yield "<async generator>", _agen_of(obj), None
 
 
+class AnextObjects:
+    """Codec extension for the awaitable of ``anext(aiterator, default)``: the awaitable it wraps
+    (an async generator step, or a coroutine) and the default, rebuilt with ``anext`` itself."""
+
+    name = "anext"
+    types = (ANEXT_TYPE,)
+
+    def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]:
+        return _anext_parts(obj), None
+
+    def create(self, ctx: DecodeContext, *args: Any) -> Any:
+        _check(len(args) == 2, "anext awaitable fields")
+        wrapped = args[0]
+        _check(
+            type(wrapped) is ASEND_TYPE or type(wrapped) in FrameObjects.types,
+            "anext awaitable around something that is not an async generator step or a coroutine",
+        )
+        return anext(_GiveAwaitable(wrapped), args[1])
+
+    def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:
+        _check(state is None, "anext awaitable state")
+
+    def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
+        wrapped, default = _anext_parts(obj)
+        yield "<awaitable of anext()>", wrapped, None
+        yield "<default of anext()>", default, None
+
+
 _installed = False
 
 
@@ -465,4 +565,5 @@ def install() -> None:
     if not _installed:
         register_extension(FrameObjects())
         register_extension(AsendObjects())
+        register_extension(AnextObjects())
         _installed = True

@@ -12,6 +12,7 @@ the slots plus a few tuple builds per frame.
 
 from __future__ import annotations
 
+import dis
 import enum
 import operator
 import types
@@ -22,9 +23,9 @@ from typing import NamedTuple
 import attrs
 
 from agentrt._frames import _layout as L
+from agentrt._frames._errors import inconsistency, unsupported
 from agentrt._frames._liveness import Analysis, Site, SiteKind, analyze
-from agentrt._frames._resume import STATE_ARG, as_original
-from agentrt.exceptions import UnsupportedSuspension
+from agentrt._frames._resume import HIDDEN_CELL, STATE_ARG, as_original
 
 
 class Kind(enum.IntEnum):
@@ -71,6 +72,10 @@ class CodeView:
     nslots: int  # locals + cells + free vars of ``actual``
     local_slot: tuple[int, ...]  # original co_varnames index -> slot in ``actual`` (-1: none)
     cell_slots: tuple[int, ...]  # slots of original co_freevars + co_cellvars
+    # before the first resume: where the cells are (resume code keeps its cell variables' original
+    # cells in hidden free variables until its prologue stores them into their slots)
+    created_cell_slots: tuple[int, ...]
+    cell_local: tuple[int, ...]  # per cell of ``cell_slots``: its co_varnames index, -1 if none
     analysis: Analysis
     site_slots: dict[int, tuple[tuple[int, int], ...]]  # yield offset -> ((local index, slot), ...)
     site_fast: dict[
@@ -78,6 +83,8 @@ class CodeView:
     ]
     # yield offset -> (live local indices, getter of their values from the slots, all-False NULL mask):
     # the path for frames without NULL slots, where every tuple is built in C
+    site_dead: dict[int, tuple[tuple[int, int], ...]]  # yield offset -> dead (local index, slot)
+    cleanup_sites: frozenset[int]  # yield offsets inside a try with a handler (finally, with, except)
 
 
 _VIEWS: dict[int, CodeView] = {}  # id(actual code) -> view; the view keeps the code alive
@@ -98,9 +105,20 @@ def _build_view(actual: CodeType) -> CodeView:
     slot_of = {name: index for index, name in enumerate(names)}
     local_slot = tuple(slot_of.get(name, -1) for name in code.co_varnames)
     cell_slots = tuple(slot_of[name] for name in code.co_freevars + code.co_cellvars)
+    created_cell_slots = cell_slots
+    if resumed:
+        hidden = tuple(HIDDEN_CELL + name for name in code.co_cellvars)
+        created_cell_slots = tuple(slot_of[name] for name in code.co_freevars + hidden)
     analysis = analyze(code)
+    # A local that is also a cell (a captured argument, an inlined comprehension's captured loop
+    # variable) holds its cell object in its slot: the cell travels in ``cells``, never as a local.
+    cell_slot_set = set(cell_slots)
     site_slots = {
-        offset: tuple((i, local_slot[i]) for i in site.live_locals if local_slot[i] >= 0)
+        offset: tuple(
+            (i, local_slot[i])
+            for i in site.live_locals
+            if local_slot[i] >= 0 and local_slot[i] not in cell_slot_set
+        )
         for offset, site in analysis.sites.items()
     }
     site_fast = {
@@ -110,6 +128,11 @@ def _build_view(actual: CodeType) -> CodeView:
             (False,) * analysis.sites[offset].stack_depth,
         )
         for offset, pairs in site_slots.items()
+    }
+    plain = {i for i, slot in enumerate(local_slot) if slot >= 0 and slot not in cell_slot_set}
+    site_dead = {
+        offset: tuple((i, local_slot[i]) for i in sorted(plain - set(site.live_locals)))
+        for offset, site in analysis.sites.items()
     }
     return CodeView(
         actual=actual,
@@ -121,10 +144,66 @@ def _build_view(actual: CodeType) -> CodeView:
         nslots=len(names),
         local_slot=local_slot,
         cell_slots=cell_slots,
+        created_cell_slots=created_cell_slots,
+        cell_local=tuple(
+            code.co_varnames.index(name) if name in code.co_varnames else -1
+            for name in code.co_freevars + code.co_cellvars
+        ),
         analysis=analysis,
         site_slots=site_slots,
         site_fast=site_fast,
+        site_dead=site_dead,
+        cleanup_sites=_cleanup_sites(code, analysis),
     )
+
+
+def _cleanup_sites(code: CodeType, analysis: Analysis) -> frozenset[int]:
+    """Sites where closing the frame would run code of its own: the point it resumes at is inside
+    a ``try`` (``finally``, ``with``, ``except``), not only the implicit handler 3.12+ wraps every
+    generator body in (which turns a StopIteration into RuntimeError)."""
+    entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]
+    implicit = {
+        instr.offset
+        for instr in dis.get_instructions(code)
+        if instr.opname == "CALL_INTRINSIC_1" and instr.argrepr == "INTRINSIC_STOPITERATION_ERROR"
+    }
+    return frozenset(
+        site.yield_offset
+        for site in analysis.sites.values()
+        if any(e.start <= site.resume_offset < e.end and e.target not in implicit for e in entries)
+    )
+
+
+def _finally_pending(obj: object) -> bool:
+    """Whether a generator-like object is suspended where closing it runs its own cleanup code."""
+    try:
+        frame = L.frame_of(obj)
+        if L.lifecycle_of_frame(obj, frame) != "SUSPENDED":
+            return False
+        view = view_of(L.gen_code(obj))
+        lasti = L.lasti_bytes(obj, frame)
+    except (RuntimeError, KeyError):
+        return False
+    if view.original_offset is not None:
+        lasti = view.original_offset.get(lasti, -1)
+    return lasti in view.cleanup_sites
+
+
+def _keep_pending_finally(
+    view: CodeView, lasti: int, slots: list[object], bound: tuple[int, ...], values: tuple[object, ...]
+) -> tuple[tuple[int, ...], tuple[object, ...]]:
+    """Add dead locals that hold a generator suspended inside try/finally or with: a plain run
+    finalizes it when this frame ends (its ``finally`` / ``__exit__`` runs), so a restored run must
+    hold it too.  Anything else dead stays out of the checkpoint."""
+    extra = [
+        (i, value)
+        for i, slot in view.site_dead[lasti]
+        if type(value := slots[slot]) in KIND_OF_TYPE and _finally_pending(value)
+    ]
+    if not extra:
+        return bound, values
+    merged = sorted([*zip(bound, values, strict=True), *extra], key=operator.itemgetter(0))
+    return tuple(i for i, _ in merged), tuple(v for _, v in merged)
 
 
 def _tuple_getter(indices: list[int]) -> Callable[[list[object]], tuple[object, ...]]:
@@ -161,16 +240,26 @@ def capture(obj: object) -> FrameState:
     view = view_of(actual)
     code = view.code
     if state == "RUNNING":
-        raise UnsupportedSuspension(
+        raise unsupported(
             f"{code.co_qualname} is running: a checkpoint can only be taken while the agent is suspended "
             "(call Machine.get() from the driver, not from inside the agent)"
         )
     module = _module_name(frame)  # type: ignore[arg-type]
     slots, has_null = L.read_slots_flagged(obj, view.slot_limit)
-    cells = tuple([slots[i] for i in view.cell_slots]) if view.cell_slots else ()
-    for cell in cells:
+    cell_slots = view.created_cell_slots if state == "CREATED" else view.cell_slots
+    cells = tuple([slots[i] for i in cell_slots]) if cell_slots else ()
+    slot_locals: list[tuple[int, object]] = []  # cell variables' slots used as plain locals just now
+    for j, cell in enumerate(cells):
         if type(cell) is not types.CellType:
-            raise UnsupportedSuspension(f"{code.co_qualname}: a closure cell slot does not hold a cell")
+            if state == "CREATED" or view.cell_local[j] < 0:
+                raise inconsistency("a closure cell slot does not hold a cell", code)
+            # An inlined comprehension (3.12+) whose loop variable is not captured, in a function
+            # where that name is a cell: the comprehension saved the cell on the value stack and
+            # uses the slot as a plain local.  The slot's value is restored as that local (the
+            # cell passed for it is a placeholder the prologue overwrites).
+            if cell is not L.NULL:
+                slot_locals.append((view.cell_local[j], cell))
+            cells = (*cells[:j], types.CellType(), *cells[j + 1 :])
 
     if state == "CREATED":
         if view.resumed_bound is not None:
@@ -178,7 +267,7 @@ def capture(obj: object) -> FrameState:
             # prologue would have stored them from (slot 0 of that list is the exception).
             restored = slots[view.state_slot]
             if type(restored) is not list or len(restored) < 1 + len(view.resumed_bound):
-                raise UnsupportedSuspension(f"{code.co_qualname}: restored state is not filled in yet")
+                raise inconsistency("a restored frame's state is not filled in yet", code)
             bound = view.resumed_bound
             values = tuple(restored[1 : 1 + len(bound)])
         else:
@@ -194,24 +283,27 @@ def capture(obj: object) -> FrameState:
         lasti = view.original_offset[lasti]
     site = view.analysis.sites.get(lasti)
     if site is None:
-        raise UnsupportedSuspension(
-            f"{code.co_qualname} is suspended at byte {lasti}, which is not an await or yield agentrt "
-            "knows how to resume"
+        raise unsupported(
+            f"{code.co_qualname} ({code.co_filename}) is suspended at byte {lasti}, which is not an "
+            "await or yield agentrt knows how to resume"
         )
     stack = slots[view.nslots :]
     if len(stack) != site.stack_depth:
-        raise UnsupportedSuspension(
-            f"{code.co_qualname} line {site.lineno}: value stack holds {len(stack)} entries, "
-            f"analysis expects {site.stack_depth}"
+        raise inconsistency(
+            f"the value stack holds {len(stack)} entries, the analysis expects {site.stack_depth}",
+            code,
+            site.lineno,
         )
     if has_null:
         pairs = [(i, slots[s]) for i, s in view.site_slots[lasti] if slots[s] is not L.NULL]
         missing = set(site.must_bind) - {i for i, _ in pairs}
         if missing:
             names = ", ".join(sorted(code.co_varnames[i] for i in missing))
-            raise UnsupportedSuspension(
-                f"{code.co_qualname} line {site.lineno}: local(s) {names} are unbound although the "
-                "code reads them unchecked; refusing to write a checkpoint that could not resume"
+            raise inconsistency(
+                f"local(s) {names} are unbound although the liveness analysis says the code reads "
+                "them unchecked; refusing to write a checkpoint that could not resume",
+                code,
+                site.lineno,
             )
         bound = tuple([i for i, _ in pairs])
         values = tuple([v for _, v in pairs])
@@ -221,6 +313,15 @@ def capture(obj: object) -> FrameState:
         bound, getter, null_mask = view.site_fast[lasti]
         values = getter(slots)
         stack_values = tuple(stack)
+    if slot_locals:
+        live = set(site.live_locals)
+        merged = sorted(
+            [*zip(bound, values, strict=True), *((i, v) for i, v in slot_locals if i in live)],
+            key=operator.itemgetter(0),
+        )
+        bound, values = tuple(i for i, _ in merged), tuple(v for _, v in merged)
+    if view.site_dead[lasti]:
+        bound, values = _keep_pending_finally(view, lasti, slots, bound, values)
     exc = L.exception_being_handled(obj)
     return FrameState(kind, code, module, site, lasti, bound, values, null_mask, stack_values, exc, cells)
 

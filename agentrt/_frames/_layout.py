@@ -69,6 +69,9 @@ UNCHECKED_LOADS = (
     frozenset({"LOAD_FAST", "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST"}) if PY312_PLUS else frozenset()
 )
 FRAME_COMPLETED = 1
+# 3.13's ``bytecode`` accepts a cell or free variable as the argument of a local-slot op
+# (LOAD_FAST, STORE_FAST, LOAD_FAST_AND_CLEAR); 3.12's takes only a local's name.
+LOCAL_OPS_TAKE_CELLS = PY313_PLUS
 
 _FRAME_ATTR = {
     types.CoroutineType: operator.attrgetter("cr_frame"),

@@ -43,6 +43,8 @@ _UNCONDITIONAL = frozenset(
 _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
 _USE_ONE = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"})
 _DEF_ONE = frozenset({"STORE_FAST"})
+# Accesses that raise UnboundLocalError on an unbound local instead of reading NULL (3.12+).
+_CHECKED = frozenset({"LOAD_FAST_CHECK", "DELETE_FAST"})
 # Names whose presence means the function can read any local by name at run time.
 _INTROSPECTION = frozenset({"locals", "vars", "eval", "exec", "dir"})
 
@@ -160,6 +162,8 @@ def _analyze(code: CodeType) -> Analysis:
         else {}
     )
 
+    # Locals that are also cells hold a cell object in their slot, restored through the closure.
+    cell_locals = {i for i, name in enumerate(code.co_varnames) if name in code.co_cellvars}
     sites: dict[int, Site] = {}
     for n, instr in enumerate(instructions):
         if instr.opname != "YIELD_VALUE" or instr.offset not in depths:
@@ -191,7 +195,7 @@ def _analyze(code: CodeType) -> Analysis:
             stack_depth=depths[instr.offset] - 1,
             live_locals=tuple(sorted(after)),
             lineno=instr.positions.lineno if instr.positions else None,
-            must_bind=tuple(sorted(must & after)),
+            must_bind=tuple(sorted((must & after) - cell_locals)),
         )
 
     reads_by_name = bool(_INTROSPECTION & set(code.co_names))
@@ -285,18 +289,28 @@ def _liveness(
 
     With ``unchecked_only``, only unchecked loads count as uses: the result is the
     set of locals some path will read without a NULL check before writing them.
+    A *checked* access (``LOAD_FAST_CHECK``, ``DELETE_FAST``) ends such a path as a
+    store does: past it the local is bound, or it raised ``UnboundLocalError``
+    (and the raise goes on to the handler, which is why the exception edge of the
+    checking instruction itself is not cut).  This is the compiler's own rule for
+    emitting ``LOAD_FAST`` after a ``LOAD_FAST_CHECK`` of the same local, so a
+    local may be unbound at an await and still be read twice afterwards.
     """
     uses_defs = [
         _uses_defs(i) if not unchecked_only or i.opname in L.UNCHECKED_LOADS else ((), _uses_defs(i)[1])
         for i in instructions
     ]
+    checks: list[frozenset[int]] = [
+        frozenset((i.arg,)) if unchecked_only and i.opname in _CHECKED and i.arg is not None else frozenset()
+        for i in instructions
+    ]
     successors = []
+    handlers: list[int | None] = []
     for n, instr in enumerate(instructions):
         succ = _successors(instructions, n)
-        handler = handler_of(instr.offset)
-        if handler is not None:
-            succ.append(handler[0])
         successors.append([by_offset[s] for s in succ if s in by_offset])
+        handler = handler_of(instr.offset)
+        handlers.append(by_offset.get(handler[0]) if handler is not None else None)
     live_in: list[set[int]] = [set() for _ in instructions]
     changed = True
     while changed:
@@ -306,6 +320,11 @@ def _liveness(
             for s in successors[n]:
                 out |= live_in[s]
             uses, defs = uses_defs[n]
+            if checks[n]:
+                out -= checks[n]
+            handler = handlers[n]
+            if handler is not None:
+                out |= live_in[handler]
             new = (out - set(defs)) | {u for u in uses if u < nlocals}
             if new != live_in[n]:
                 live_in[n] = new

@@ -5,8 +5,12 @@ so agentrt synthesizes, per suspension site, a *resume code object*: the origina
 code with
 
 * one argument (the frame state list) instead of the original parameters,
-* cell variables turned into free variables, so the restored function is handed
-  the original cell objects through its closure and stays shared with closures,
+* the original cell objects of its cell variables handed in through the closure
+  (under hidden free-variable names) and stored into the cell variables' slots by
+  the prologue, so the restored function stays shared with its closures while its
+  cell variables stay cell variables (an inlined comprehension's ``MAKE_CELL`` /
+  ``LOAD_FAST_AND_CLEAR`` on them, and ``UnboundLocalError`` for an empty one,
+  behave as in the original),
 * a prologue right after ``RESUME 0`` that restores the exception being handled,
   the live locals and the value stack (NULL slots included), then jumps to the
   instruction that re-enters the suspended ``await`` / ``yield``.
@@ -33,10 +37,11 @@ from bytecode import Bytecode, CellVar, FreeVar, Instr, Label
 
 from agentrt._frames import _diskcache
 from agentrt._frames import _layout as L
+from agentrt._frames._errors import inconsistency
 from agentrt._frames._liveness import Site, SiteKind
-from agentrt.exceptions import UnsupportedSuspension
 
 STATE_ARG = ".agentrt_state"
+HIDDEN_CELL = ".agentrt_cell "  # closure name under which a cell variable's original cell comes in
 _VARARGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 
@@ -55,7 +60,7 @@ class ResumeShape:
 class ResumeCode:
     code: CodeType  # the synthesized code object
     original: CodeType
-    closure_names: tuple[str, ...]  # co_freevars of ``code``: original free vars then cell vars
+    closure_names: tuple[str, ...]  # co_freevars of ``code``: original free vars then hidden cell vars
     original_offset: dict[int, int]  # byte offset in ``code`` -> byte offset in ``original``
     shape: ResumeShape
 
@@ -121,10 +126,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
     original_instrs = [ins for ins in bc if isinstance(ins, Instr)]
     original_dis = [i for i in dis.get_instructions(original) if i.opcode != L.EXTENDED_ARG]
     if [i.name for i in original_instrs] != [i.opname for i in original_dis]:
-        raise UnsupportedSuspension(
-            f"cannot rebuild {original.co_qualname}: the bytecode library disagrees with dis about "
-            "its instructions (please report this with your Python version)"
-        )
+        raise inconsistency("the bytecode library disagrees with dis about its instructions", original)
     offset_of = {id(ins): d.offset for ins, d in zip(original_instrs, original_dis, strict=True)}
     target_instr = None
     if shape.site is not None:
@@ -134,21 +136,24 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         )
 
     cell_names = tuple(original.co_cellvars)
-    closure_names = tuple(original.co_freevars) + cell_names
+    closure_names = tuple(original.co_freevars) + tuple(HIDDEN_CELL + name for name in cell_names)
+    prelude_end = next(
+        (
+            n
+            for n, item in enumerate(bc)
+            if isinstance(item, Instr) and item.name == "RESUME" and item.arg == 0
+        ),
+        len(bc),
+    )
     body: list[object] = []
     copy_free_vars_seen = False
-    for item in bc:
+    for n, item in enumerate(bc):
         if isinstance(item, Instr):
-            if item.name == "MAKE_CELL":
-                continue
+            if item.name == "MAKE_CELL" and n < prelude_end:
+                continue  # the prologue puts the original cells in these slots
             if item.name == "COPY_FREE_VARS":
                 item.arg = len(closure_names)
                 copy_free_vars_seen = True
-            elif isinstance(item.arg, CellVar):
-                item.arg = FreeVar(item.arg.name)
-            elif isinstance(item.arg, str) and item.arg in cell_names and item.name.endswith("_FAST"):
-                # 3.13 loads an argument's cell with LOAD_FAST on the argument's slot
-                item.arg = FreeVar(item.arg)
         body.append(item)
     if closure_names and not copy_free_vars_seen:
         body.insert(0, Instr("COPY_FREE_VARS", len(closure_names)))
@@ -162,7 +167,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         None,
     )
     if resume_at is None:
-        raise UnsupportedSuspension(f"{original.co_qualname} has no RESUME 0 instruction to resume after")
+        raise inconsistency("the code has no RESUME 0 instruction to resume after", original)
     lineno = (shape.site.lineno if shape.site else None) or original.co_firstlineno
     prologue = _prologue(shape, lineno)
     if target_instr is not None:
@@ -170,7 +175,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         prologue.append(Instr("JUMP_FORWARD", label, lineno=lineno))
         target_at = next(n for n, item in enumerate(body) if item is target_instr)
         if target_at <= resume_at:
-            raise UnsupportedSuspension(f"{original.co_qualname}: resume target precedes RESUME 0")
+            raise inconsistency("the resume target precedes RESUME 0", original, lineno)
         body.insert(target_at, label)
     body[resume_at + 1 : resume_at + 1] = prologue
 
@@ -180,23 +185,23 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
     bc.argcount = 1
     bc.posonlyargcount = 0
     bc.kwonlyargcount = 0
-    bc.cellvars = []
+    bc.cellvars = list(cell_names)
     bc.freevars = list(closure_names)
     bc.flags = bc.flags & ~_VARARGS
     extra = 4 + len(shape.null_mask)
     try:
         code = bc.to_code(stacksize=original.co_stacksize + extra, compute_exception_stack_depths=False)
     except Exception as error:  # the bytecode library raises assorted types here
-        raise UnsupportedSuspension(
-            f"cannot synthesize resume code for {original.co_qualname}: {error}"
+        raise inconsistency(
+            f"cannot assemble resume code ({type(error).__name__}: {error})", original, lineno
         ) from error
     if code.co_freevars != closure_names:
-        raise UnsupportedSuspension(f"resume code of {original.co_qualname} reordered its free variables")
+        raise inconsistency("the resume code reordered its free variables", original, lineno)
 
     resumed_dis = [i for i in dis.get_instructions(code) if i.opcode != L.EXTENDED_ARG]
     resumed_instrs = [ins for ins in bc if isinstance(ins, Instr)]
     if len(resumed_dis) != len(resumed_instrs):
-        raise UnsupportedSuspension(f"resume code of {original.co_qualname} does not line up with its source")
+        raise inconsistency("the resume code does not line up with its source", original, lineno)
     original_offset = {
         d.offset: offset_of[id(ins)]
         for ins, d in zip(resumed_instrs, resumed_dis, strict=True)
@@ -216,6 +221,18 @@ def _prologue(shape: ResumeShape, lineno: int) -> list[Instr]:
         ]
 
     out: list[Instr] = []
+    for name in shape.code.co_cellvars:
+        # The original cell object, handed in through the closure under a hidden name, goes into
+        # the cell variable's own slot: the code keeps its cell variables (an empty one raises
+        # UnboundLocalError, as in the original, not NameError as a free variable would).
+        hidden = FreeVar(HIDDEN_CELL + name)
+        if L.LOCAL_OPS_TAKE_CELLS:
+            out += [
+                Instr("LOAD_FAST", hidden, lineno=lineno),
+                Instr("STORE_FAST", CellVar(name), lineno=lineno),
+            ]
+        else:
+            out += [Instr("LOAD_CLOSURE", hidden, lineno=lineno), Instr("STORE_FAST", name, lineno=lineno)]
     if shape.has_exc:
         # Make the restored exception "the one being handled" (sys.exc_info(), bare raise).
         out += item(0)

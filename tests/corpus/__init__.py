@@ -9,6 +9,7 @@ from tests.corpus import (  # noqa: F401  (imported for their registrations)
     calls,
     comps,
     contexts,
+    exact,
     excs,
     exprs,
     gens,
@@ -19,6 +20,6 @@ from tests.corpus import (  # noqa: F401  (imported for their registrations)
 )
 from tests.corpus.registry import CASES, EXPECTED, Case
 
-MODULES = ("loops", "excs", "contexts", "exprs", "comps", "gens", "calls", "state")
+MODULES = ("loops", "excs", "contexts", "exprs", "comps", "gens", "calls", "state", "exact")
 
 __all__ = ["CASES", "EXPECTED", "MODULES", "Case"]

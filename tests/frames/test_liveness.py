@@ -3,6 +3,7 @@
 import re
 import threading
 
+from agentrt._frames import _layout as L
 from agentrt._frames._liveness import SiteKind, analyze
 from agentrt.lowlevel import suspend
 
@@ -120,3 +121,34 @@ def test_site_kinds():
     assert {s.kind for s in analyze(plain_generator.__code__).sites.values()} == {SiteKind.YIELD}
     kinds = sorted(s.kind.value for s in analyze(async_generator.__code__).sites.values())
     assert kinds == ["async-yield", "await"]
+
+
+def must_bind_names(fn):
+    code = fn.__code__
+    return [
+        {code.co_varnames[i] for i in site.must_bind}
+        for site in sorted(analyze(code).sites.values(), key=lambda s: s.yield_offset)
+    ]
+
+
+async def _read_twice_after_check(p):
+    if p:
+        y = 1
+    await suspend("a")
+    if p:
+        return [y, y]  # LOAD_FAST_CHECK y, then LOAD_FAST y (3.12+)
+    return None
+
+
+async def _unchecked_read_on_another_path(p):
+    y = 1
+    await suspend("a")
+    return y
+
+
+def test_a_checked_read_ends_the_unchecked_path():
+    """A local needs to be bound at an await only if some path from it reaches an unchecked read
+    without first passing a checked read or a store of that local."""
+    assert [names - {"p"} for names in must_bind_names(_read_twice_after_check)] == [set()]
+    expected = [{"y"}] if L.UNCHECKED_LOADS else [set()]
+    assert [names - {"p"} for names in must_bind_names(_unchecked_read_on_another_path)] == expected
