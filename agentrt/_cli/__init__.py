@@ -7,7 +7,8 @@ from typing import Any
 
 def register_run_commands(commands: Any) -> None:
     """Add ``run``, ``resume``, ``runs`` and ``show`` to the ``agentrt`` command."""
-    from agentrt._cli import drive, inspect_cmds
+    from agentrt._cli import drive, inspect_cmds, serve
 
     drive.register(commands)
     inspect_cmds.register(commands)
+    serve.register(commands)

@@ -91,6 +91,19 @@ def fail(message: str, code: int) -> int:
     return code
 
 
+def cli_hint(exc: BaseException) -> str:
+    """What to type on the command line, added to an error whose message speaks the Python API."""
+    if isinstance(exc, RunNotFound):
+        return " (with the command line: `agentrt runs` lists the runs; check --store / AGENTRT_STORE)"
+    if isinstance(exc, NotWaiting):
+        return " (with the command line: agentrt resume RUN_ID --reply JSON)"
+    if isinstance(exc, MissingExecutor):
+        return " (or --executors MODULE:ATTR on the command line)"
+    if isinstance(exc, RunExists):
+        return " (with the command line: choose another --run-id)"
+    return ""
+
+
 def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Run a command handler: a known error becomes one line on stderr and an exit code, no traceback."""
 
@@ -101,9 +114,9 @@ def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
             print("agentrt: interrupted; the run stays resumable (agentrt resume RUN_ID)", file=sys.stderr)
             return 130
         except (AgentSpecError, SchemaError, RunNotFound, NotWaiting, RunExists) as exc:
-            return fail(str(exc), EXIT_USAGE)
+            return fail(str(exc) + cli_hint(exc), EXIT_USAGE)
         except MissingExecutor as exc:
-            return fail(f"MissingExecutor: {exc}", EXIT_USAGE)
+            return fail(f"MissingExecutor: {exc}{cli_hint(exc)}", EXIT_USAGE)
         except (StoreError, LeaseHeld, LeaseLost) as exc:
             return fail(str(exc), EXIT_HOST)
         except AgentrtError as exc:
@@ -185,6 +198,30 @@ def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
         obj["parent_id"] = rec.parent_id
     if rec.usage:
         obj["usage"] = rec.usage
+    return obj
+
+
+def show_object(store: Store, rec: RunRecord, events: int | None = None) -> dict[str, Any]:
+    """What ``agentrt show --json`` prints (and ``GET /runs/{id}`` answers): the result object, the
+    input, the checkpoint history, the children and the recorded events (the newest ``events``)."""
+    obj = result_object(rec)
+    obj.update(
+        {
+            "input": rec.input,
+            "created_at": rec.created_at,
+            "updated_at": rec.updated_at,
+            "lease_owner": rec.lease_owner if rec.lease_live() else None,
+            "checkpoints": [
+                {"seq": c.seq, "size_bytes": c.size_bytes, "created_at": c.created_at, "request": c.pending}
+                for c in store.list_checkpoints(rec.run_id)
+            ],
+            "children": [{"run_id": c.run_id, "status": c.status} for c in store.children(rec.run_id)],
+            "events": [
+                {"seq": e.seq, "n": e.n, "kind": e.kind, "level": e.level, "data": e.data, "at": e.created_at}
+                for e in store.list_events(rec.run_id, limit=events)
+            ],
+        }
+    )
     return obj
 
 

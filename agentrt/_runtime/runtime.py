@@ -24,7 +24,7 @@ import functools
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -32,6 +32,7 @@ import attrs
 
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
 from agentrt._runtime.encoding import decode_error, decode_value, encode_error, encode_value, error_record
+from agentrt._runtime.stream import EventStream
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
 from agentrt._sdk.errors import (
     AgentSpecError,
@@ -54,7 +55,16 @@ from agentrt.llm.errors import MissingExecutor, ModelCallBudgetExceeded
 from agentrt.llm.requests import ModelCall
 from agentrt.lowlevel import Done, Machine
 from agentrt.observe import TraceEvent, trace_type
-from agentrt.stores.base import EventRow, LeaseLost, NewRun, RunRecord, Store, add_usage, make_owner
+from agentrt.stores.base import (
+    EventRow,
+    LeaseLost,
+    NewRun,
+    RunRecord,
+    Store,
+    StreamEvent,
+    add_usage,
+    make_owner,
+)
 
 __all__ = ["DEFAULT_STEP_BUDGET_SECONDS", "Runtime", "RuntimeEvent", "summarize"]
 
@@ -135,8 +145,10 @@ def _members(payload: Any) -> tuple[Any, ...]:
 class Runtime:
     """Drives many durable runs at once inside an asyncio program.
 
-    ``store`` defaults to the SQLite store at ``AGENTRT_STORE`` or
-    ``.agentrt/agentrt.db``.  ``max_workers`` bounds the thread pool of sync
+    ``store`` is a store object, or a location for :func:`agentrt.stores.open_store` (a SQLite file
+    path, ``sqlite:///path``, ``memory:``); None: the SQLite store at ``AGENTRT_STORE`` or
+    ``.agentrt/agentrt.db``.  Every event of every run is also appended to the run's durable
+    stream in the store (:meth:`events`, :meth:`subscribe`).  ``max_workers`` bounds the thread pool of sync
     tools.  ``step_budget_seconds`` (None: no limit) stops an agent computing
     longer than that between two awaits (AR110).  ``lease_seconds`` is how long
     another process must wait before taking over a run whose driver vanished
@@ -158,7 +170,7 @@ class Runtime:
 
     def __init__(
         self,
-        store: Store | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
         *,
         max_workers: int = 16,
         step_budget_seconds: float | None = DEFAULT_STEP_BUDGET_SECONDS,
@@ -171,10 +183,15 @@ class Runtime:
         on_result: Callable[[ExecutorRequest, Any], None] | None = None,
         on: dict[str, Callable[[Any], None]] | None = None,
     ) -> None:
-        if store is None:
+        if store is None or isinstance(store, str | os.PathLike):
             from agentrt.stores import open_store
 
-            store = open_store(None)
+            store = open_store(None if store is None else os.fspath(store))
+        elif not hasattr(store, "create_run"):
+            raise TypeError(
+                f"Runtime(store=...) takes a store object (agentrt.stores.SqliteStore, MemoryStore, ...), "
+                f"a SQLite file path or a store URL, got {type(store).__name__}"
+            )
         self.store: Store = store
         self.owner = make_owner()
         self.lease_seconds = float(lease_seconds)
@@ -189,6 +206,8 @@ class Runtime:
         self._tracers: list[Callable[[TraceEvent], None]] = (
             list(on_trace) if isinstance(on_trace, list) else [on_trace] if on_trace is not None else []
         )
+        self._stream = EventStream(self.store)
+        self._tracers.insert(0, self._stream)
         self._on_chunk = on_chunk
         self._on_result = on_result
         self._on_emitted: dict[str, Callable[[Any], None]] = dict(on or {})
@@ -217,6 +236,7 @@ class Runtime:
             raise RuntimeError("this Runtime is closed; create a new one")
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
+            self._stream.bind(self._loop)
             self._changed = asyncio.Event()
             self._renewer = self._loop.create_task(self._renew_leases())
 
@@ -352,7 +372,7 @@ class Runtime:
             )
         raise NotWaiting(
             f"run {rec.run_id!r} is not waiting for a reply (status {rec.status}, {what}); "
-            "only a run paused on task.ui.ask(...) takes --reply"
+            "only a run paused on task.ui.ask(...) takes Runtime.reply(...)"
         )
 
     def _descendants(self, rec: RunRecord) -> list[RunRecord]:
@@ -378,9 +398,28 @@ class Runtime:
             first.kind,
             first.where,
             f"this runtime has no {' / '.join(kinds)} executor, but {sites}. Pass "
-            f"Runtime(executors=Executors({', '.join(k + '=...' for k in kinds)})) "
-            "(or --executors MODULE:ATTR on the command line)",
+            f"Runtime(executors=Executors({', '.join(k + '=...' for k in kinds)}))",
         )
+
+    def runs(self, status: str | None = None, limit: int | None = None) -> list[RunRecord]:
+        """The runs in the store, newest first; ``status`` keeps only those with that status."""
+        return self.store.list_runs(status=status, limit=limit)
+
+    def events(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
+        """The run's stored events with id > ``after`` (ids count 1, 2, 3... per run), oldest first.
+
+        The same ids are what :meth:`subscribe` yields and what ``agentrt serve`` sends as SSE ids,
+        so a reader that saw up to ``N`` resumes with ``after=N`` and misses nothing.
+        """
+        self._get(run_id)
+        return self._stream.events(run_id, after, limit)
+
+    def subscribe(self, run_id: str, after: int = 0) -> AsyncIterator[StreamEvent]:
+        """Iterate the run's events after ``after``: the stored ones, then each new one as it happens,
+        until the run's end event (``completed`` / ``failed``).  Works for runs driven by other processes
+        too (it re-reads the store while nothing happens here)."""
+        self._get(run_id)
+        return self._stream.subscribe(run_id, after)
 
     def status(self, run_id: str) -> RunRecord:
         """The run's record as stored now (status, output or error, pending request, ...)."""
