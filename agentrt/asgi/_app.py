@@ -266,16 +266,17 @@ class _Api:
         return JSONResponse(to_json(dump))
 
     async def events(self, request: Request) -> Response:
-        rec = await self.visible_run(request)
         after_text = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
         if not after_text.strip().isdigit():
             raise ApiError(
                 422, "invalid_field", "Last-Event-ID / query 'after': must be an event id (integer)"
             )
         after = int(after_text)
+        rec = await self.visible_run(request)
         return EventSourceResponse(
             self._sse(rec.run_id, after),
             ping=self.ping_seconds,
+            sep="\n",  # one-byte line ends: no client can see half of a CR LF split across reads
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
 

@@ -117,6 +117,10 @@ def sse_events(response: httpx.Response) -> Iterator[tuple[str | None, str, dict
     from httpx_sse import EventSource
 
     for sse in EventSource(response).iter_sse():
+        if not sse.data:
+            # httpx-sse dispatches a data-less "message" after a keep-alive comment once an id was seen;
+            # the SSE spec (and browsers) drop an event without data.
+            continue
         yield (sse.id or None, sse.event, json.loads(sse.data))
 
 

@@ -70,7 +70,7 @@ class Answer:
 async def run_asker(input: Question, task: Task) -> Answer:
     await task.tools.tick(i=1)
     reply = await task.ui.ask({"question": input.question})
-    note = f"got {reply!r}"
+    note = f"{input.question} got {reply!r}"
     return Answer(reply, note)
 
 
