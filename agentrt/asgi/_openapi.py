@@ -103,6 +103,17 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 },
             ],
         },
+        "StreamEvent": {
+            "type": "object",
+            "description": "one server-sent event: `id` the run's durable event id (absent only on an `end` "
+            "sent for a run whose end was not recorded), `event` its kind, `data` JSON text",
+            "required": ["event", "data"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^[0-9]+$"},
+                "event": {"type": "string"},
+                "data": {"type": "string"},
+            },
+        },
         "Dump": {
             "type": "object",
             "description": "as `agentrt dump ID --json` prints it: source, header, frames "
@@ -189,7 +200,7 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "responses": {
                     "200": {
                         "description": "the event stream",
-                        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                        "content": {"text/event-stream": {"schema": _ref("StreamEvent")}},
                     },
                     **_errors(*auth, *tenant, 404, 422),
                 },

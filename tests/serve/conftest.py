@@ -33,7 +33,10 @@ def free_port() -> int:
 class Server:
     """One server process; ``restart()`` starts it again on the same port and store."""
 
-    def __init__(self, store: Path, tmp: Path, *, token: str | None = TOKEN, host_app: bool = False) -> None:
+    def __init__(
+        self, store: Path, tmp: Path, *, token: str | None = TOKEN, host_app: bool = False, agents: str = ""
+    ) -> None:
+        self.agents = agents
         self.store = store
         self.tmp = tmp
         self.token = token
@@ -57,6 +60,7 @@ class Server:
         env.pop("AGENTRT_TOKEN", None)
         if self.host_app:
             cmd = [sys.executable, str(HERE / "host_app.py"), str(self.store), str(self.port)]
+            cmd += [self.agents] if self.agents else []
         else:
             cmd = [sys.executable, "-m", "agentrt", "serve", "--import", "serve_agents", "--store", str(self.store)]
             cmd += ["--port", str(self.port)] + (["--token", self.token] if self.token else [])

@@ -96,3 +96,17 @@ async def run_slow(input: Slow, task: Task) -> SlowDone:
 
 
 slow = agent(input=Slow, output=SlowDone, tools=[tick, slow_step, *ui_tools], run=run_slow, name="slow")
+
+
+@attrs.frozen
+class Echo:
+    text: str = ""
+    count: int = 0
+
+
+async def run_echo(input: Echo, task: Task) -> Echo:
+    await task.ui.notify(input.text[:50])
+    return input
+
+
+echo = agent(input=Echo, output=Echo, tools=[*ui_tools], run=run_echo, name="echo")
