@@ -208,6 +208,18 @@ function handleEvent(ev, runId) {
 
 // ---------------------------------------------------------------- the frame dump
 
+function describePending(dump) {
+  const p = dump.pending_summary;
+  if (!p) return valueText(dump.pending);
+  switch (p.kind) {
+    case "ask": return "ask " + short(p.prompt, 200);
+    case "tool": case "agent": return p.kind + " " + p.name + "(" + short(p.kwargs || p.input, 160) + ")";
+    case "llm": return "llm " + p.method + " " + (p.model || "") + ": " + short(p.prompt, 160);
+    case "sleep": return "sleep until " + new Date(p.until * 1000).toISOString();
+    default: return short(p, 200);
+  }
+}
+
 function valueText(v) { return v ? v.repr + "  : " + v.type : "∅"; }
 
 function vars(title, list) {
@@ -228,7 +240,7 @@ async function refreshDump() {
   const parts = [];
   parts.push(el("p", { class: "muted" }, "checkpoint seq " + dump.source.seq + (dump.source.latest ? " (newest)" : "")));
   if (dump.pending_summary || dump.pending) {
-    parts.push(el("div", { class: "pending", id: "pending" }, "pending: " + (dump.pending_summary || valueText(dump.pending))));
+    parts.push(el("div", { class: "pending", id: "pending" }, "pending: " + describePending(dump)));
   }
   if (dump.frames_error) parts.push(el("p", { class: "error" }, dump.frames_error));
   for (const f of dump.frames || []) {
