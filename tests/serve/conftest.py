@@ -62,7 +62,16 @@ class Server:
             cmd = [sys.executable, str(HERE / "host_app.py"), str(self.store), str(self.port)]
             cmd += [self.agents] if self.agents else []
         else:
-            cmd = [sys.executable, "-m", "agentrt", "serve", "--import", "serve_agents", "--store", str(self.store)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "agentrt",
+                "serve",
+                "--import",
+                "serve_agents",
+                "--store",
+                str(self.store),
+            ]
             cmd += ["--port", str(self.port)] + (["--token", self.token] if self.token else [])
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(cmd, cwd=self.tmp, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -1,6 +1,6 @@
 """A host service embedding agentrt: create_app with a tenant hook (header X-Tenant), no token.
 
-    python host_app.py STORE PORT [AGENT,AGENT...]   (names in serve_agents; default steps,asker)
+python host_app.py STORE PORT [AGENT,AGENT...]   (names in serve_agents; default steps,asker)
 """
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 import sys
 
+import serve_agents
 import uvicorn
 
-import serve_agents
 from agentrt import Runtime
 from agentrt.asgi import create_app
 

@@ -37,8 +37,12 @@ def test_start_show_list_and_events_of_a_finished_run(server: Server) -> None:
         listed = c.get("/runs").json()["runs"]
         assert run_id in [r["run_id"] for r in listed]
         completed = c.get("/runs", params={"status": "completed"}).json()["runs"]
-        assert all(r["status"] == "completed" for r in completed) and run_id in [r["run_id"] for r in completed]
-        assert run_id not in [r["run_id"] for r in c.get("/runs", params={"status": "waiting"}).json()["runs"]]
+        assert all(r["status"] == "completed" for r in completed) and run_id in [
+            r["run_id"] for r in completed
+        ]
+        assert run_id not in [
+            r["run_id"] for r in c.get("/runs", params={"status": "waiting"}).json()["runs"]
+        ]
         # An already-finished run: the whole history, then `end` at once, then the stream closes.
         with c.stream("GET", f"/runs/{run_id}/events") as response:
             assert response.headers["content-type"].startswith("text/event-stream")
@@ -122,7 +126,11 @@ def test_dump_shows_frames_locals_and_the_pending_request(server: Server) -> Non
 
 def test_errors_bad_json_unknown_agent_unknown_run(server: Server) -> None:
     with server.client() as c:
-        msg = error_of(c.post("/runs", content=b"{not json", headers={"content-type": "application/json"}), 400, "bad_json")
+        msg = error_of(
+            c.post("/runs", content=b"{not json", headers={"content-type": "application/json"}),
+            400,
+            "bad_json",
+        )
         assert "not valid JSON" in msg
         assert "JSON object" in error_of(c.post("/runs", json=[1, 2]), 422, "invalid_body")
         assert "'agent'" in error_of(c.post("/runs", json={"input": {}}), 422, "invalid_field")
@@ -130,7 +138,9 @@ def test_errors_bad_json_unknown_agent_unknown_run(server: Server) -> None:
         for name in ("os:system", "serve_agents:tick", "tests.runtime.agents:adder", "nope"):
             msg = error_of(c.post("/runs", json={"agent": name, "input": {}}), 404, "unknown_agent")
             assert repr(name) in msg and "--import" in msg
-        msg = error_of(c.post("/runs", json={"agent": "steps", "input": {"n": "three"}}), 422, "invalid_input")
+        msg = error_of(
+            c.post("/runs", json={"agent": "steps", "input": {"n": "three"}}), 422, "invalid_input"
+        )
         assert "n" in msg
         for path in ("/runs/nope", "/runs/nope/dump", "/runs/nope/events"):
             assert "'nope'" in error_of(c.get(path), 404, "unknown_run")
@@ -144,7 +154,12 @@ def test_errors_bad_json_unknown_agent_unknown_run(server: Server) -> None:
 
 def test_missing_or_wrong_token_is_401(server: Server) -> None:
     with httpx.Client(base_url=server.url, timeout=10) as anon:
-        for method, path in (("GET", "/runs"), ("POST", "/runs"), ("GET", "/runs/x/events"), ("GET", "/openapi.json")):
+        for method, path in (
+            ("GET", "/runs"),
+            ("POST", "/runs"),
+            ("GET", "/runs/x/events"),
+            ("GET", "/openapi.json"),
+        ):
             response = anon.request(method, path)
             assert "Authorization: Bearer" in error_of(response, 401, "unauthorized")
             assert response.headers["www-authenticate"] == "Bearer"
@@ -172,8 +187,14 @@ def test_openapi_document_lists_every_endpoint(server: Server) -> None:
         doc = c.get("/openapi.json").json()
     assert doc["openapi"].startswith("3.")
     assert set(doc["paths"]) == {
-        "/runs", "/runs/{run_id}", "/runs/{run_id}/reply", "/runs/{run_id}/cancel",
-        "/runs/{run_id}/events", "/runs/{run_id}/dump", "/", "/openapi.json",
+        "/runs",
+        "/runs/{run_id}",
+        "/runs/{run_id}/reply",
+        "/runs/{run_id}/cancel",
+        "/runs/{run_id}/events",
+        "/runs/{run_id}/dump",
+        "/",
+        "/openapi.json",
     }
     assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     assert "serve_agents:steps" in doc["components"]["schemas"]["StartRun"]["properties"]["agent"]["enum"]

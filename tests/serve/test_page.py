@@ -70,7 +70,9 @@ def test_page_lists_runs_follows_events_shows_frames_and_answers(
     page = browser_page
     expect = playwright_api.expect
     with fresh_server.client() as c:
-        done = c.post("/runs", json={"agent": "steps", "input": {"n": 2}, "run_id": "steps-1"}).json()["run_id"]
+        done = c.post("/runs", json={"agent": "steps", "input": {"n": 2}, "run_id": "steps-1"}).json()[
+            "run_id"
+        ]
         asking = c.post(
             "/runs", json={"agent": "asker", "input": {"question": "Ship release 1.4?"}, "run_id": "ask-1"}
         ).json()["run_id"]
@@ -108,7 +110,9 @@ def test_page_lists_runs_follows_events_shows_frames_and_answers(
         final = wait_status(c, asking, ("completed",))
         assert final["output"]["reply"] == {"approve": True}
         # Every event the page showed, once, in order, as the store has them.
-        shown = page.locator("#events li").evaluate_all("els => els.map(e => [Number(e.value), e.dataset.kind])")  # type: ignore[attr-defined]
+        shown = page.locator("#events li").evaluate_all(
+            "els => els.map(e => [Number(e.value), e.dataset.kind])"
+        )  # type: ignore[attr-defined]
         from tests.serve.conftest import sse_events
 
         with c.stream("GET", f"/runs/{asking}/events") as response:
