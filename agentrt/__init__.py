@@ -7,6 +7,7 @@ from agentrt._codec import serializable as serializable
 from agentrt._runtime import Runtime as Runtime
 from agentrt._sdk import Agent as Agent
 from agentrt._sdk import AgentSpecError as AgentSpecError
+from agentrt._sdk import Cancelled as Cancelled
 from agentrt._sdk import Fulfilled as Fulfilled
 from agentrt._sdk import LeaseHeld as LeaseHeld
 from agentrt._sdk import NotWaiting as NotWaiting
@@ -44,6 +45,7 @@ __all__ = [
     "Agent",
     "AgentSpecError",
     "AgentrtError",
+    "Cancelled",
     "CannotCrossAwait",
     "CorruptBlob",
     "Done",

@@ -6,8 +6,9 @@ call is dispatched), ``chunk`` (a streamed model chunk), ``result``,
 ``checkpoint``, ``emit`` / ``notify`` / ``log`` (what the agent recorded),
 ``waiting``, ``reply`` and ``end`` (completed or failed) -- each with ``run_id``,
 a per-run ``seq`` (in this process, from 0) and a wall-clock timestamp.
-Observers only watch: what they raise is swallowed, and a run behaves the same
-with none attached.
+Observers only watch, and a run behaves the same with none attached; one that
+raises is logged once and switched off (see :mod:`agentrt._runtime.observation`).
+In tests, :func:`agentrt.testing.capture_trace` collects the events.
 
 Sinks: :class:`JsonlTraceExporter` (one JSON object per line, the eval/export
 format) and :class:`StructlogTraceSink` (through structlog's processors, which

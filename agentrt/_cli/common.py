@@ -10,10 +10,10 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agentrt._runtime.runtime import RuntimeEvent
 from agentrt._sdk.errors import AgentSpecError, LeaseHeld, NotWaiting, RunExists, RunNotFound, SchemaError
 from agentrt.exceptions import AgentrtError
 from agentrt.llm.errors import MissingExecutor
+from agentrt.observe import TraceEvent
 from agentrt.stores import Store, StoreError, open_store
 from agentrt.stores.base import LeaseLost, RunRecord
 
@@ -40,7 +40,8 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
         "--store",
         metavar="S",
         default=None,
-        help="store: a SQLite file path or 'memory' (default: $AGENTRT_STORE or .agentrt/agentrt.db)",
+        help="store: a SQLite file path, sqlite:///PATH, postgresql://USER:PASS@HOST:PORT/DB or memory: "
+        "(default: $AGENTRT_STORE or .agentrt/agentrt.db)",
     )
 
 
@@ -179,11 +180,12 @@ def lease_seconds() -> float:
 def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
     """What ``--json`` prints: run_id, status, output or error, and what the run waits on."""
     obj: dict[str, Any] = {"run_id": rec.run_id, "status": rec.status, "agent": rec.agent}
+    if not rec.finished:
+        obj["interrupted"] = rec.interrupted  # running, but no live process drives it
     if rec.status == "completed":
         obj["output"] = rec.output
-    elif rec.status == "failed":
-        error = dict(rec.error or {})
-        obj["error"] = error
+    elif rec.status in ("failed", "cancelled"):
+        obj["error"] = dict(rec.error or {})
     else:
         obj["seq"] = rec.seq
         if rec.pending is not None:
@@ -192,8 +194,10 @@ def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
             obj["waiting_on"] = rec.waiting_on
         if (rec.pending or {}).get("kind") == "ask":
             obj["prompt"] = rec.pending.get("prompt")
-        if rec.status == "running":
-            obj["interrupted"] = not rec.lease_live()
+    if rec.priority:
+        obj["priority"] = rec.priority
+    if rec.cancel_requested and not rec.finished:
+        obj["cancel_requested"] = True
     if rec.parent_id:
         obj["parent_id"] = rec.parent_id
     if rec.usage:
@@ -241,6 +245,10 @@ def print_result(rec: RunRecord, as_json: bool, out: TextIO | None = None) -> in
         elif rec.status == "failed":
             error = rec.error or {}
             print(f"run {rec.run_id} failed: {error.get('type')}: {error.get('message')}", file=out)
+        elif rec.status == "cancelled":
+            print(f"run {rec.run_id} was cancelled", file=out)
+        elif rec.status == "queued":
+            print(f"run {rec.run_id} is queued for a worker (agentrt worker)", file=out)
         elif rec.status == "waiting":
             pending = rec.pending or {}
             if rec.waiting_on == "reply" or pending.get("kind") == "ask":
@@ -266,7 +274,7 @@ def print_result(rec: RunRecord, as_json: bool, out: TextIO | None = None) -> in
 
 
 class Progress:
-    """Observer of runtime events: live lines on a terminal, or structlog JSON lines."""
+    """Trace observer: live lines on a terminal, or structlog JSON lines."""
 
     def __init__(self, mode: str, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -288,7 +296,7 @@ class Progress:
         self._started = time.monotonic()
         self._streaming: tuple[Any, ...] | None = None  # the request whose chunks are being printed
 
-    def __call__(self, event: RuntimeEvent) -> None:
+    def __call__(self, event: TraceEvent) -> None:
         if self.mode == "none":
             return
         if self.mode == "json":
@@ -314,7 +322,7 @@ class Progress:
             elapsed = time.monotonic() - self._started
             print(f"[{elapsed:6.2f}s] {line}", file=self.stream, flush=True)
 
-    def _stream_chunk(self, event: RuntimeEvent) -> None:
+    def _stream_chunk(self, event: TraceEvent) -> None:
         """Streamed model text, live, on one line per request (what a terminal user expects to see)."""
         key = (event.run_id, event.data.get("seq"), event.data.get("idx"))
         if self._streaming != key:
@@ -326,7 +334,7 @@ class Progress:
             self._streaming = key
         print(str(event.data.get("chunk", "")).replace("\n", " "), end="", file=self.stream, flush=True)
 
-    def _pretty(self, e: RuntimeEvent) -> str | None:
+    def _pretty(self, e: TraceEvent) -> str | None:
         d = e.data
         run = e.run_id
         if e.kind == "started":

@@ -66,7 +66,7 @@ def register(commands: Any) -> None:
 
 
 def _runtime(store: Store, args: argparse.Namespace) -> Runtime:
-    tracers: list[Any] = []
+    tracers: list[Any] = [Progress(args.log_format)]
     if args.trace:
         tracers.append(JsonlTraceExporter(args.trace))
     extra: dict[str, Any] = {}
@@ -76,7 +76,6 @@ def _runtime(store: Store, args: argparse.Namespace) -> Runtime:
         store,
         step_budget_seconds=step_budget(args),
         lease_seconds=lease_seconds(),
-        observers=[Progress(args.log_format)],
         executors=executors(args),
         on_trace=tracers,
         **extra,

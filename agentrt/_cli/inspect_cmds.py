@@ -27,7 +27,11 @@ def register(commands: Any) -> None:
     runs.add_argument(
         "--limit", type=int, default=50, metavar="N", help="at most N runs (default 50; 0 = all)"
     )
-    runs.add_argument("--json", action="store_true", help="print a JSON array")
+    runs.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"runs": [{"run_id", "status", "agent", "interrupted", ...}]}',
+    )
     add_store_option(runs)
     runs.set_defaults(handler=guarded(cmd_runs))
 
@@ -58,6 +62,10 @@ def _detail(rec: RunRecord) -> str:
         return f"{err.get('type')}: {err.get('message')}"[:70]
     if rec.status == "completed":
         return json.dumps(rec.output)[:70]
+    if rec.status == "cancelled":
+        return "cancelled"
+    if rec.status == "queued":
+        return "queued for a worker" + (f" (priority {rec.priority})" if rec.priority else "")
     pending = rec.pending or {}
     kind = pending.get("kind")
     if rec.status == "waiting":
@@ -73,7 +81,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     try:
         runs = store.list_runs(status=args.status, limit=args.limit or None)
         if args.json:
-            print(json.dumps([result_object(r) for r in runs]))
+            print(json.dumps({"runs": [{**result_object(r), "interrupted": r.interrupted} for r in runs]}))
             return 0
         if not runs:
             print(

@@ -1,7 +1,7 @@
 """``agentrt serve``: the HTTP API and the runs page (:mod:`agentrt.asgi`) under uvicorn.
 
-Until workers land, the server drives the runs it starts and recovers its own
-(interrupted ones, and waiting ones whose reply arrived while it was down).
+The server is also a worker: its runtime claims and drives the store's runnable runs
+(queued ones, interrupted ones, due timers, runs whose reply arrived while it was down).
 """
 
 from __future__ import annotations

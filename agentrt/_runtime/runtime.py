@@ -14,59 +14,63 @@ dispatched again (at-least-once), with the same idempotency key ``RUN:SEQ``.
 
 A run that waits for a reply, a timer or a child run leaves memory: its driver
 ends, the machine is dropped, and the run costs one row until something wakes it.
+
+As a worker (``async with Runtime(store=...)``, the default) the runtime also
+claims every runnable run of its store (:mod:`agentrt._runtime.worker`): queued
+runs, interrupted ones, due timers, runs whose reply or children arrived.  Every
+write of a driver carries the lease epoch it was claimed under, so a driver that
+lost its run (paused past its lease) can never write (:class:`LeaseLost`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import os
 import time
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import attrs
-
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
+from agentrt._runtime.dispatch import Dispatcher
 from agentrt._runtime.encoding import decode_error, decode_value, encode_error, encode_value, error_record
+from agentrt._runtime.leases import Leases
+from agentrt._runtime.observation import Observation, TraceObserver
+from agentrt._runtime.pending import (
+    REQUESTS,
+    answered_in_store,
+    describe_pending,
+    parked_on,
+    summarize,
+    verdict,
+    waits_outside,
+)
+from agentrt._runtime.state import START, LiveRun
 from agentrt._runtime.stream import EventStream
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
 from agentrt._sdk.errors import (
     AgentSpecError,
+    Cancelled,
     LeaseHeld,
     NotWaiting,
     RunFailed,
     RunNotFound,
     SchemaError,
     StepBudgetExceeded,
-    ToolError,
 )
-from agentrt._sdk.requests import REQUEST_TYPES, Ask, ChildRun, Fulfilled, Gather, Rejected, Sleep, ToolCall
+from agentrt._sdk.requests import Ask
 from agentrt._sdk.schema import jsonable_or_repr, to_jsonable
 from agentrt._sdk.task import StepRecorder, recording
-from agentrt._sdk.tools import IDEMPOTENCY_PARAM, Tool
-from agentrt.llm._contract import ExecutorRequest, Usage, as_executors
-from agentrt.llm._host import Outcome, build_request, execute
+from agentrt.llm._contract import ExecutorRequest, as_executors
 from agentrt.llm._needs import missing
 from agentrt.llm.errors import MissingExecutor, ModelCallBudgetExceeded
-from agentrt.llm.requests import ModelCall
 from agentrt.lowlevel import Done, Machine
-from agentrt.observe import TraceEvent, trace_type
-from agentrt.stores.base import (
-    EventRow,
-    LeaseLost,
-    NewRun,
-    RunRecord,
-    Store,
-    StreamEvent,
-    add_usage,
-    make_owner,
-)
+from agentrt.observe import TraceEvent
+from agentrt.stores.base import EventRow, LeaseLost, NewRun, RunRecord, Store, StreamEvent
 
-__all__ = ["DEFAULT_STEP_BUDGET_SECONDS", "Runtime", "RuntimeEvent", "summarize"]
+__all__ = ["DEFAULT_STEP_BUDGET_SECONDS", "Runtime", "summarize"]
 
 DEFAULT_STEP_BUDGET_SECONDS = 5.0
 DEFAULT_MAX_MODEL_CALLS = 100
@@ -74,147 +78,119 @@ DEFAULT_LEASE_SECONDS = 10.0
 _LOCAL_PREFIX = "<local>:"
 
 
-@attrs.frozen
-class RuntimeEvent:
-    """What the runtime reports to observers (the CLI's live progress and JSON logs)."""
-
-    kind: str  # started resumed checkpoint tool_started tool_finished child_started notify log emit
-    #            waiting completed failed
-    run_id: str
-    data: dict[str, Any] = attrs.field(factory=dict)
-    at: float = attrs.field(factory=time.time)
-
-
-def summarize(request: Any) -> dict[str, Any]:
-    """A JSON description of a pending request (kept with each checkpoint, shown by ``agentrt show``)."""
-    if isinstance(request, ToolCall):
-        return {"kind": "tool", "name": request.name, "kwargs": jsonable_or_repr(request.kwargs)}
-    if isinstance(request, ChildRun):
-        return {"kind": "agent", "name": request.name, "input": jsonable_or_repr(request.kwargs)}
-    if isinstance(request, Ask):
-        return {"kind": "ask", "prompt": jsonable_or_repr(request.prompt)}
-    if isinstance(request, Sleep):
-        return {"kind": "sleep", "seconds": request.seconds, "until": request.until}
-    if isinstance(request, ModelCall):
-        text = request.prompt if request.prompt is not None else str(request.messages[-1].get("content", ""))
-        return {
-            "kind": "llm",
-            "method": request.kind,
-            "src": request.src,
-            "model": request.model,
-            "prompt": text if len(text) <= 200 else text[:199] + "…",
-        }
-    if isinstance(request, Gather):
-        return {
-            "kind": "gather",
-            "settled": request.settled,
-            "requests": [summarize(r) for r in request.requests],
-        }
-    return {"kind": "unknown", "repr": repr(request)}
-
-
-_START = object()  # the payload of a run that has not been stepped yet
-
-
-@attrs.define(eq=False)
-class _Live:
-    """A run this runtime is driving or about to drive."""
-
-    run_id: str
-    agent: Agent
-    machine: Machine | None = None
-    seq: int = 0
-    payload: Any = None
-    results: dict[int, tuple[bool, Any]] = attrs.field(factory=dict)
-    inflight: dict[int, asyncio.Task[None]] = attrs.field(factory=dict)
-    wakeup: asyncio.Event | None = None
-    model_calls: int = 0  # model calls made here whose result is not journaled yet
-    usage: dict[str, int] = attrs.field(factory=dict)  # the run's journaled usage (we hold its lease)
-
-
-#: What an agent may suspend with.
-_REQUESTS = (*REQUEST_TYPES, ModelCall)
-#: Members the driver runs itself (in flight in this process) rather than waiting for outside.
-_IN_PROCESS = (ToolCall, ModelCall)
-
-
-def _members(payload: Any) -> tuple[Any, ...]:
-    return payload.requests if isinstance(payload, Gather) else (payload,)
+def __getattr__(name: str) -> Any:
+    """``RuntimeEvent`` was the second event type; there is one now, :class:`~agentrt.observe.TraceEvent`."""
+    if name == "RuntimeEvent":
+        warnings.warn(
+            "agentrt._runtime.runtime.RuntimeEvent is gone: observers receive agentrt.observe.TraceEvent "
+            "(same kind, run_id and data, plus type, seq and at); import that instead",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return TraceEvent
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Runtime:
     """Drives many durable runs at once inside an asyncio program.
 
     ``store`` is a store object, or a location for :func:`agentrt.stores.open_store` (a SQLite file
-    path, ``sqlite:///path``, ``memory:``); None: the SQLite store at ``AGENTRT_STORE`` or
-    ``.agentrt/agentrt.db``.  Every event of every run is also appended to the run's durable
+    path, ``sqlite:///path``, ``postgresql://...``, ``memory:``); None: the store at ``AGENTRT_STORE``
+    or ``.agentrt/agentrt.db``.  Every event of every run is also appended to the run's durable
     stream in the store (:meth:`events`, :meth:`subscribe`).  ``max_workers`` bounds the thread pool of sync
     tools.  ``step_budget_seconds`` (None: no limit) stops an agent computing
     longer than that between two awaits (AR110).  ``lease_seconds`` is how long
     another process must wait before taking over a run whose driver vanished
     without dying on this machine (a dead owner pid is taken over at once).
-    ``observers`` receive a :class:`RuntimeEvent` for everything that happens.
 
     Model requests (``task.llm``) are answered by ``executors`` (an
     :class:`~agentrt.llm.Executors`, a mapping, or an object with
     ``generate_text`` / ``stream_text`` / ``decide``); ``start`` and ``resume``
     refuse an agent whose code needs one that is missing.  ``max_model_calls``
     (per run) fails a run that asks for more, with cause ``max-model-calls``.
+
     Observation (purely watching; see :mod:`agentrt.observe`): ``on_trace``
-    gets every :class:`~agentrt.observe.TraceEvent`; ``on_chunk(chunk, request)``
-    each streamed chunk; ``on_result(request, result)`` each model answer
-    (normalized ``output`` / ``event`` and the executor's ``raw`` and ``usage``,
-    once per attempt); ``on={"TypeName": handler, "*": handler}`` the events the
-    agent emits with ``task.emit``.
+    (one callable or a list) gets every :class:`~agentrt.observe.TraceEvent`;
+    ``on_chunk(chunk, request)`` each streamed chunk; ``on_result(request,
+    result)`` each model answer (normalized ``output`` / ``event`` and the
+    executor's ``raw`` and ``usage``, once per attempt); ``on={"TypeName":
+    handler, "*": handler}`` the events the agent emits with ``task.emit``.
+    An observer that raises is logged once and switched off.  ``observers`` is
+    the old name of ``on_trace`` (deprecated).
+
+    The work is split by job, as trio splits its run loop: this class keeps the
+    public API and the step loop (drive, step, checkpoint, finish, park);
+    :mod:`~agentrt._runtime.dispatch` carries out requests,
+    :mod:`~agentrt._runtime.pending` decides over them,
+    :mod:`~agentrt._runtime.leases` holds leases and
+    :mod:`~agentrt._runtime.observation` reports.
     """
 
     def __init__(
         self,
         store: Store | str | os.PathLike[str] | None = None,
         *,
+        worker: bool = True,
+        concurrency: int = 64,
+        poll_seconds: float = 5.0,
         max_workers: int = 16,
         step_budget_seconds: float | None = DEFAULT_STEP_BUDGET_SECONDS,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
-        observers: list[Callable[[RuntimeEvent], None]] | None = None,
-        executors: Any = None,
+        observers: list[TraceObserver] | None = None,
+        executors: Any = None,  # anything as_executors accepts: Executors, a mapping, or a duck-typed object
         max_model_calls: int = DEFAULT_MAX_MODEL_CALLS,
-        on_trace: Callable[[TraceEvent], None] | list[Callable[[TraceEvent], None]] | None = None,
+        on_trace: TraceObserver | list[TraceObserver] | None = None,
         on_chunk: Callable[[str, ExecutorRequest], None] | None = None,
-        on_result: Callable[[ExecutorRequest, Any], None] | None = None,
-        on: dict[str, Callable[[Any], None]] | None = None,
+        on_result: Callable[[ExecutorRequest, Any], None] | None = None,  # the executor's own result object
+        on: dict[str, Callable[[Any], None]] | None = None,  # handlers get the agent's emitted objects
     ) -> None:
-        if store is None or isinstance(store, str | os.PathLike):
+        self._owns_store = not isinstance(store, Store)
+        if self._owns_store:
             from agentrt.stores import open_store
 
+            if store is not None and not isinstance(store, str | os.PathLike):
+                raise TypeError(
+                    "Runtime(store=...) takes a store object (agentrt.stores.SqliteStore, MemoryStore, ...), "
+                    f"a SQLite file path or a store URL, got {type(store).__name__}"
+                )
             store = open_store(None if store is None else os.fspath(store))
-        elif not hasattr(store, "create_run"):
-            raise TypeError(
-                f"Runtime(store=...) takes a store object (agentrt.stores.SqliteStore, MemoryStore, ...), "
-                f"a SQLite file path or a store URL, got {type(store).__name__}"
-            )
-        self.store: Store = store
-        self.owner = make_owner()
-        self.lease_seconds = float(lease_seconds)
-        self.step_budget_seconds = step_budget_seconds
-        self._watchdog = Watchdog(step_budget_seconds) if step_budget_seconds else None
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="agentrt-tool")
-        self._observers: list[Callable[[RuntimeEvent], None]] = list(observers or [])
-        self.executors = as_executors(executors)
+        assert isinstance(store, Store)
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
+        #: Claims and drives the store's runnable runs inside ``async with`` (False: a client only).
+        self.worker = worker
+        self.concurrency = concurrency
+        self.poll_seconds = float(poll_seconds)
+        self._worker: Any = None
         if not isinstance(max_model_calls, int) or max_model_calls < 0:
             raise ValueError(f"max_model_calls must be an int >= 0, got {max_model_calls!r}")
-        self.max_model_calls = max_model_calls
-        self._tracers: list[Callable[[TraceEvent], None]] = (
-            list(on_trace) if isinstance(on_trace, list) else [on_trace] if on_trace is not None else []
+        if observers is not None:
+            warnings.warn(
+                "Runtime(observers=...) is deprecated: pass on_trace=[...] (observers now receive "
+                "agentrt.observe.TraceEvent, the one event type)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        tracers = list(on_trace) if isinstance(on_trace, list) else [on_trace] if on_trace is not None else []
+        self.store: Store = store
+        self.step_budget_seconds = step_budget_seconds
+        self._watchdog = Watchdog(step_budget_seconds) if step_budget_seconds else None
+        self.leases = Leases(store, lease_seconds)
+        self._stream = EventStream(store)
+        self.observation = Observation(
+            [*(observers or []), *tracers],
+            on_chunk=on_chunk,
+            on_result=on_result,
+            on=on,
+            recorder=self._stream,
         )
-        self._stream = EventStream(self.store)
-        self._tracers.insert(0, self._stream)
-        self._on_chunk = on_chunk
-        self._on_result = on_result
-        self._on_emitted: dict[str, Callable[[Any], None]] = dict(on or {})
-        self._trace_seq: dict[str, int] = {}
-        self._lives: dict[str, _Live] = {}
+        self.executors = as_executors(executors)
+        self.max_model_calls = max_model_calls
+        self._dispatcher = Dispatcher(
+            self, executors=self.executors, max_model_calls=max_model_calls, max_workers=max_workers
+        )
+        self._lives: dict[str, LiveRun] = {}
         self._drivers: dict[str, asyncio.Task[None]] = {}
-        self._timers: dict[tuple[str, int, int], asyncio.TimerHandle] = {}
         self._agents_by_spec: dict[str, Agent] = {}
         self._changed: asyncio.Event | None = None
         self._renewer: asyncio.Task[None] | None = None
@@ -222,10 +198,24 @@ class Runtime:
         self._closed = False
         self._driver_errors: dict[str, BaseException] = {}
 
+    @property
+    def owner(self) -> str:
+        """This runtime's lease owner id (``host/pid/nonce``)."""
+        return self.leases.owner
+
+    @property
+    def lease_seconds(self) -> float:
+        return self.leases.seconds
+
     # ------------------------------------------------------------------ lifecycle
 
     async def __aenter__(self) -> Runtime:
         self._ensure_started()
+        if self.worker and self._worker is None:
+            from agentrt._runtime.worker import Worker
+
+            self._worker = Worker(self)
+            self._worker.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -238,16 +228,15 @@ class Runtime:
             self._loop = asyncio.get_running_loop()
             self._stream.bind(self._loop)
             self._changed = asyncio.Event()
-            self._renewer = self._loop.create_task(self._renew_leases())
+            self._renewer = self._loop.create_task(self.leases.renew_forever(lambda: list(self._drivers)))
 
     async def close(self) -> None:
         """Stop driving: runs in progress stay resumable from their last checkpoint."""
         if self._closed:
             return
         self._closed = True
-        for handle in self._timers.values():
-            handle.cancel()
-        self._timers.clear()
+        if self._worker is not None:
+            await self._worker.stop()
         tasks = list(self._drivers.values())
         for live in self._lives.values():
             tasks.extend(live.inflight.values())
@@ -259,40 +248,42 @@ class Runtime:
             self._renewer.cancel()
             await asyncio.gather(self._renewer, return_exceptions=True)
         for run_id in list(self._lives):
-            self._release(run_id)
+            self.leases.release(run_id)
         self._lives.clear()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._dispatcher.close()
         if self._watchdog is not None:
             self._watchdog.close()
+        if self._owns_store:
+            self.store.close()
 
-    def add_observer(self, observer: Callable[[RuntimeEvent], None]) -> None:
-        self._observers.append(observer)
+    async def drain(self, grace_seconds: float = 30.0) -> None:
+        """Stop claiming, let the calls in flight finish and journal (up to ``grace_seconds``), then
+        close: every lease is released, so other workers take the runs up at once (SIGTERM)."""
+        if self._worker is not None:
+            await self._worker.stop()
+        inflight = [t for live in self._lives.values() for t in live.inflight.values()]
+        if inflight:
+            await asyncio.wait(inflight, timeout=grace_seconds)
+        await self.close()
 
-    def add_tracer(self, on_trace: Callable[[TraceEvent], None]) -> None:
-        self._tracers.append(on_trace)
+    def add_observer(self, observer: TraceObserver) -> None:
+        """Register one more trace observer (the same registry as ``on_trace``)."""
+        self.observation.add(observer)
+
+    add_tracer = add_observer  # the name used before there was one event type
 
     def _emit(self, kind: str, run_id: str, /, **data: Any) -> None:
-        if self._observers:
-            event = RuntimeEvent(kind, run_id, data)
-            for observer in self._observers:
-                with contextlib.suppress(Exception):  # an observer must never break a run
-                    observer(event)
-        if self._tracers:
-            n = self._trace_seq.get(run_id, 0)
-            self._trace_seq[run_id] = n + 1
-            trace = TraceEvent(trace_type(kind), run_id, n, time.time(), kind, data)
-            for tracer in self._tracers:
-                with contextlib.suppress(Exception):
-                    tracer(trace)
+        self.observation.emit(kind, run_id, **data)
 
-    def _touch(self) -> None:
+    def touch(self) -> None:
+        """Wake whoever waits for a change of some run (``wait``, ``settle``)."""
         if self._changed is not None:
             self._changed.set()
             self._changed = asyncio.Event()
 
     # ------------------------------------------------------------------ public API
 
-    async def start(self, agent: Agent, input: Any, run_id: str | None = None) -> str:
+    async def start(self, agent: Agent, input: Any, run_id: str | None = None, *, priority: int = 0) -> str:
         """Validate ``input``, record a new run and start driving it; returns its id."""
         self._ensure_started()
         if not isinstance(agent, Agent):
@@ -301,11 +292,58 @@ class Runtime:
         self.check_executors(agent)
         run_id = run_id or uuid.uuid4().hex[:12]
         spec = self._spec_of(agent)
-        self.store.create_run(NewRun(run_id=run_id, agent=spec, input=to_jsonable(value)))
-        self._remember(spec, agent)
+        if not self.worker:  # a client: the run waits, queued, for a worker
+            if spec.startswith(_LOCAL_PREFIX):
+                raise AgentSpecError(
+                    f"agent {agent.name!r} cannot be imported by name, so no worker could drive a run of it; "
+                    "define it at module level (name = agent(...)) to submit runs of it"
+                )
+            self.store.create_run(
+                NewRun(
+                    run_id=run_id, agent=spec, input=to_jsonable(value), status="queued", priority=priority
+                )
+            )
+            self._emit("queued", run_id, agent=agent.name, input=to_jsonable(value))
+            return run_id
+        # Created leased to us, so no worker claims it before our driver's first step.
+        self.store.create_run(
+            NewRun(
+                run_id=run_id,
+                agent=spec,
+                input=to_jsonable(value),
+                owner=self.owner,
+                ttl_seconds=self.lease_seconds,
+                priority=priority,
+            )
+        )
+        self.register_agent(agent, spec)
         self._emit("started", run_id, agent=agent.name, input=to_jsonable(value))
         self._schedule(run_id, explicit=True)
         return run_id
+
+    async def cancel(self, run_id: str) -> list[str]:
+        """Cancel the run and its unfinished sub-runs; returns their ids.
+
+        Cooperative: each gets :class:`~agentrt.Cancelled` at the await it is suspended on
+        (its ``finally`` blocks run) and ends ``cancelled``; a queued run is cancelled at once.
+        A run driven by another process loses its lease and is taken up by a worker to be
+        cancelled there."""
+        self._ensure_started()
+        self._get(run_id)
+        ids = self.store.request_cancel(run_id)
+        mine = [self._drivers[rid] for rid in ids if rid in self._drivers]
+        for task in mine:
+            task.cancel()  # its calls in flight are cancelled: nothing of theirs is journaled
+        if mine:
+            await asyncio.gather(*mine, return_exceptions=True)
+        self._emit("cancel_requested", run_id, runs=ids)
+        if self.worker:  # drive them to their end here (the store took their leases back)
+            for rid in ids:
+                rec = self.store.get_run(rid)
+                if rec is not None and not rec.finished:
+                    self._schedule(rid)
+        self.touch()
+        return ids
 
     async def resume(self, run_id: str) -> RunRecord:
         """Continue an interrupted run (or one whose timer or child is due) from its last checkpoint.
@@ -330,8 +368,15 @@ class Runtime:
         """
         self._ensure_started()
         target = self._reply_target(self._get(run_id))
+        if not self.worker:  # a client records the reply; the store wakes the run for a worker
+            if not self.store.put_result(target.run_id, target.seq, 0, True, encode_value(value)):
+                raise NotWaiting(
+                    f"run {target.run_id!r} already has a reply for its question (seq {target.seq})"
+                )
+            self._emit("replied", target.run_id, seq=target.seq)
+            return target.run_id
         self.check_executors(self.agent_of(target))  # before the reply is journaled and the run goes on
-        rec = self.store.acquire_lease(target.run_id, self.owner, self.lease_seconds)
+        rec = self.leases.acquire(target.run_id)
         try:
             if not self.store.put_result(target.run_id, rec.seq, 0, True, encode_value(value)):
                 raise NotWaiting(
@@ -364,7 +409,7 @@ class Runtime:
         asking = [r for r in asking if not self.store.get_results(r.run_id, r.seq)]
         if len(asking) == 1:
             return asking[0]
-        what = _describe_pending(rec)
+        what = describe_pending(rec.pending)
         if len(asking) > 1:
             ids = ", ".join(r.run_id for r in asking)
             raise NotWaiting(
@@ -416,8 +461,8 @@ class Runtime:
 
     def subscribe(self, run_id: str, after: int = 0) -> AsyncIterator[StreamEvent]:
         """Iterate the run's events after ``after``: the stored ones, then each new one as it happens,
-        until the run's end event (``completed`` / ``failed``).  Works for runs driven by other processes
-        too (it re-reads the store while nothing happens here)."""
+        until the run's end event (``completed`` / ``failed`` / ``cancelled``).  Works for runs driven by
+        other processes too (it re-reads the store while nothing happens here)."""
         self._get(run_id)
         return self._stream.subscribe(run_id, after)
 
@@ -437,8 +482,8 @@ class Runtime:
             rec = self._get(run_id)
             if rec.status == "completed":
                 return self._typed_output(rec)
-            if rec.status == "failed":
-                raise self._failure(rec)
+            if rec.status in ("failed", "cancelled"):
+                raise self.failure(rec)
             await self._wait_change(deadline)
 
     async def settle(self, run_id: str, timeout: float | None = None) -> RunRecord:
@@ -448,7 +493,7 @@ class Runtime:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             rec = self._get(run_id)
-            if rec.finished or (not self._drivers and not self._timers):
+            if rec.finished or (not self._drivers and not self._dispatcher.timers_armed):
                 return rec
             await self._wait_change(deadline)
 
@@ -466,9 +511,14 @@ class Runtime:
             raise RunNotFound(run_id, self.store.location)
         return rec
 
-    def _remember(self, spec: str, agent: Agent) -> None:
-        """Cache the agent of ``spec`` (the only way back to an agent that is not importable by name)."""
+    def register_agent(self, agent: Agent, spec: str | None = None) -> str:
+        """Remember ``agent`` under ``spec`` (default: its own) and return the spec.
+
+        The cache is the only way back to an agent that is not importable by name.
+        """
+        spec = spec or self._spec_of(agent)
         self._agents_by_spec.setdefault(spec, agent)
+        return spec
 
     @staticmethod
     def _spec_of(agent: Agent) -> str:
@@ -495,18 +545,28 @@ class Runtime:
         except Exception:
             return rec.output
 
-    def _failure(self, rec: RunRecord) -> BaseException:
+    def failure(self, rec: RunRecord) -> BaseException:
+        """The exception a failed run ended with (rebuilt from its blob where possible)."""
         if rec.error_blob:
             try:
                 return decode_error(rec.error_blob)
             except Exception:
                 pass
+        if rec.status == "cancelled":
+            return Cancelled(rec.run_id)
         return RunFailed(rec.run_id, rec.error or {})
 
     # ------------------------------------------------------------------ scheduling
 
+    def schedule(self, run_id: str) -> None:
+        """Make sure a driver runs for ``run_id`` if its lease is free; wake it if it already runs."""
+        self._schedule(run_id)
+
     def _schedule(self, run_id: str, *, explicit: bool = False) -> None:
-        """Make sure a driver runs for ``run_id`` (taking its lease); wake it if it already runs."""
+        """Make sure a driver runs for ``run_id`` (taking its lease); wake it if it already runs.
+
+        ``explicit``: the caller asked for this run, so a lease held elsewhere is an error to report.
+        """
         if self._closed:
             return
         if run_id in self._drivers:
@@ -515,69 +575,99 @@ class Runtime:
                 live.wakeup.set()
             return
         try:
-            self.store.acquire_lease(run_id, self.owner, self.lease_seconds)
+            rec = self.leases.acquire(run_id)
         except LeaseHeld:
             if explicit:
                 raise
             return
+        if rec.finished:
+            self.leases.release(run_id)
+            return
+        try:
+            agent = self.agent_of(rec)
+        except BaseException:
+            self.leases.release(run_id)
+            raise
+        self.adopt(rec, agent)
+
+    def adopt(self, rec: RunRecord, agent: Agent) -> None:
+        """Start a driver for ``rec``, whose lease this runtime holds at ``rec.epoch``."""
         assert self._loop is not None
+        run_id = rec.run_id
         live = self._lives.get(run_id)
         if live is None:
-            rec = self._get(run_id)
-            try:
-                agent = self.agent_of(rec)
-            except BaseException:
-                self.store.release_lease(run_id, self.owner)
-                raise
-            live = self._lives[run_id] = _Live(run_id, agent)
+            live = self._lives[run_id] = LiveRun(run_id, agent)
+        live.epoch = rec.epoch
+        live.cancel_requested = live.cancel_requested or rec.cancel_requested
+        if run_id in self._drivers:
+            return
         self._drivers[run_id] = self._loop.create_task(self._drive(live), name=f"agentrt-run-{run_id}")
 
-    def _release(self, run_id: str) -> None:
-        with contextlib.suppress(Exception):
-            self.store.release_lease(run_id, self.owner)
+    @property
+    def driving(self) -> int:
+        """How many runs this runtime drives right now."""
+        return len(self._drivers)
 
-    async def _renew_leases(self) -> None:
-        interval = max(self.lease_seconds / 3, 0.05)
-        while True:
-            await asyncio.sleep(interval)
-            held = list(self._drivers)
-            if held:
-                with contextlib.suppress(Exception):
-                    self.store.renew_leases(self.owner, held, self.lease_seconds)
+    def deliver(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> None:
+        """Journal a result that arrived from outside a driver (child run, timer) and wake the run."""
+        if not self.store.put_result(run_id, seq, idx, ok, blob):
+            return
+        live = self._lives.get(run_id)
+        if live is not None and live.seq == seq and idx not in live.results:
+            live.results[idx] = (True, decode_value(blob)) if ok else (False, decode_error(blob))
+        elif live is None and not self._answered(run_id, seq):
+            return  # parked and still waiting on other members: leave it out of memory
+        self._schedule(run_id)
+
+    def _answered(self, run_id: str, seq: int) -> bool:
+        """Whether a parked run's pending request (at ``seq``) now has what it needs to go on."""
+        rec = self.store.get_run(run_id)
+        if rec is None or rec.finished or rec.seq != seq:
+            return rec is not None and not rec.finished
+        oks = [ok for ok, _blob in self.store.get_results(run_id, seq).values()]
+        return answered_in_store(rec.pending, oks)
+
+    def _notify_parent(self, run_id: str, ok: bool, value: Any) -> None:
+        rec = self.store.get_run(run_id)
+        if rec is None or rec.parent_id is None or rec.parent_seq is None:
+            return
+        idx = rec.parent_idx or 0
+        try:
+            blob = encode_value(value) if ok else encode_error(value)
+        except Exception as exc:
+            ok, blob = False, encode_error(exc)
+        self.deliver(rec.parent_id, rec.parent_seq, idx, ok, blob)
 
     # ------------------------------------------------------------------ the driver
 
-    async def _drive(self, live: _Live) -> None:
+    async def _drive(self, live: LiveRun) -> None:
+        """The step loop of one run: step, checkpoint, dispatch, wait for results, until it ends or parks."""
         run_id = live.run_id
         try:
             if live.machine is None:
                 self._load(live)
             while True:
-                if live.payload is _START:
-                    if not self._advance(live, live.machine.step, None):  # type: ignore[union-attr]
+                if live.lease_lost is not None:
+                    raise live.lease_lost
+                if live.cancel_requested and not live.cancel_thrown:
+                    live.cancel_thrown = True
+                    if not self._cancel(live):
                         return
                     continue
-                ready = self._ready(live)
+                if live.payload is START:
+                    if not self._advance(live, True, None):
+                        return
+                    continue
+                ready = verdict(live.payload, live.results)
                 if ready is None:
-                    self._dispatch(live)
-                    ready = self._ready(live)
+                    self._dispatcher.dispatch(live)
+                    ready = verdict(live.payload, live.results)
                 if ready is not None:
-                    if not self._advance(live, *ready):
+                    if not self._advance(live, ready.ok, ready.value):
                         return
                     continue
                 if live.inflight:
-                    waiters: list[asyncio.Future[Any]] = list(live.inflight.values())
-                    wake: asyncio.Task[Any] | None = None
-                    if any(not isinstance(m, _IN_PROCESS) for m in _members(live.payload)):
-                        live.wakeup = asyncio.Event()
-                        wake = asyncio.ensure_future(live.wakeup.wait())
-                        waiters.append(wake)
-                    try:
-                        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-                    finally:
-                        if wake is not None:
-                            wake.cancel()
-                        live.wakeup = None
+                    await self._wait_inflight(live)
                     continue
                 self._park(live)
                 return
@@ -593,30 +683,59 @@ class Runtime:
             self._driver_errors[run_id] = exc
         finally:
             self._drivers.pop(run_id, None)
-            self._touch()
+            self.touch()
+
+    async def _wait_inflight(self, live: LiveRun) -> None:
+        """Wait until a call in flight finishes, or (for a run that also waits outside) a wake-up."""
+        waiters: list[asyncio.Future[Any]] = list(live.inflight.values())
+        wake: asyncio.Task[Any] | None = None
+        if waits_outside(live.payload):
+            live.wakeup = asyncio.Event()
+            wake = asyncio.ensure_future(live.wakeup.wait())
+            waiters.append(wake)
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if wake is not None:
+                wake.cancel()
+            live.wakeup = None
+
+    def _cancel(self, live: LiveRun) -> bool:
+        """Throw :class:`Cancelled` into the run at its pending await.  False: the run finished."""
+        for task in live.inflight.values():
+            task.cancel()
+        live.inflight.clear()
+        error = Cancelled(live.run_id)
+        if live.payload is START:  # never stepped: nothing to unwind
+            assert live.machine is not None
+            live.machine.discard()
+            self._finish_failed(live, error, [])
+            return False
+        return self._advance(live, False, error)
 
     def driver_error(self, run_id: str) -> BaseException | None:
         """The host-side error (store, codec, blob) that stopped driving ``run_id`` here, if any."""
         return self._driver_errors.get(run_id)
 
-    def _evict(self, live: _Live, *, release: bool) -> None:
+    def _evict(self, live: LiveRun, *, release: bool) -> None:
         for task in live.inflight.values():
             task.cancel()
         live.inflight.clear()
         self._lives.pop(live.run_id, None)
         if release:
-            self._release(live.run_id)
+            self.leases.release(live.run_id)
 
-    def _load(self, live: _Live) -> None:
+    def _load(self, live: LiveRun) -> None:
         """Rebuild the run's machine from its newest checkpoint (or from its input)."""
         rec = self._get(live.run_id)
         live.usage = dict(rec.usage)
+        live.cancel_requested = live.cancel_requested or rec.cancel_requested
         checkpoint = self.store.latest_checkpoint(live.run_id)
         if checkpoint is None:
             value = live.agent.convert_input(rec.input)
             live.machine = Machine(live.agent.run, value, live.agent.make_task(live.run_id))
             live.seq = 0
-            live.payload = _START
+            live.payload = START
             live.results = {}
             return
         seq, blob = checkpoint
@@ -629,15 +748,18 @@ class Runtime:
 
     # -- stepping
 
-    def _advance(self, live: _Live, how: Callable[[Any], Any], arg: Any) -> bool:
-        """Step the machine once; checkpoint the next suspension or record the outcome.  False: finished."""
+    def _advance(self, live: LiveRun, ok: bool, arg: Any) -> bool:
+        """Step the machine once (``step(arg)`` if ``ok``, else ``throw(arg)``); checkpoint the next
+        suspension or record the outcome.  False: the run finished."""
+        machine = live.machine
+        assert machine is not None, "a live run being stepped has a machine"
         if isinstance(arg, ModelCallBudgetExceeded):  # fails the run; the agent does not get to catch it
-            if live.machine is not None:
-                live.machine.discard()
+            machine.discard()
             self._finish_failed(live, arg, [])
             return False
         recorder = StepRecorder(live.run_id)
         watchdog = self._watchdog
+        how = machine.step if ok else machine.throw
         try:
             with recording(recorder):
                 if watchdog is not None:
@@ -663,10 +785,10 @@ class Runtime:
         if isinstance(out, Done):
             self._finish_completed(live, out.value, events)
             return False
-        if not isinstance(out, _REQUESTS):
+        if not isinstance(out, REQUESTS):
             live.machine = None
             not_a_request = TypeError(
-                f"AR103: agent {live.agent.name!r} suspended with {out!r}, which is not an agentrt request; "
+                f"AR102: agent {live.agent.name!r} suspended with {out!r}, which is not an agentrt request; "
                 "await task.tools.NAME(...), task.llm.generate_text(...), task.gather([...]), "
                 "task.ui.ask(...) "
                 "or task.sleep(...) instead "
@@ -678,29 +800,25 @@ class Runtime:
         live.payload = out
         live.results = {}
         try:
-            blob = live.machine.get()  # type: ignore[union-attr]
+            blob = machine.get()
         except Exception as exc:  # CannotCrossAwait and friends: the agent holds something uncheckpointable
             self._finish_failed(live, exc, events)
             return False
         pending = summarize(out)
-        self.store.save_checkpoint(live.run_id, self.owner, live.seq, blob, pending, events)
+        self.store.save_checkpoint(live.run_id, self.owner, live.seq, blob, pending, events, epoch=live.epoch)
         self._emit("checkpoint", live.run_id, seq=live.seq, size_bytes=len(blob), request=pending)
         return True
 
-    def _events(self, live: _Live, recorder: StepRecorder) -> list[EventRow]:
+    def _events(self, live: LiveRun, recorder: StepRecorder) -> list[EventRow]:
         rows: list[EventRow] = []
         for n, event in enumerate(recorder.events):
             rows.append((live.seq, n, event.kind, event.level, event.data))
             self._emit(event.kind, live.run_id, **{**event.data, "level": event.level})
-            if event.kind == "emit" and self._on_emitted:
-                for key in (event.data.get("type"), "*"):
-                    handler = self._on_emitted.get(key) if isinstance(key, str) else None
-                    if handler is not None:
-                        with contextlib.suppress(Exception):
-                            handler(event.obj)
+            if event.kind == "emit":
+                self.observation.emitted(event.data.get("type"), event.obj)
         return rows
 
-    def _finish_completed(self, live: _Live, value: Any, events: list[EventRow]) -> None:
+    def _finish_completed(self, live: LiveRun, value: Any, events: list[EventRow]) -> None:
         agent = live.agent
         try:
             if not isinstance(value, agent.output):
@@ -712,312 +830,36 @@ class Runtime:
             self._finish_failed(live, exc, events)
             return
         live.machine = None
-        if self.store.finish_run(live.run_id, self.owner, "completed", output=output_json, events=events):
+        if self.store.finish_run(
+            live.run_id, self.owner, "completed", output=output_json, events=events, epoch=live.epoch
+        ):
             self._emit("completed", live.run_id, output=output_json)
         self._lives.pop(live.run_id, None)
-        self._release(live.run_id)
-        self._touch()
+        self.leases.release(live.run_id)
+        self.touch()
         self._notify_parent(live.run_id, True, value)
 
-    def _finish_failed(self, live: _Live, exc: BaseException, events: list[EventRow]) -> None:
+    def _finish_failed(self, live: LiveRun, exc: BaseException, events: list[EventRow]) -> None:
         live.machine = None
         record = error_record(exc)
         try:
             blob = encode_error(exc)
         except Exception:
             blob = None
+        status = "cancelled" if isinstance(exc, Cancelled) else "failed"
         if self.store.finish_run(
-            live.run_id, self.owner, "failed", error=record, error_blob=blob, events=events
+            live.run_id, self.owner, status, error=record, error_blob=blob, events=events, epoch=live.epoch
         ):
-            self._emit("failed", live.run_id, error=record)
+            self._emit(status, live.run_id, error=record)
         self._lives.pop(live.run_id, None)
-        self._release(live.run_id)
-        self._touch()
+        self.leases.release(live.run_id)
+        self.touch()
         self._notify_parent(live.run_id, False, exc)
 
-    def _notify_parent(self, run_id: str, ok: bool, value: Any) -> None:
-        rec = self.store.get_run(run_id)
-        if rec is None or rec.parent_id is None or rec.parent_seq is None:
-            return
-        idx = rec.parent_idx or 0
-        try:
-            blob = encode_value(value) if ok else encode_error(value)
-        except Exception as exc:
-            ok, blob = False, encode_error(exc)
-        self._deliver(rec.parent_id, rec.parent_seq, idx, ok, blob)
-
-    def _deliver(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> None:
-        """Journal a result that arrived from outside a driver (child run, timer) and wake the run."""
-        if not self.store.put_result(run_id, seq, idx, ok, blob):
-            return
-        live = self._lives.get(run_id)
-        if live is not None and live.seq == seq and idx not in live.results:
-            live.results[idx] = (True, decode_value(blob)) if ok else (False, decode_error(blob))
-        elif live is None and not self._answered(run_id, seq):
-            return  # parked and still waiting on other members: leave it out of memory
-        self._schedule(run_id)
-
-    def _answered(self, run_id: str, seq: int) -> bool:
-        """Whether a parked run's pending request (at ``seq``) now has what it needs to go on."""
-        rec = self.store.get_run(run_id)
-        if rec is None or rec.finished or rec.seq != seq:
-            return rec is not None and not rec.finished
-        pending = rec.pending or {}
-        if pending.get("kind") != "gather":
-            return True
-        results = self.store.get_results(run_id, seq)
-        if len(results) >= len(pending.get("requests", ())):
-            return True
-        return not pending.get("settled") and any(not ok for ok, _blob in results.values())
-
-    # -- results
-
-    def _ready(self, live: _Live) -> tuple[Callable[[Any], Any], Any] | None:
-        """``(machine.step, value)`` or ``(machine.throw, exc)`` when the pending request is answered."""
-        machine = live.machine
-        assert machine is not None
-        payload, results = live.payload, live.results
-        for ok, value in results.values():  # a spent model-call budget ends the run, settled or not
-            if not ok and isinstance(value, ModelCallBudgetExceeded):
-                return machine.throw, value
-        if isinstance(payload, Gather):
-            n = len(payload.requests)
-            if payload.settled:
-                if len(results) < n:
-                    return None
-                values = [Fulfilled(v) if ok else Rejected(v) for ok, v in (results[i] for i in range(n))]
-                return machine.step, values
-            for i in range(n):
-                if i in results and not results[i][0]:
-                    return machine.throw, results[i][1]
-            if len(results) < n:
-                return None
-            return machine.step, [results[i][1] for i in range(n)]
-        if 0 not in results:
-            return None
-        ok, value = results[0]
-        return (machine.step, value) if ok else (machine.throw, value)
-
-    def _dispatch(self, live: _Live) -> None:
-        members = _members(live.payload)
-        gather = isinstance(live.payload, Gather)
-        for idx, request in enumerate(members):
-            if idx in live.results or idx in live.inflight:
-                continue
-            if isinstance(request, ToolCall):
-                key = f"{live.run_id}:{live.seq}" + (f".{idx}" if gather else "")
-                live.inflight[idx] = asyncio.ensure_future(self._call_tool(live, live.seq, idx, request, key))
-            elif isinstance(request, ChildRun):
-                self._start_child(live, idx, request, gather)
-            elif isinstance(request, ModelCall):
-                live.inflight[idx] = asyncio.ensure_future(self._call_model(live, live.seq, idx, request))
-            elif isinstance(request, Sleep):
-                self._arm_timer(live.run_id, live.seq, idx, request)
-            # Ask: nothing to dispatch; the run waits for reply()
-
-    def _journal(
-        self, live: _Live, seq: int, idx: int, ok: bool, value: Any, usage: dict[str, int] | None = None
-    ) -> None:
-        try:
-            blob = encode_value(value) if ok else encode_error(value)
-        except Exception as exc:
-            ok = False
-            value = ToolError(
-                type(exc).__name__,
-                f"the result of the request could not be journaled: {exc}",
-            )
-            blob = encode_error(value)
-        if not self.store.put_result(live.run_id, seq, idx, ok, blob, usage):
-            return
-        if usage:
-            live.usage = add_usage(live.usage, usage)
-        if live.seq == seq:
-            # Deliver what a restart would deliver: the journaled copy, not the tool's own object.
-            live.results[idx] = (True, decode_value(blob)) if ok else (False, decode_error(blob))
-
-    async def _call_tool(self, live: _Live, seq: int, idx: int, request: ToolCall, key: str) -> None:
-        try:
-            tool = live.agent.tools.get(request.name)
-            started = time.monotonic()
-            self._emit("tool_started", live.run_id, tool=request.name, seq=seq, idx=idx, key=key)
-            try:
-                if not isinstance(tool, Tool):
-                    raise ToolError(
-                        "LookupError", f"agent {live.agent.name!r} has no tool {request.name!r} (seq {seq})"
-                    )
-                kwargs = dict(request.kwargs)
-                if tool.takes_idempotency_key:
-                    kwargs[IDEMPOTENCY_PARAM] = key
-                if tool.is_async:
-                    value = await tool.fn(**kwargs)
-                else:
-                    assert self._loop is not None
-                    value = await self._loop.run_in_executor(self._pool, functools.partial(tool.fn, **kwargs))
-                ok = True
-            except asyncio.CancelledError as cancelled:
-                if _cancelled_from_outside():
-                    raise  # the runtime is stopping: nothing to journal, the call is made again on resume
-                # Journaled as a failure, else the run would wait for this call forever.
-                value = RuntimeError(f"tool {request.name!r} was cancelled from inside (seq {seq})")
-                value.__cause__ = cancelled
-                ok = False
-            except Exception as exc:
-                value, ok = exc, False
-            failure = {} if ok else {"error": f"{type(value).__name__}: {value}"}
-            self._emit(
-                "tool_finished",
-                live.run_id,
-                tool=request.name,
-                seq=seq,
-                idx=idx,
-                ok=ok,
-                seconds=time.monotonic() - started,
-                **failure,
-            )
-            self._journal(live, seq, idx, ok, value)
-        finally:
-            if live.inflight.get(idx) is asyncio.current_task():
-                del live.inflight[idx]
-
-    async def _call_model(self, live: _Live, seq: int, idx: int, call: ModelCall) -> None:
-        """Answer one model request through the executors and journal the answer with its usage."""
-        run_id = live.run_id
-        made = 0
-
-        def before_call(req: ExecutorRequest) -> None:
-            nonlocal made
-            journaled = live.usage.get("model_calls", 0)
-            if journaled + live.model_calls >= self.max_model_calls:
-                raise ModelCallBudgetExceeded(run_id, self.max_model_calls, call.src)
-            live.model_calls += 1
-            made += 1
-
-        try:
-            self._emit(
-                "model_request", run_id, seq=seq, idx=idx, method=call.kind, src=call.src, model=call.model
-            )
-            started = time.monotonic()
-            try:
-                request = build_request(
-                    call,
-                    run_id=run_id,
-                    seq=seq,
-                    idx=idx,
-                    agent=live.agent.name,
-                    tools=live.agent.tools,
-                    run_usage=Usage.of(live.usage) or Usage(),
-                )
-                outcome = await execute(
-                    call,
-                    request,
-                    self.executors,
-                    on_chunk=self._chunk,
-                    on_result=self._result,
-                    before_call=before_call,
-                )
-            except (LookupError, ModelCallBudgetExceeded) as exc:  # an unknown tool offered; the budget
-                outcome = Outcome(False, exc, Usage(), made)
-            except asyncio.CancelledError:
-                if _cancelled_from_outside():
-                    raise  # the runtime is stopping: nothing to journal, the call is made again on resume
-                # The executor's own work was cancelled (not this task): an error the agent must see,
-                # or the run would wait forever for an answer that is not coming.
-                error = RuntimeError(f"the {call.kind} executor's call for {call.src!r} was cancelled")
-                outcome = Outcome(False, error, Usage(), made)
-            spent = outcome.usage.to_json()
-            self._emit(
-                "model_result",
-                run_id,
-                seq=seq,
-                idx=idx,
-                method=call.kind,
-                src=call.src,
-                ok=outcome.ok,
-                calls=outcome.calls,
-                usage=spent,
-                seconds=time.monotonic() - started,
-                **({} if outcome.ok else {"error": f"{type(outcome.value).__name__}: {outcome.value}"}),
-            )
-            delta = {"model_calls": outcome.calls, **spent} if outcome.calls else None
-            self._journal(live, seq, idx, outcome.ok, outcome.value, delta)
-        finally:
-            live.model_calls -= made
-            if live.inflight.get(idx) is asyncio.current_task():
-                del live.inflight[idx]
-
-    def _chunk(self, request: ExecutorRequest, chunk: str) -> None:
-        self._emit(
-            "model_chunk", request.run_id, seq=request.seq, idx=request.idx, src=request.src, chunk=chunk
-        )
-        if self._on_chunk is not None:
-            with contextlib.suppress(Exception):
-                self._on_chunk(chunk, request)
-
-    def _result(self, request: ExecutorRequest, result: Any) -> None:
-        if self._on_result is not None:
-            with contextlib.suppress(Exception):
-                self._on_result(request, result)
-
-    def _start_child(self, live: _Live, idx: int, request: ChildRun, gather: bool) -> None:
-        seq = live.seq
-        child_agent = live.agent.tools.get(request.name)
-        if not isinstance(child_agent, Agent):
-            exc = ToolError("LookupError", f"agent {live.agent.name!r} has no sub-agent {request.name!r}")
-            self._journal(live, seq, idx, False, exc)
-            return
-        child_id = f"{live.run_id}.{seq}" + (f".{idx}" if gather else "")
-        rec = self.store.get_run(child_id)
-        if rec is None:
-            try:
-                value = child_agent.convert_input(request.kwargs)
-            except SchemaError as exc:
-                self._journal(live, seq, idx, False, exc)
-                return
-            spec = self._spec_of(child_agent)
-            self.store.create_run(
-                NewRun(
-                    child_id, spec, to_jsonable(value), parent_id=live.run_id, parent_seq=seq, parent_idx=idx
-                )
-            )
-            self._remember(spec, child_agent)
-            self._emit("child_started", child_id, parent=live.run_id, agent=child_agent.name)
-            self._schedule(child_id)
-        elif rec.status == "completed":
-            self._journal(live, seq, idx, True, child_agent.convert_output(rec.output))
-        elif rec.status == "failed":
-            self._journal(live, seq, idx, False, self._failure(rec))
-        else:
-            self._remember(rec.agent, child_agent)
-            self._schedule(child_id)
-
-    def _arm_timer(self, run_id: str, seq: int, idx: int, request: Sleep) -> None:
-        key = (run_id, seq, idx)
-        if key in self._timers:
-            return
-        delay = request.until - time.time()
-        if delay <= 0:
-            self._timer_fired(key)
-            return
-        assert self._loop is not None
-        self._timers[key] = self._loop.call_later(delay, self._timer_fired, key)
-
-    def _timer_fired(self, key: tuple[str, int, int]) -> None:
-        self._timers.pop(key, None)
-        run_id, seq, idx = key
-        self._deliver(run_id, seq, idx, True, encode_value(None))
-        self._touch()
-
-    def _park(self, live: _Live) -> None:
+    def _park(self, live: LiveRun) -> None:
         """The run waits on something that is not a tool call: store it, drop it from memory."""
-        members = [m for i, m in enumerate(_members(live.payload)) if i not in live.results]
-        if any(isinstance(m, ChildRun) for m in members):
-            waiting_on, wake_at = "child", None
-        elif any(isinstance(m, Ask) for m in members):
-            waiting_on, wake_at = "reply", None
-        else:
-            waiting_on = "timer"
-            wake_at = min((m.until for m in members if isinstance(m, Sleep)), default=None)
-        self.store.set_waiting(live.run_id, self.owner, waiting_on, wake_at, [])
+        waiting_on, wake_at = parked_on(live.payload, live.results)
+        self.store.set_waiting(live.run_id, self.owner, waiting_on, wake_at, [], epoch=live.epoch)
         data: dict[str, Any] = {"waiting_on": waiting_on, "seq": live.seq}
         if waiting_on == "reply":
             data["prompt"] = jsonable_or_repr(live.payload.prompt) if isinstance(live.payload, Ask) else None
@@ -1027,24 +869,7 @@ class Runtime:
         live.machine = None
         live.results = {}
         self._lives.pop(live.run_id, None)
-        self._release(live.run_id)
-
-
-def _cancelled_from_outside() -> bool:
-    """Whether the current task is being cancelled (``Runtime.close``), as opposed to a tool or executor
-    whose own awaited work was cancelled and re-raised ``CancelledError``."""
-    current = asyncio.current_task()
-    return current is None or current.cancelling() > 0
-
-
-def _describe_pending(rec: RunRecord) -> str:
-    pending = rec.pending or {}
-    kind = pending.get("kind")
-    if kind is None:
-        return "no pending request"
-    if kind in ("tool", "agent"):
-        return f"pending {kind} {pending.get('name')}"
-    return f"pending {kind}"
+        self.leases.release(live.run_id)
 
 
 def default_store_path() -> str:

@@ -5,6 +5,7 @@ from agentrt._sdk.agent import agent as agent
 from agentrt._sdk.agent import agent_spec as agent_spec
 from agentrt._sdk.agent import load_agent as load_agent
 from agentrt._sdk.errors import AgentSpecError as AgentSpecError
+from agentrt._sdk.errors import Cancelled as Cancelled
 from agentrt._sdk.errors import LeaseHeld as LeaseHeld
 from agentrt._sdk.errors import NotWaiting as NotWaiting
 from agentrt._sdk.errors import RunExists as RunExists

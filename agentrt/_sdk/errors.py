@@ -8,6 +8,7 @@ from agentrt.exceptions import AgentrtError
 
 __all__ = [
     "AgentSpecError",
+    "Cancelled",
     "LeaseHeld",
     "NotWaiting",
     "RunExists",
@@ -111,6 +112,22 @@ class RunExists(AgentrtError, ValueError):
 
 class NotWaiting(AgentrtError):
     """A reply was sent to a run that is not waiting for one."""
+
+
+class Cancelled(AgentrtError):
+    """The run was cancelled (``agentrt cancel ID``, ``Runtime.cancel``).
+
+    Raised inside the agent at the await it is suspended on, so its ``finally`` blocks
+    run (and may still await tools); if it propagates out of the agent, the run's
+    status becomes ``cancelled``.  ``Runtime.wait`` raises it for a cancelled run.
+    """
+
+    def __init__(self, run_id: str, message: str | None = None) -> None:
+        self.run_id = run_id
+        super().__init__(message or f"run {run_id!r} was cancelled")
+
+    def __reduce__(self) -> Any:
+        return (Cancelled, (self.run_id, str(self)))
 
 
 class LeaseHeld(AgentrtError):

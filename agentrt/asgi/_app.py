@@ -15,7 +15,6 @@ Why each piece is the way it is:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hmac
 import inspect
@@ -239,19 +238,12 @@ class _Api:
 
     async def cancel(self, request: Request) -> Response:
         rec = await self.visible_run(request)
-        cancel = getattr(self.rt, "cancel", None)
-        if cancel is None:  # TODO(workers issue): Runtime.cancel lands with the workers issue
-            raise ApiError(
-                501,
-                "not_implemented",
-                "cancelling a run is not available in this agentrt version (Runtime.cancel is missing)",
-            )
-        result = cancel(rec.run_id)
-        if inspect.isawaitable(result):
-            await result
-        return JSONResponse(
-            {"run_id": rec.run_id, "status": self.rt.status(rec.run_id).status}, status_code=202
-        )
+        if rec.finished:
+            raise ApiError(409, "finished", f"run {rec.run_id!r} is {rec.status}; there is nothing to cancel")
+        cancelled = await self.rt.cancel(rec.run_id)
+        answer: dict[str, Any] = {"run_id": rec.run_id, "status": self.rt.status(rec.run_id).status}
+        answer["runs"] = cancelled
+        return JSONResponse(answer, status_code=202)
 
     async def dump(self, request: Request) -> Response:
         from agentrt.inspect._cli import _dump_checkpoint
@@ -330,40 +322,12 @@ def _static_dir() -> Any:
     return resources.files("agentrt.asgi") / "static"
 
 
-def recover_runs(runtime: Runtime, agents: dict[str, Agent]) -> list[str]:
-    """Resume the top-level runs of this server's agents that nobody drives (until workers land, the
-    server recovers its own): interrupted ones, and waiting ones whose reply or timer is due."""
-    specs = {agent_spec(a) for a in agents.values()} | set(agents)
-    resumed: list[str] = []
-    for rec in runtime.runs(status="running") + runtime.runs(status="waiting"):
-        if rec.parent_id is not None or rec.agent not in specs or rec.lease_live():
-            continue
-        if rec.status == "waiting" and not _due(runtime, rec):
-            continue
-        try:
-            runtime._schedule(rec.run_id)
-            resumed.append(rec.run_id)
-        except Exception as exc:  # one broken run must not stop the server
-            log.warning("agentrt serve: could not resume run %s: %s", rec.run_id, exc)
-    return resumed
-
-
-def _due(runtime: Runtime, rec: RunRecord) -> bool:
-    if rec.waiting_on == "timer":
-        return True  # re-armed on resume, firing at once if its time has passed
-    if rec.waiting_on == "child":
-        return False  # the child's own recovery wakes it
-    return bool(runtime.store.get_results(rec.run_id, rec.seq))
-
-
 def create_app(
     runtime: Runtime,
     agents: Iterable[Agent | str] = (),
     *,
     token: str | None = None,
     tenant: TenantHook | None = None,
-    recover: bool = True,
-    recover_every_seconds: float | None = None,
     close_runtime: bool = False,
     ping_seconds: float = 15.0,
 ) -> Starlette:
@@ -375,10 +339,9 @@ def create_app(
     - ``tenant``: ``tenant(request) -> str`` (or an ``async`` one): runs started through a request
       belong to its tenant, and a request sees, replies to, cancels and dumps only its tenant's runs.
       Returning None answers 403.
-    - ``recover``: at startup, resume this server's interrupted runs and the waiting ones whose reply
-      or timer is due (and again every ``recover_every_seconds``, default the runtime's lease time).
-    - ``close_runtime``: close the runtime when the app shuts down (``agentrt serve`` does; a host that
-      owns the runtime closes it itself).
+    - ``close_runtime``: the app owns the runtime: it enters it at startup (so a worker runtime claims
+      and drives the store's runnable runs: queued, interrupted, due) and closes it at shutdown, as
+      ``agentrt serve`` does.  Otherwise the host enters and closes it (``async with runtime``).
     - ``ping_seconds``: how often an idle event stream gets a keep-alive comment.
     """
     table = _allowed_agents(agents)
@@ -387,24 +350,13 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        runtime._ensure_started()
-        task: asyncio.Task[None] | None = None
-        if recover:
-            recover_runs(runtime, table)
-            every = recover_every_seconds or runtime.lease_seconds
-
-            async def keep_recovering() -> None:
-                while True:
-                    await asyncio.sleep(every)
-                    recover_runs(runtime, table)
-
-            task = asyncio.get_running_loop().create_task(keep_recovering())
+        if close_runtime:
+            await runtime.__aenter__()
+        else:
+            runtime._ensure_started()  # binds it to this loop if the host has not used it yet
         try:
             yield
         finally:
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
             if close_runtime:
                 await runtime.close()
 

@@ -22,10 +22,10 @@ def _errors(*codes: int) -> dict[str, Any]:
         401: "missing or wrong bearer token",
         403: "the request maps to no tenant",
         404: "unknown run (or a run of another tenant), or unknown agent",
-        409: "conflict (run exists; not waiting on a question; already answered; no checkpoint yet)",
+        409: "conflict (run exists; not waiting on a question; already answered; no checkpoint yet; "
+        "already finished)",
         422: "a field or parameter is invalid; the message names it",
         500: "the server cannot do it (e.g. a model executor is missing)",
-        501: "not available in this version",
     }
     return {str(c): _json(_ref("Error"), text[c]) for c in codes}
 
@@ -66,6 +66,7 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "run_id": {"type": "string"},
                 "status": {"type": "string", "enum": list(statuses)},
                 "replied_to": {"type": "string"},
+                "runs": {"type": "array", "items": {"type": "string"}},
             },
         },
         "Run": {
@@ -180,8 +181,8 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "operationId": "cancelRun",
                 "parameters": [_RUN_ID],
                 "responses": {
-                    "202": _json(_ref("Accepted"), "cancellation is recorded"),
-                    **_errors(*auth, *tenant, 404, 501),
+                    "202": _json(_ref("Accepted"), "cancellation is recorded; `runs`: the runs cancelled"),
+                    **_errors(*auth, *tenant, 404, 409),
                 },
             }
         },

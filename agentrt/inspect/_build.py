@@ -251,7 +251,7 @@ def _summary(payload: object) -> Any:
     if not type(payload).__module__.startswith("agentrt."):
         return None
     try:
-        from agentrt._runtime.runtime import summarize
+        from agentrt._runtime.pending import summarize
     except Exception:  # the runtime is optional for a dump
         return None
     try:

@@ -79,9 +79,11 @@ def fork_run(store: Any, run_id: str, seq: int, new_run_id: str | None = None) -
     new_id = new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}"
     new_blob, rebound = rebind_run_id(blob, run_id, new_id)
 
-    store.create_run(NewRun(run_id=new_id, agent=rec.agent, input=rec.input))
     owner = make_owner()
-    store.acquire_lease(new_id, owner, _LEASE_SECONDS)
+    # Created already leased to us: no worker may claim the fork before its checkpoint is written.
+    store.create_run(
+        NewRun(run_id=new_id, agent=rec.agent, input=rec.input, owner=owner, ttl_seconds=_LEASE_SECONDS)
+    )
     try:
         event = (
             seq - 1,

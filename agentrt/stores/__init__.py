@@ -1,8 +1,9 @@
 """Stores: where runs, checkpoints and the journal live.
 
-``open_store(None)`` opens the default: the SQLite file named by
-``AGENTRT_STORE``, else ``.agentrt/agentrt.db`` under the current directory.
-``"memory"`` gives a :class:`MemoryStore` (one process only).
+``open_store(None)`` opens the default: the store named by ``AGENTRT_STORE``,
+else the SQLite file ``.agentrt/agentrt.db`` under the current directory.
+Store URLs: a file path or ``sqlite:///path`` (SQLite), ``postgresql://user:pass@host:port/db``
+(PostgreSQL, needs ``agentrt[postgres]`` and a blob key), ``memory:`` (one process only).
 """
 
 from __future__ import annotations
@@ -48,17 +49,22 @@ def default_store_location() -> str:
     return os.environ.get(STORE_ENV) or DEFAULT_STORE_PATH
 
 
-def open_store(location: str | None = None, *, retention: int | None = 100) -> Store:
-    """Open the store at ``location`` (a path, ``sqlite:///path``, or ``memory``); None: the default."""
-    location = location or default_store_location()
+def open_store(location: str | os.PathLike[str] | None = None, *, retention: int | None = 100) -> Store:
+    """Open the store at ``location`` (a path, ``sqlite:///path``, ``postgresql://...`` or ``memory:``);
+    None: the default (``AGENTRT_STORE``, else ``.agentrt/agentrt.db``)."""
+    location = os.fspath(location) if location is not None else default_store_location()
     if location in ("memory", ":memory:", "memory:"):
         return MemoryStore(retention=retention)
     if location.startswith("sqlite:///"):
         location = location[len("sqlite:///") :]
+    elif location.startswith(("postgresql://", "postgres://")):
+        from agentrt.stores.postgres import PostgresStore
+
+        return PostgresStore(location, retention=retention)
     elif "://" in location:
         scheme = location.split("://", 1)[0]
         raise StoreError(
-            f"store {location!r}: the {scheme!r} scheme is not supported yet; "
-            "use a SQLite file path or 'memory'"
+            f"store {location!r}: unknown scheme {scheme!r}; use a SQLite file path, sqlite:///PATH, "
+            "postgresql://USER:PASS@HOST:PORT/DB or memory:"
         )
     return SqliteStore(location, retention=retention)

@@ -4,9 +4,26 @@ A store keeps, per run: one row (status, input, output or error, the pending
 request, the lease), its checkpoints (``seq`` -> blob, newest ``retention``
 kept), the journal of results (``seq``, ``idx`` -> encoded value or error) and
 the non-blocking events (``seq``, ``n``).  All methods are synchronous and fast;
-the runtime calls them from its event loop thread.  Two implementations:
-:class:`~agentrt.stores.MemoryStore` (tests, embedding) and
-:class:`~agentrt.stores.SqliteStore` (the default, safe across processes).
+the runtime calls them from its event loop thread.  Three implementations:
+:class:`~agentrt.stores.MemoryStore` (tests, embedding),
+:class:`~agentrt.stores.SqliteStore` (the default, safe across processes on one
+machine) and :class:`~agentrt.stores.postgres.PostgresStore` (a fleet of workers).
+
+Leases and fencing.  A process drives a run only while it holds the run's lease
+(owner + expiry).  Every acquisition by a new owner bumps the run's ``epoch``, a
+fencing token: each write of a checkpoint, result, event or finish may carry the
+writer's ``owner`` and ``epoch`` and then fails with :class:`LeaseLost`, in the same
+transaction, when another process has claimed the run since.  A worker paused
+past its lease (SIGSTOP, a long GC, a network partition) can therefore never
+overwrite what its successor wrote.  Results delivered from outside a driver (a
+reply, a child's outcome, a timer) carry no epoch: they are first-write-wins per
+``(run, seq, idx)``, so a duplicate delivery is harmless.
+
+Runnable runs (what :meth:`Store.claim_runnable` hands to workers): ``queued``;
+``running`` with no live lease (its owner died, or the lease expired, or its
+process closed); ``waiting`` with ``wake_at`` due -- a timer, or a reply, a
+child's outcome or a cancel request that arrived while no process drove it
+(those set ``wake_at`` to now in the transaction that records them).
 """
 
 from __future__ import annotations
@@ -34,12 +51,15 @@ __all__ = [
     "StoreSchemaTooNew",
     "StreamEvent",
     "add_usage",
+    "is_answered",
+    "lease_lost",
     "make_owner",
     "owner_is_dead",
+    "require_blob_key",
 ]
 
-STATUSES = ("running", "waiting", "completed", "failed")
-FINAL = ("completed", "failed")
+STATUSES = ("queued", "running", "waiting", "completed", "failed", "cancelled")
+FINAL = ("completed", "failed", "cancelled")
 
 
 class StoreError(AgentrtError):
@@ -62,14 +82,33 @@ class LeaseLost(AgentrtError):
     """This process no longer holds the lease of a run it was driving (another process took it over)."""
 
 
+def lease_lost(run_id: str, held_by: str | None, epoch: int, mine: int | None) -> LeaseLost:
+    """The :class:`LeaseLost` a fenced write raises (one wording for every store)."""
+    who = f"by {held_by}" if held_by else "by no process (its lease was released)"
+    at = f" (lease epoch {epoch}, this writer holds epoch {mine})" if mine is not None else ""
+    return LeaseLost(
+        f"run {run_id!r} is now driven {who}{at}; this process stops driving it and its write was refused"
+    )
+
+
 @attrs.frozen
 class NewRun:
+    """A run to record.  ``status`` is ``running`` (the creator drives it) or ``queued`` (for a worker).
+
+    With ``owner`` the run is created already leased to it (``ttl_seconds``) at
+    epoch 1, so no worker can claim it between its creation and its first step.
+    """
+
     run_id: str
     agent: str
     input: Any  # JSON data
     parent_id: str | None = None
     parent_seq: int | None = None
     parent_idx: int | None = None
+    status: str = "running"
+    priority: int = 0
+    owner: str | None = None
+    ttl_seconds: float = 0.0
 
 
 @attrs.frozen
@@ -97,10 +136,22 @@ class RunRecord:
     #: Model usage summed over the run's journaled model results:
     #: ``model_calls``, ``input_tokens``, ``output_tokens``, ``total_tokens``.
     usage: dict[str, int] = attrs.field(factory=dict)
+    #: The fencing token: bumped each time a new owner acquires or claims the run.
+    epoch: int = 0
+    #: Higher runs are claimed first by workers.
+    priority: int = 0
+    #: ``agentrt cancel`` asked for it; the driver raises ``agentrt.Cancelled`` at the pending await.
+    cancel_requested: bool = False
 
     @property
     def finished(self) -> bool:
         return self.status in FINAL
+
+    @property
+    def interrupted(self) -> bool:
+        """``running`` but no live process drives it (owner dead, lease expired or released):
+        a worker will pick it up from its last checkpoint."""
+        return self.status == "running" and not self.lease_live()
 
     def lease_live(self, now: float | None = None) -> bool:
         """Whether another process may be driving this run right now."""
@@ -159,29 +210,89 @@ class Store(Protocol):
     def list_runs(self, status: str | None = None, limit: int | None = None) -> list[RunRecord]: ...
     def children(self, run_id: str) -> list[RunRecord]: ...
 
-    def acquire_lease(self, run_id: str, owner: str, ttl_seconds: float) -> RunRecord: ...
-    def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]: ...
+    def acquire_lease(self, run_id: str, owner: str, ttl_seconds: float) -> RunRecord:
+        """Take the run's lease (``LeaseHeld`` if another live process holds it).  The returned
+        record's ``epoch`` is the fencing token for this owner's writes; it is bumped unless
+        ``owner`` already held the lease."""
+        ...
+
+    def claim_runnable(
+        self, owner: str, ttl_seconds: float, limit: int, *, agents: list[str] | None = None
+    ) -> list[RunRecord]:
+        """Atomically lease up to ``limit`` runnable runs (see the module docstring) to ``owner``,
+        highest priority first, then oldest; each claim bumps the run's epoch.  Two claimers
+        never get the same run.  ``agents``: only runs of these agent specs."""
+        ...
+
+    def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:
+        """Extend ``owner``'s leases on ``run_ids`` in one statement; returns the ids it no longer holds."""
+        ...
+
     def release_lease(self, run_id: str, owner: str) -> None: ...
 
+    def request_cancel(self, run_id: str) -> list[str]:
+        """Ask the run and its unfinished descendants to stop; returns their ids.  A ``queued`` run
+        (never started) becomes ``cancelled`` at once; the others lose their lease (their driver's
+        next write is fenced off) and become runnable, so a worker throws ``Cancelled`` into them."""
+        ...
+
+    def next_wake_at(self) -> float | None:
+        """The earliest ``wake_at`` among waiting runs (when a worker must look again)."""
+        ...
+
+    def wait_for_work(self, timeout: float) -> bool:
+        """Block up to ``timeout`` seconds until the store may hold new runnable work (True), or not."""
+        ...
+
     def save_checkpoint(
-        self, run_id: str, owner: str, seq: int, blob: bytes, pending: Any, events: list[EventRow]
+        self,
+        run_id: str,
+        owner: str,
+        seq: int,
+        blob: bytes,
+        pending: Any,
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
     ) -> None: ...
     def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None: ...
     def get_checkpoint(self, run_id: str, seq: int) -> bytes | None: ...
     def list_checkpoints(self, run_id: str) -> list[CheckpointInfo]: ...
 
     def put_result(
-        self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes, usage: dict[str, int] | None = None
+        self,
+        run_id: str,
+        seq: int,
+        idx: int,
+        ok: bool,
+        blob: bytes,
+        usage: dict[str, int] | None = None,
+        *,
+        owner: str | None = None,
+        epoch: int | None = None,
     ) -> bool:
         """Journal one result; False if (run, seq, idx) already has one.  ``usage`` (a model call's cost)
-        is added to the run's usage in the same transaction, only when the result is new."""
+        is added to the run's usage in the same transaction, only when the result is new.  With
+        ``owner``/``epoch`` (a driver's own tool or model result) the write is fenced; without (a
+        reply, a child's outcome, a timer) a waiting run whose request is now answered is woken."""
         ...
 
     def get_results(self, run_id: str, seq: int) -> dict[int, tuple[bool, bytes]]: ...
 
     def set_waiting(
-        self, run_id: str, owner: str, waiting_on: str, wake_at: float | None, events: list[EventRow]
-    ) -> None: ...
+        self,
+        run_id: str,
+        owner: str,
+        waiting_on: str,
+        wake_at: float | None,
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
+    ) -> None:
+        """Park the run.  If its request was answered (or a cancel requested) meanwhile, ``wake_at``
+        becomes now, so a worker takes it up again."""
+        ...
+
     def finish_run(
         self,
         run_id: str,
@@ -192,8 +303,11 @@ class Store(Protocol):
         error: dict[str, Any] | None = None,
         error_blob: bytes | None = None,
         events: list[EventRow] = ...,
+        epoch: int | None = None,
     ) -> bool: ...
-    def add_events(self, run_id: str, events: list[EventRow]) -> None: ...
+    def add_events(
+        self, run_id: str, events: list[EventRow], *, owner: str | None = None, epoch: int | None = None
+    ) -> None: ...
     def list_events(self, run_id: str, limit: int | None = None) -> list[EventRecord]: ...
 
     def append_stream(self, run_id: str, kind: str, data: Any) -> int:
@@ -205,7 +319,8 @@ class Store(Protocol):
         ...
 
     def set_tenant(self, run_id: str, tenant: str) -> None:
-        """Record which tenant a run belongs to (the HTTP API scopes runs per tenant)."""
+        """Record which tenant a run belongs to (the HTTP API scopes runs per tenant); a run's first
+        tenant stays (a second call for the same run changes nothing)."""
         ...
 
     def get_tenant(self, run_id: str) -> str | None: ...
@@ -222,6 +337,53 @@ def add_usage(total: dict[str, int] | None, delta: dict[str, int]) -> dict[str, 
     for key, value in delta.items():
         out[key] = out.get(key, 0) + int(value)
     return out
+
+
+def is_answered(pending: Any, results: dict[int, bool]) -> bool:
+    """Whether a parked request (``pending``, as the runtime summarizes it) can go on, given the
+    journaled results at its seq (``idx -> ok``): one result, or for a gather all of them, or a
+    failure when the gather is not ``settled``."""
+    if not results:
+        return False
+    pending = pending if isinstance(pending, dict) else {}
+    if pending.get("kind") != "gather":
+        return True
+    if len(results) >= len(pending.get("requests", ())):
+        return True
+    return not pending.get("settled") and not all(results.values())
+
+
+BLOB_KEY_ENV = "AGENTRT_BLOB_KEY"
+BLOB_KEY_FILE_ENV = "AGENTRT_BLOB_KEY_FILE"
+
+
+def require_blob_key(location: str) -> None:
+    """Refuse to open a shared store without a blob key (checkpoints travel between machines there).
+
+    The key comes from ``AGENTRT_BLOB_KEY`` or the file named by ``AGENTRT_BLOB_KEY_FILE``.
+    (Kept in one function so the key module of the restore-safety work can replace it.)
+    """
+    if os.environ.get(BLOB_KEY_ENV):
+        return
+    path = os.environ.get(BLOB_KEY_FILE_ENV)
+    if path:
+        try:
+            with open(path, "rb") as f:
+                if f.read().strip():
+                    return
+        except OSError as exc:
+            raise StoreError(
+                f"store {location}: cannot read the blob key file {path!r} ({exc.strerror}); "
+                f"fix {BLOB_KEY_FILE_ENV} or make a key with `agentrt keygen > FILE`"
+            ) from None
+        raise StoreError(
+            f"store {location}: the blob key file {path!r} is empty; make one with `agentrt keygen`"
+        )
+    raise StoreError(
+        f"store {location} is shared between machines, so its checkpoints must be keyed: set "
+        f"{BLOB_KEY_ENV}=<secret> (the same on every worker), or {BLOB_KEY_FILE_ENV}=<path of a key file>. "
+        "Make a key with `agentrt keygen`."
+    )
 
 
 def make_owner() -> str:

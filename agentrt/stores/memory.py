@@ -1,4 +1,9 @@
-"""``MemoryStore``: the in-memory twin of the SQLite store (tests, embedding, benchmarks)."""
+"""``MemoryStore``: the in-memory twin of the SQLite store (tests, embedding, benchmarks).
+
+Same semantics as :class:`~agentrt.stores.SqliteStore` -- leases, epochs (fencing),
+claims, cancel requests -- within one process; every method holds one lock, so each
+is atomic the way a store transaction is.
+"""
 
 from __future__ import annotations
 
@@ -15,12 +20,12 @@ from agentrt.stores.base import (
     CheckpointInfo,
     EventRecord,
     EventRow,
-    LeaseLost,
     NewRun,
     RunRecord,
     StreamEvent,
     add_usage,
-    owner_is_dead,
+    is_answered,
+    lease_lost,
 )
 
 __all__ = ["MemoryStore"]
@@ -33,6 +38,7 @@ class MemoryStore:
         self.location = "memory"
         self.retention = retention
         self._lock = threading.RLock()
+        self._work = threading.Condition(self._lock)
         self._runs: dict[str, RunRecord] = {}
         self._checkpoints: dict[str, dict[int, tuple[bytes, Any, float]]] = {}
         self._results: dict[tuple[str, int], dict[int, tuple[bool, bytes]]] = {}
@@ -40,9 +46,14 @@ class MemoryStore:
         self._children: dict[str, list[str]] = {}
         self._stream: dict[str, list[StreamEvent]] = {}
         self._tenants: dict[str, str] = {}
+        self._generation = 0  # bumped whenever new work may be runnable (wait_for_work)
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._runs)} runs)"
+
+    def _notify(self) -> None:
+        self._generation += 1
+        self._work.notify_all()
 
     # -- runs
 
@@ -54,17 +65,23 @@ class MemoryStore:
             rec = RunRecord(
                 run_id=run.run_id,
                 agent=run.agent,
-                status="running",
+                status=run.status,
                 input=copy.deepcopy(run.input),
                 parent_id=run.parent_id,
                 parent_seq=run.parent_seq,
                 parent_idx=run.parent_idx,
                 created_at=now,
                 updated_at=now,
+                priority=run.priority,
+                lease_owner=run.owner,
+                lease_expires=now + run.ttl_seconds if run.owner else None,
+                epoch=1 if run.owner else 0,
             )
             self._runs[run.run_id] = rec
             if run.parent_id is not None:
                 self._children.setdefault(run.parent_id, []).append(run.run_id)
+            if run.owner is None:
+                self._notify()
             return rec
 
     def get_run(self, run_id: str) -> RunRecord | None:
@@ -91,12 +108,30 @@ class MemoryStore:
         with self._lock:
             rec = self._run(run_id)
             now = time.time()
-            held = rec.lease_owner not in (None, owner) and rec.lease_expires is not None
-            if held and rec.lease_expires > now and not owner_is_dead(rec.lease_owner):  # type: ignore[operator,arg-type]
+            if rec.lease_owner not in (None, owner) and rec.lease_live(now):
                 raise LeaseHeld(run_id, rec.lease_owner, rec.lease_expires - now)  # type: ignore[arg-type,operator]
-            rec = attrs.evolve(rec, lease_owner=owner, lease_expires=now + ttl_seconds)
+            epoch = rec.epoch if rec.lease_owner == owner else rec.epoch + 1
+            rec = attrs.evolve(rec, lease_owner=owner, lease_expires=now + ttl_seconds, epoch=epoch)
             self._runs[run_id] = rec
             return rec
+
+    def claim_runnable(
+        self, owner: str, ttl_seconds: float, limit: int, *, agents: list[str] | None = None
+    ) -> list[RunRecord]:
+        with self._lock:
+            now = time.time()
+            candidates = [
+                r for r in self._runs.values() if _runnable(r, now) and (agents is None or r.agent in agents)
+            ]
+            candidates.sort(key=lambda r: (-r.priority, r.created_at))
+            claimed = []
+            for rec in candidates[: max(limit, 0)]:
+                rec = attrs.evolve(
+                    rec, lease_owner=owner, lease_expires=now + ttl_seconds, epoch=rec.epoch + 1
+                )
+                self._runs[rec.run_id] = rec
+                claimed.append(rec)
+            return claimed
 
     def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:
         lost = []
@@ -115,22 +150,74 @@ class MemoryStore:
             rec = self._runs.get(run_id)
             if rec is not None and rec.lease_owner == owner:
                 self._runs[run_id] = attrs.evolve(rec, lease_owner=None, lease_expires=None)
+                if rec.status in ("queued", "running") or rec.wake_at is not None:
+                    self._notify()
 
-    def _owned(self, run_id: str, owner: str) -> RunRecord:
+    def _owned(self, run_id: str, owner: str, epoch: int | None) -> RunRecord:
         rec = self._run(run_id)
-        if rec.lease_owner != owner:
-            raise LeaseLost(
-                f"run {run_id!r} is now driven by {rec.lease_owner}; this process stops driving it"
-            )
+        if rec.lease_owner != owner or (epoch is not None and rec.epoch != epoch):
+            raise lease_lost(run_id, rec.lease_owner, rec.epoch, epoch)
         return rec
+
+    # -- cancellation and wake-ups
+
+    def request_cancel(self, run_id: str) -> list[str]:
+        with self._lock:
+            self._run(run_id)
+            now = time.time()
+            marked, stack = [], [run_id]
+            while stack:
+                rid = stack.pop()
+                stack.extend(self._children.get(rid, []))
+                rec = self._runs[rid]
+                if rec.finished:
+                    continue
+                marked.append(rid)
+                if rec.status == "queued" and rid not in self._checkpoints:
+                    rec = attrs.evolve(
+                        rec, status="cancelled", cancel_requested=True, lease_owner=None,
+                        lease_expires=None, updated_at=now,
+                    )  # fmt: skip
+                else:  # its driver (if any) loses the lease: a worker takes it up to cancel it
+                    rec = attrs.evolve(
+                        rec,
+                        cancel_requested=True,
+                        wake_at=now if rec.status == "waiting" else rec.wake_at,
+                        lease_owner=None,
+                        lease_expires=None,
+                        updated_at=now,
+                    )
+                self._runs[rid] = rec
+            self._notify()
+            return marked
+
+    def next_wake_at(self) -> float | None:
+        return min(
+            (r.wake_at for r in self._runs.values() if r.status == "waiting" and r.wake_at is not None),
+            default=None,
+        )
+
+    def wait_for_work(self, timeout: float) -> bool:
+        with self._work:
+            generation = self._generation
+            self._work.wait_for(lambda: self._generation != generation, timeout)
+            return self._generation != generation
 
     # -- checkpoints
 
     def save_checkpoint(
-        self, run_id: str, owner: str, seq: int, blob: bytes, pending: Any, events: list[EventRow]
+        self,
+        run_id: str,
+        owner: str,
+        seq: int,
+        blob: bytes,
+        pending: Any,
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
     ) -> None:
         with self._lock:
-            rec = self._owned(run_id, owner)
+            rec = self._owned(run_id, owner, epoch)
             now = time.time()
             cps = self._checkpoints.setdefault(run_id, {})
             cps[seq] = (bytes(blob), pending, now)
@@ -161,16 +248,33 @@ class MemoryStore:
     # -- journal
 
     def put_result(
-        self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes, usage: dict[str, int] | None = None
+        self,
+        run_id: str,
+        seq: int,
+        idx: int,
+        ok: bool,
+        blob: bytes,
+        usage: dict[str, int] | None = None,
+        *,
+        owner: str | None = None,
+        epoch: int | None = None,
     ) -> bool:
         with self._lock:
+            if owner is not None:
+                self._owned(run_id, owner, epoch)
             slot = self._results.setdefault((run_id, seq), {})
             if idx in slot:
                 return False
             slot[idx] = (ok, bytes(blob))
             rec = self._runs.get(run_id)
-            if usage and rec is not None:
-                self._runs[run_id] = attrs.evolve(rec, usage=add_usage(rec.usage, usage))
+            if rec is None:
+                return True
+            if usage:
+                rec = attrs.evolve(rec, usage=add_usage(rec.usage, usage))
+            if rec.status == "waiting" and rec.seq == seq and is_answered(rec.pending, _oks(slot)):
+                rec = attrs.evolve(rec, wake_at=time.time())
+                self._notify()
+            self._runs[run_id] = rec
             return True
 
     def get_results(self, run_id: str, seq: int) -> dict[int, tuple[bool, bytes]]:
@@ -179,12 +283,23 @@ class MemoryStore:
     # -- status
 
     def set_waiting(
-        self, run_id: str, owner: str, waiting_on: str, wake_at: float | None, events: list[EventRow]
+        self,
+        run_id: str,
+        owner: str,
+        waiting_on: str,
+        wake_at: float | None,
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
     ) -> None:
         with self._lock:
-            rec = self._owned(run_id, owner)
+            rec = self._owned(run_id, owner, epoch)
             now = time.time()
             self._add_events(run_id, events, now)
+            if rec.cancel_requested or is_answered(
+                rec.pending, _oks(self._results.get((run_id, rec.seq), {}))
+            ):
+                wake_at = now  # answered while we were deciding to park: a worker goes on with it
             self._runs[run_id] = attrs.evolve(
                 rec, status="waiting", waiting_on=waiting_on, wake_at=wake_at, updated_at=now
             )
@@ -199,13 +314,14 @@ class MemoryStore:
         error: dict[str, Any] | None = None,
         error_blob: bytes | None = None,
         events: list[EventRow] = (),  # type: ignore[assignment]
+        epoch: int | None = None,
     ) -> bool:
         assert status in FINAL
         with self._lock:
             rec = self._run(run_id)
             if rec.finished:
                 return False
-            self._owned(run_id, owner)
+            self._owned(run_id, owner, epoch)
             now = time.time()
             self._add_events(run_id, events, now)
             self._runs[run_id] = attrs.evolve(
@@ -230,8 +346,12 @@ class MemoryStore:
         for seq, n, kind, level, data in events:
             table.setdefault((seq, n), EventRecord(seq, n, kind, level, copy.deepcopy(data), now))
 
-    def add_events(self, run_id: str, events: list[EventRow]) -> None:
+    def add_events(
+        self, run_id: str, events: list[EventRow], *, owner: str | None = None, epoch: int | None = None
+    ) -> None:
         with self._lock:
+            if owner is not None:
+                self._owned(run_id, owner, epoch)
             self._add_events(run_id, events, time.time())
 
     def list_events(self, run_id: str, limit: int | None = None) -> list[EventRecord]:
@@ -254,7 +374,7 @@ class MemoryStore:
 
     def set_tenant(self, run_id: str, tenant: str) -> None:
         with self._lock:
-            self._tenants[run_id] = tenant
+            self._tenants.setdefault(run_id, tenant)
 
     def get_tenant(self, run_id: str) -> str | None:
         return self._tenants.get(run_id)
@@ -265,3 +385,18 @@ class MemoryStore:
 
     def close(self) -> None:
         pass
+
+
+def _oks(slot: dict[int, tuple[bool, bytes]]) -> dict[int, bool]:
+    return {idx: ok for idx, (ok, _blob) in slot.items()}
+
+
+def _runnable(rec: RunRecord, now: float) -> bool:
+    """Whether a worker may claim ``rec`` now (see :mod:`agentrt.stores.base`)."""
+    if rec.finished:
+        return False
+    if rec.lease_owner is not None and rec.lease_live(now):
+        return False
+    if rec.status in ("queued", "running"):
+        return True
+    return rec.status == "waiting" and rec.wake_at is not None and rec.wake_at <= now

@@ -4,9 +4,12 @@
   a crash of the process; ``synchronous="FULL"`` also survives a power loss).
 - Versioned schema: ``PRAGMA user_version`` and a list of migrations applied in
   order; a file from a newer agentrt is refused with a clear message.
-- Safe across processes on one machine: a lease (owner + expiry) on each run
-  row, so two processes never drive one run at once; a lease whose owner pid is
-  dead on this machine is taken over at once, any other one when it expires.
+- Safe across processes on one machine: a lease (owner + expiry + epoch) on each
+  run row, so two processes never drive one run at once; a lease whose owner pid
+  is dead on this machine is taken over at once, any other one when it expires.
+  Writes carrying an epoch are fenced inside their transaction (``BEGIN
+  IMMEDIATE`` serializes writers, so a claim and a fenced write never interleave).
+  Several worker processes may share one file.
 - ``sqlite3`` errors are translated once, here, into :class:`StoreError`
   subclasses that say what happened and what to do.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -29,7 +33,6 @@ from agentrt.stores.base import (
     CheckpointInfo,
     EventRecord,
     EventRow,
-    LeaseLost,
     NewRun,
     RunRecord,
     StoreCorrupt,
@@ -38,6 +41,8 @@ from agentrt.stores.base import (
     StoreSchemaTooNew,
     StreamEvent,
     add_usage,
+    is_answered,
+    lease_lost,
     owner_is_dead,
 )
 
@@ -108,7 +113,16 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN usage TEXT;
     """,
-    # 3 -> 4: the durable event stream (one id sequence per run) and the tenant of each run
+    # 3 -> 4: workers -- the lease epoch (fencing token), priorities, cancel requests
+    """
+    ALTER TABLE runs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX runs_by_owner ON runs (lease_owner) WHERE lease_owner IS NOT NULL;
+    CREATE INDEX runs_claimable ON runs (priority DESC, created_at)
+        WHERE status IN ('queued', 'running', 'waiting');
+    """,
+    # 4 -> 5: the durable event stream (one id sequence per run) and the tenant of each run
     """
     CREATE TABLE stream (
         run_id     TEXT NOT NULL,
@@ -129,8 +143,12 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 _RUN_COLUMNS = (
     "run_id, agent, status, input, output, error, error_blob, seq, pending, waiting_on, wake_at, "
-    "parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage"
+    "parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage, "
+    "epoch, priority, cancel_requested"
 )
+_HOST_PREFIX = socket.gethostname() + "/"
+#: How often ``wait_for_work`` looks at the file for commits of other processes.
+_POLL_SECONDS = 0.05
 
 
 def _translate(method: F) -> F:
@@ -172,6 +190,8 @@ class SqliteStore:
             busy_timeout_seconds = float(os.environ.get("AGENTRT_STORE_TIMEOUT", "5"))
         self.busy_timeout_seconds = busy_timeout_seconds
         self._lock = threading.RLock()
+        self._work = threading.Condition()
+        self._generation = 0  # bumped by this process's writes that may make work runnable
         self._conn: sqlite3.Connection | None = None
         directory = os.path.dirname(os.path.abspath(self.path))
         try:
@@ -285,6 +305,7 @@ class SqliteStore:
     def _record(row: tuple[Any, ...]) -> RunRecord:
         (run_id, agent, status, input_, output, error, error_blob, seq, pending, waiting_on, wake_at,
          parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage,
+         epoch, priority, cancel_requested,
          ) = row  # fmt: skip
         return RunRecord(
             run_id=run_id,
@@ -306,6 +327,9 @@ class SqliteStore:
             lease_owner=lease_owner,
             lease_expires=lease_expires,
             usage=_loads(usage) or {},
+            epoch=epoch,
+            priority=priority,
+            cancel_requested=bool(cancel_requested),
         )
 
     # ------------------------------------------------------------------ runs
@@ -317,22 +341,30 @@ class SqliteStore:
             try:
                 conn.execute(
                     "INSERT INTO runs (run_id, agent, status, input, parent_id, parent_seq, parent_idx, "
-                    "created_at, updated_at) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                    "created_at, updated_at, priority, lease_owner, lease_expires, epoch) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         run.run_id,
                         run.agent,
+                        run.status,
                         _dumps(run.input),
                         run.parent_id,
                         run.parent_seq,
                         run.parent_idx,
                         now,
                         now,
+                        run.priority,
+                        run.owner,
+                        now + run.ttl_seconds if run.owner else None,
+                        1 if run.owner else 0,
                     ),
                 )
             except sqlite3.IntegrityError:
                 raise RunExists(
                     f"a run with id {run.run_id!r} already exists in {self.path}; choose another run_id"
                 ) from None
+        if run.owner is None:
+            self._notify()
         rec = self.get_run(run.run_id)
         assert rec is not None
         return rec
@@ -379,53 +411,175 @@ class SqliteStore:
             ):
                 raise LeaseHeld(run_id, held_by, expires - now)
             conn.execute(
-                "UPDATE runs SET lease_owner = ?, lease_expires = ? WHERE run_id = ?",
-                (owner, now + ttl_seconds, run_id),
+                "UPDATE runs SET lease_owner = ?, lease_expires = ?, "
+                "epoch = CASE WHEN lease_owner IS ? THEN epoch ELSE epoch + 1 END WHERE run_id = ?",
+                (owner, now + ttl_seconds, owner, run_id),
             )
             row = conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         return self._record(row)
 
     @_translate
+    def claim_runnable(
+        self, owner: str, ttl_seconds: float, limit: int, *, agents: list[str] | None = None
+    ) -> list[RunRecord]:
+        if limit <= 0:
+            return []
+        now = time.time()
+        with self._tx() as conn:
+            dead = [
+                o
+                for (o,) in conn.execute(
+                    "SELECT DISTINCT lease_owner FROM runs WHERE lease_owner IS NOT NULL "
+                    "AND substr(lease_owner, 1, ?) = ? AND lease_expires > ? "
+                    "AND status IN ('queued', 'running', 'waiting')",
+                    (len(_HOST_PREFIX), _HOST_PREFIX, now),
+                )
+                if owner_is_dead(o)
+            ]
+            sql = (
+                "SELECT run_id FROM runs WHERE status IN ('queued', 'running', 'waiting') "
+                "AND (lease_owner IS NULL OR lease_expires IS NULL OR lease_expires <= ?"
+                + "".join(" OR lease_owner = ?" for _ in dead)
+                + ") AND (status != 'waiting' OR (wake_at IS NOT NULL AND wake_at <= ?))"
+            )
+            params: list[Any] = [now, *dead, now]
+            if agents is not None:
+                sql += " AND agent IN (" + ",".join("?" * len(agents)) + ")" if agents else " AND 0"
+                params.extend(agents)
+            sql += " ORDER BY priority DESC, created_at, run_id LIMIT ?"
+            params.append(int(limit))
+            ids = [r[0] for r in conn.execute(sql, params)]
+            if not ids:
+                return []
+            rows = conn.execute(
+                f"UPDATE runs SET lease_owner = ?, lease_expires = ?, epoch = epoch + 1 "
+                f"WHERE run_id IN ({','.join('?' * len(ids))}) RETURNING {_RUN_COLUMNS}",
+                (owner, now + ttl_seconds, *ids),
+            ).fetchall()
+        order = {run_id: i for i, run_id in enumerate(ids)}
+        return sorted((self._record(r) for r in rows), key=lambda r: order[r.run_id])
+
+    @_translate
     def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:
-        lost = []
+        if not run_ids:
+            return []
         expires = time.time() + ttl_seconds
         with self._tx() as conn:
-            for run_id in run_ids:
-                cur = conn.execute(
-                    "UPDATE runs SET lease_expires = ? WHERE run_id = ? AND lease_owner = ?",
-                    (expires, run_id, owner),
+            held = {
+                r[0]
+                for r in conn.execute(
+                    f"UPDATE runs SET lease_expires = ? WHERE lease_owner = ? "
+                    f"AND run_id IN ({','.join('?' * len(run_ids))}) RETURNING run_id",
+                    (expires, owner, *run_ids),
                 )
-                if cur.rowcount == 0:
-                    lost.append(run_id)
-        return lost
+            }
+        return [run_id for run_id in run_ids if run_id not in held]
 
     @_translate
     def release_lease(self, run_id: str, owner: str) -> None:
         with self._tx() as conn:
-            conn.execute(
+            rows = conn.execute(
                 "UPDATE runs SET lease_owner = NULL, lease_expires = NULL "
-                "WHERE run_id = ? AND lease_owner = ?",
+                "WHERE run_id = ? AND lease_owner = ? RETURNING status, wake_at",
                 (run_id, owner),
-            )
+            ).fetchall()
+        if rows and (rows[0][0] in ("queued", "running") or rows[0][1] is not None):
+            self._notify()
 
-    def _check_owner(self, conn: sqlite3.Connection, run_id: str, owner: str) -> tuple[Any, ...]:
-        row = conn.execute("SELECT lease_owner, status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    def _check_owner(
+        self, conn: sqlite3.Connection, run_id: str, owner: str, epoch: int | None = None
+    ) -> tuple[Any, ...]:
+        row = conn.execute(
+            "SELECT lease_owner, status, epoch FROM runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
         if row is None:
             raise RunNotFound(run_id, self.path)
-        if row[0] != owner:
-            raise LeaseLost(f"run {run_id!r} is now driven by {row[0]}; this process stops driving it")
+        if row[0] != owner or (epoch is not None and row[2] != epoch):
+            raise lease_lost(run_id, row[0], row[2], epoch)
         return row  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ cancellation and wake-ups
+
+    @_translate
+    def request_cancel(self, run_id: str) -> list[str]:
+        now = time.time()
+        with self._tx() as conn:
+            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+                raise RunNotFound(run_id, self.path)
+            rows = conn.execute(
+                "WITH RECURSIVE tree(id) AS (SELECT ? UNION ALL "
+                "SELECT runs.run_id FROM runs JOIN tree ON runs.parent_id = tree.id) "
+                "SELECT run_id FROM runs WHERE run_id IN (SELECT id FROM tree) "
+                "AND status NOT IN ('completed', 'failed', 'cancelled')",
+                (run_id,),
+            ).fetchall()
+            ids = [r[0] for r in rows]
+            for rid in ids:
+                conn.execute(
+                    "UPDATE runs SET cancel_requested = 1, updated_at = ?, "
+                    "lease_owner = NULL, lease_expires = NULL, "
+                    "wake_at = CASE WHEN status = 'waiting' THEN ? ELSE wake_at END, "
+                    "status = CASE WHEN status = 'queued' AND NOT EXISTS "
+                    "(SELECT 1 FROM checkpoints c WHERE c.run_id = runs.run_id) "
+                    "THEN 'cancelled' ELSE status END "
+                    "WHERE run_id = ?",
+                    (now, now, rid),
+                )
+        self._notify()
+        return ids
+
+    @_translate
+    def next_wake_at(self) -> float | None:
+        rows = self._q("SELECT min(wake_at) FROM runs WHERE status = 'waiting' AND wake_at IS NOT NULL")
+        return rows[0][0] if rows else None
+
+    def _notify(self) -> None:
+        with self._work:
+            self._generation += 1
+            self._work.notify_all()
+
+    def wait_for_work(self, timeout: float) -> bool:
+        """Wake on this process's own writes at once, on other processes' commits within 50 ms
+        (``PRAGMA data_version`` changes when another connection commits to the file)."""
+        deadline = time.monotonic() + timeout
+        with self._work:
+            generation = self._generation
+        start_version = self._data_version()
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            with self._work:
+                if self._work.wait_for(lambda: self._generation != generation, min(remaining, _POLL_SECONDS)):
+                    return True
+            if self._data_version() != start_version:
+                return True
+
+    def _data_version(self) -> int | None:
+        try:
+            rows = self._q("PRAGMA data_version")
+        except (sqlite3.Error, StoreError):
+            return None
+        return int(rows[0][0]) if rows else None
 
     # ------------------------------------------------------------------ checkpoints
 
     @_translate
     def save_checkpoint(
-        self, run_id: str, owner: str, seq: int, blob: bytes, pending: Any, events: list[EventRow]
+        self,
+        run_id: str,
+        owner: str,
+        seq: int,
+        blob: bytes,
+        pending: Any,
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
     ) -> None:
         now = time.time()
         pending_json = _dumps(pending)
         with self._tx() as conn:
-            self._check_owner(conn, run_id, owner)
+            self._check_owner(conn, run_id, owner, epoch)
             conn.execute(
                 "INSERT OR REPLACE INTO checkpoints (run_id, seq, blob, pending, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -467,21 +621,52 @@ class SqliteStore:
 
     @_translate
     def put_result(
-        self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes, usage: dict[str, int] | None = None
+        self,
+        run_id: str,
+        seq: int,
+        idx: int,
+        ok: bool,
+        blob: bytes,
+        usage: dict[str, int] | None = None,
+        *,
+        owner: str | None = None,
+        epoch: int | None = None,
     ) -> bool:
+        now = time.time()
+        woke = False
         with self._tx() as conn:
+            if owner is not None:
+                self._check_owner(conn, run_id, owner, epoch)
             cur = conn.execute(
                 "INSERT OR IGNORE INTO results (run_id, seq, idx, ok, blob, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (run_id, seq, idx, int(ok), blob, time.time()),
+                (run_id, seq, idx, int(ok), blob, now),
             )
             if cur.rowcount != 1:
                 return False
+            row = conn.execute(
+                "SELECT usage, status, seq, pending FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                return True
             if usage:
-                row = conn.execute("SELECT usage FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-                total = add_usage(_loads(row[0]) if row else None, usage)
+                total = add_usage(_loads(row[0]), usage)
                 conn.execute("UPDATE runs SET usage = ? WHERE run_id = ?", (_dumps(total), run_id))
-            return True
+            if (
+                row[1] == "waiting"
+                and row[2] == seq
+                and is_answered(_loads(row[3]), self._oks(conn, run_id, seq))
+            ):
+                conn.execute("UPDATE runs SET wake_at = ? WHERE run_id = ?", (now, run_id))
+                woke = True
+        if woke:
+            self._notify()
+        return True
+
+    @staticmethod
+    def _oks(conn: sqlite3.Connection, run_id: str, seq: int) -> dict[int, bool]:
+        rows = conn.execute("SELECT idx, ok FROM results WHERE run_id = ? AND seq = ?", (run_id, seq))
+        return {idx: bool(ok) for idx, ok in rows}
 
     @_translate
     def get_results(self, run_id: str, seq: int) -> dict[int, tuple[bool, bytes]]:
@@ -492,11 +677,23 @@ class SqliteStore:
 
     @_translate
     def set_waiting(
-        self, run_id: str, owner: str, waiting_on: str, wake_at: float | None, events: list[EventRow]
+        self,
+        run_id: str,
+        owner: str,
+        waiting_on: str,
+        wake_at: float | None,
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
     ) -> None:
         now = time.time()
         with self._tx() as conn:
-            self._check_owner(conn, run_id, owner)
+            self._check_owner(conn, run_id, owner, epoch)
+            seq, pending, cancel = conn.execute(
+                "SELECT seq, pending, cancel_requested FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            if cancel or is_answered(_loads(pending), self._oks(conn, run_id, seq)):
+                wake_at = now  # answered while the driver decided to park: a worker goes on with it
             self._insert_events(conn, run_id, events, now)
             conn.execute(
                 "UPDATE runs SET status = 'waiting', waiting_on = ?, wake_at = ?, updated_at = ? "
@@ -515,32 +712,36 @@ class SqliteStore:
         error: dict[str, Any] | None = None,
         error_blob: bytes | None = None,
         events: list[EventRow] = (),  # type: ignore[assignment]
+        epoch: int | None = None,
     ) -> bool:
         assert status in FINAL
         now = time.time()
         with self._tx() as conn:
-            row = self._check_owner_or_finished(conn, run_id, owner)
+            row = self._check_owner_or_finished(conn, run_id, owner, epoch)
             if row is None:
                 return False
             self._insert_events(conn, run_id, events, now)
             cur = conn.execute(
                 "UPDATE runs SET status = ?, output = ?, error = ?, error_blob = ?, pending = NULL, "
                 "waiting_on = NULL, "
-                "wake_at = NULL, updated_at = ? WHERE run_id = ? AND status NOT IN ('completed', 'failed')",
+                "wake_at = NULL, updated_at = ? "
+                "WHERE run_id = ? AND status NOT IN ('completed', 'failed', 'cancelled')",
                 (status, _dumps(output), _dumps(error), error_blob, now, run_id),
             )
             return cur.rowcount == 1
 
     def _check_owner_or_finished(
-        self, conn: sqlite3.Connection, run_id: str, owner: str
+        self, conn: sqlite3.Connection, run_id: str, owner: str, epoch: int | None
     ) -> tuple[Any, ...] | None:
-        row = conn.execute("SELECT lease_owner, status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        row = conn.execute(
+            "SELECT lease_owner, status, epoch FROM runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
         if row is None:
             raise RunNotFound(run_id, self.path)
         if row[1] in FINAL:
             return None
-        if row[0] != owner:
-            raise LeaseLost(f"run {run_id!r} is now driven by {row[0]}; this process stops driving it")
+        if row[0] != owner or (epoch is not None and row[2] != epoch):
+            raise lease_lost(run_id, row[0], row[2], epoch)
         return row  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ events
@@ -558,8 +759,12 @@ class SqliteStore:
             )
 
     @_translate
-    def add_events(self, run_id: str, events: list[EventRow]) -> None:
+    def add_events(
+        self, run_id: str, events: list[EventRow], *, owner: str | None = None, epoch: int | None = None
+    ) -> None:
         with self._tx() as conn:
+            if owner is not None:
+                self._check_owner(conn, run_id, owner, epoch)
             self._insert_events(conn, run_id, events, time.time())
 
     @_translate
@@ -603,7 +808,7 @@ class SqliteStore:
     @_translate
     def set_tenant(self, run_id: str, tenant: str) -> None:
         with self._tx() as conn:
-            conn.execute("INSERT OR REPLACE INTO tenants (run_id, tenant) VALUES (?, ?)", (run_id, tenant))
+            conn.execute("INSERT OR IGNORE INTO tenants (run_id, tenant) VALUES (?, ?)", (run_id, tenant))
 
     @_translate
     def get_tenant(self, run_id: str) -> str | None:

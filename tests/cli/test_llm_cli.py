@@ -16,7 +16,7 @@ def test_an_agent_that_needs_a_missing_executor_is_refused_before_the_run_starts
     assert proc.returncode == 2
     assert "MissingExecutor" in proc.stderr and "'chain'" in proc.stderr
     assert "generate_text" in proc.stderr and "agents.py:" in proc.stderr and "--executors" in proc.stderr
-    assert json.loads(cli("runs", "--store", str(store), "--json").stdout) == []
+    assert json.loads(cli("runs", "--store", str(store), "--json").stdout) == {"runs": []}
 
 
 def test_run_with_executors_trace_and_show_usage(tmp_path):

@@ -20,6 +20,7 @@ from agentrt.llm import (
 )
 from agentrt.observe import JsonlTraceExporter, StructlogTraceSink
 from agentrt.stores import SqliteStore
+from agentrt.testing import capture_trace
 from tests.llm import agents as A
 
 
@@ -52,17 +53,19 @@ def drive(store, agent, input, **kw):
 
 def test_every_kind_of_request_end_to_end(store):
     script = everything_script()
-    chunks, results, traces, emitted = [], [], [], []
-    run_id, out = drive(
-        store,
-        A.everything,
-        {"text": "hello"},
-        executors=script,
-        on_chunk=lambda chunk, request: chunks.append((request.src, chunk)),
-        on_result=lambda request, result: results.append((request.src, len(request.attempts), result.raw)),
-        on_trace=traces.append,
-        on={"SCORED": emitted.append},
-    )
+    chunks, results, emitted = [], [], []
+    with capture_trace() as traces:
+        run_id, out = drive(
+            store,
+            A.everything,
+            {"text": "hello"},
+            executors=script,
+            on_chunk=lambda chunk, request: chunks.append((request.src, chunk)),
+            on_result=lambda request, result: results.append(
+                (request.src, len(request.attempts), result.raw)
+            ),
+            on={"SCORED": emitted.append},
+        )
     assert out.text == "hi there"
     assert out.notes == [
         "text hi there 9",
@@ -395,21 +398,33 @@ def test_jsonl_and_structlog_trace_sinks(tmp_path):
     assert {m for m, name, _r in logged if name == "chunk"} == {"debug"}
 
 
-def test_observers_that_raise_do_not_change_the_run(store):
+def test_observers_that_raise_do_not_change_the_run_and_are_logged_once_then_switched_off(store, caplog):
+    calls = []
+
     def boom(*args):
+        calls.append(args)
         raise RuntimeError("observer bug")
 
-    _run_id, out = drive(
-        store,
-        A.everything,
-        {},
-        executors=everything_script(),
-        on_trace=boom,
-        on_chunk=boom,
-        on_result=boom,
-        on={"*": boom},
-    )
+    with capture_trace() as traces:
+        _run_id, out = drive(
+            store,
+            A.everything,
+            {},
+            executors=everything_script(),
+            on_trace=boom,
+            on_chunk=boom,
+            on_result=boom,
+            on={"*": boom},
+        )
     assert out.text == "hi there"
+    # Each of the four registrations was called once, raised, and was never called again
+    # (the run reports far more than four events: chunks, results, emits).
+    assert len(calls) == 4 and len(traces) > 10
+    warned = [r for r in caplog.records if r.name == "agentrt.observe" and r.levelname == "WARNING"]
+    roles = sorted(r.args[0] for r in warned)
+    assert roles == ["on['*']", "on_chunk", "on_result", "on_trace"]
+    assert all(r.exc_info and "observer bug" in str(r.exc_info[1]) for r in warned)
+    assert "switched off" in warned[0].getMessage()
 
 
 def test_an_executor_whose_own_work_is_cancelled_fails_the_request_instead_of_hanging(store):
@@ -434,8 +449,8 @@ def test_a_tool_whose_own_work_is_cancelled_raises_at_the_await_instead_of_hangi
 
 def test_offering_a_tool_the_agent_lacks_fails_the_request_and_closes_it_in_the_trace(store):
     script = ScriptedExecutors()
-    traces = []
-    _run_id, out = drive(store, A.unknown_tool, {}, executors=script, on_trace=traces.append)
+    with capture_trace() as traces:
+        _run_id, out = drive(store, A.unknown_tool, {}, executors=script)
     assert out.text == "refused" and "'no_such_tool'" in out.notes[0] and "unknown_tool" in out.notes[0]
     assert script.calls == []  # no model was asked
     result = next(t for t in traces if t.kind == "model_result")

@@ -180,7 +180,7 @@ def test_output_is_validated_and_converted(store):
     ("agent", "exc", "words"),
     [
         (A.foreign, ForeignAwaitable, "AR102"),
-        (A.raw, TypeError, "AR103"),
+        (A.raw, TypeError, "AR102"),
         (A.holds_lock, CannotCrossAwait, "lock"),
     ],
 )

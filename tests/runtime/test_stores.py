@@ -172,5 +172,5 @@ def test_open_store(tmp_path, monkeypatch):
     store = open_store(f"sqlite:///{tmp_path}/url.db")
     assert store.path == f"{tmp_path}/url.db"
     store.close()
-    with pytest.raises(StoreError, match="'postgresql' scheme is not supported yet"):
-        open_store("postgresql://localhost/db")
+    with pytest.raises(StoreError, match="unknown scheme 'mysql'"):
+        open_store("mysql://localhost/db")

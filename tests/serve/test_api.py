@@ -169,17 +169,20 @@ def test_missing_or_wrong_token_is_401(server: Server) -> None:
         assert anon.get("/static/app.js").status_code == 200
 
 
-def test_cancel_answers_with_the_runtime_it_has(server: Server) -> None:
+def test_cancel_ends_the_run_cancelled_and_its_stream_ends(server: Server) -> None:
     with server.client() as c:
         run_id = start(c, "asker")
         wait_status(c, run_id, ("waiting",))
         response = c.post(f"/runs/{run_id}/cancel")
-        # Runtime.cancel arrives with the workers issue; until then the endpoint says so.
-        if response.status_code == 501:
-            assert "Runtime.cancel" in error_of(response, 501, "not_implemented")
-        else:
-            assert response.status_code == 202 and response.json()["run_id"] == run_id
-        c.post(f"/runs/{run_id}/reply", json={"value": "x"})
+        assert response.status_code == 202, response.text
+        assert response.json()["run_id"] == run_id and run_id in response.json()["runs"]
+        assert wait_status(c, run_id, ("cancelled",))["status"] == "cancelled"
+        with c.stream("GET", f"/runs/{run_id}/events") as events:
+            kinds = [(e, d) for _i, e, d in sse_events(events)]
+        assert kinds[-1][0] == "end" and kinds[-1][1]["status"] == "cancelled"
+        assert "cancel_requested" in [k for k, _d in kinds]
+        error_of(c.post(f"/runs/{run_id}/cancel"), 409, "finished")
+        error_of(c.post(f"/runs/{run_id}/reply", json={"value": "x"}), 409, "not_waiting")
 
 
 def test_openapi_document_lists_every_endpoint(server: Server) -> None:

@@ -1,0 +1,226 @@
+"""``agentrt worker``, ``submit``, ``reply`` and ``cancel``: runs that keep themselves alive.
+
+``worker`` is a long-lived process that claims and drives every runnable run of a store
+until SIGTERM/SIGINT, then drains (calls in flight finish and are journaled, every lease
+is released so other workers take over at once).  ``submit``, ``reply`` and ``cancel`` are
+clients: they record a queued run, an answer or a cancel request, and a worker does the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+from agentrt._cli.common import (
+    EXIT_USAGE,
+    Progress,
+    add_output_options,
+    add_runtime_options,
+    add_store_option,
+    executors,
+    fail,
+    guarded,
+    lease_seconds,
+    open_cli_store,
+    parse_json_arg,
+    print_result,
+    result_object,
+    step_budget,
+)
+from agentrt._runtime.runtime import Runtime
+from agentrt._sdk.agent import load_agent
+from agentrt.observe import JsonlTraceExporter
+
+
+def register(commands: Any) -> None:
+    worker = commands.add_parser(
+        "worker",
+        help="claim and drive the store's runnable runs until SIGTERM/SIGINT",
+        description="Claim and drive every runnable run of the store -- queued runs, interrupted runs "
+        "(dead owner or expired lease), due timers, runs whose reply or children arrived -- until "
+        "SIGTERM or SIGINT; then drain: calls in flight finish and are journaled, leases are released.",
+    )
+    add_store_option(worker)
+    worker.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first (agents, executors, migrations it defines); repeatable",
+    )
+    worker.add_argument(
+        "--concurrency", type=int, default=64, metavar="N", help="drive at most N runs at once (default 64)"
+    )
+    worker.add_argument(
+        "--poll-seconds",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="look for work at least every S seconds when no wake-up arrives (default 5)",
+    )
+    worker.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="on SIGTERM, wait up to S seconds for calls in flight (default 30)",
+    )
+    add_output_options(worker)
+    add_runtime_options(worker)
+    worker.set_defaults(handler=guarded(cmd_worker))
+
+    submit = commands.add_parser(
+        "submit",
+        help="store a queued run for a worker",
+        description="Validate the input and store a queued run of the agent MODULE:ATTR; a worker "
+        "(agentrt worker) drives it. Prints run_id and status.",
+    )
+    submit.add_argument("spec", metavar="MODULE:ATTR")
+    submit.add_argument(
+        "--input", metavar="JSON", default="{}", help="the agent's input as JSON (or @file.json)"
+    )
+    submit.add_argument("--run-id", metavar="ID", default=None, help="id of the new run (default: random)")
+    submit.add_argument("--priority", type=int, default=0, metavar="P", help="higher runs are claimed first")
+    add_store_option(submit)
+    submit.add_argument("--json", action="store_true", help="print one JSON object")
+    submit.set_defaults(handler=guarded(cmd_submit))
+
+    reply = commands.add_parser(
+        "reply",
+        help="answer the question a run waits on; a worker continues it",
+        description="Record JSON as the answer to the task.ui.ask run ID (or its sub-run) waits on. "
+        "A worker continues the run.",
+    )
+    reply.add_argument("run_id", metavar="ID")
+    reply.add_argument("value", metavar="JSON", help="the reply as JSON (or @file.json)")
+    add_store_option(reply)
+    reply.add_argument("--json", action="store_true", help="print one JSON object")
+    reply.set_defaults(handler=guarded(cmd_reply))
+
+    cancel = commands.add_parser(
+        "cancel",
+        help="cancel a run and its sub-runs",
+        description="Cancel run ID and its unfinished sub-runs: each gets agentrt.Cancelled at the await "
+        "it is suspended on, its finally blocks run, and its status becomes cancelled (a worker does this; "
+        "a queued run is cancelled at once).",
+    )
+    cancel.add_argument("run_id", metavar="ID")
+    add_store_option(cancel)
+    cancel.add_argument("--json", action="store_true", help="print one JSON object")
+    cancel.set_defaults(handler=guarded(cmd_cancel))
+
+
+def _client(args: argparse.Namespace) -> Runtime:
+    return Runtime(open_cli_store(args), worker=False, step_budget_seconds=None)
+
+
+def _print(obj: dict[str, Any], as_json: bool, text: str) -> None:
+    print(json.dumps(obj) if as_json else text)
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    agent = load_agent(args.spec)
+    value = parse_json_arg(args.input, "--input")
+    agent.convert_input(value)
+
+    async def main() -> int:
+        rt = _client(args)
+        try:
+            run_id = await rt.start(agent, value, run_id=args.run_id, priority=args.priority)
+            _print({"run_id": run_id, "status": "queued"}, args.json, f"run {run_id} queued")
+            return 0
+        finally:
+            await rt.close()
+
+    return asyncio.run(main())
+
+
+def cmd_reply(args: argparse.Namespace) -> int:
+    value = parse_json_arg(args.value, "JSON")
+
+    async def main() -> int:
+        rt = _client(args)
+        try:
+            target = await rt.reply(args.run_id, value)
+            rec = rt.status(args.run_id)
+            obj = {"run_id": args.run_id, "status": rec.status, "replied_to": target}
+            to = "" if target == args.run_id else f" (to its sub-run {target})"
+            _print(obj, args.json, f"reply recorded for run {args.run_id}{to}; a worker continues it")
+            return 0
+        finally:
+            await rt.close()
+
+    return asyncio.run(main())
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    async def main() -> int:
+        rt = _client(args)
+        try:
+            ids = await rt.cancel(args.run_id)
+            rec = rt.status(args.run_id)
+            obj = {"run_id": args.run_id, "status": rec.status, "cancelled": ids}
+            if not ids:
+                _print(obj, args.json, f"run {args.run_id} is {rec.status}; nothing to cancel")
+            else:
+                _print(obj, args.json, f"cancel requested for {', '.join(ids)}")
+            return 0
+        finally:
+            await rt.close()
+
+    return asyncio.run(main())
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    if args.concurrency < 1:
+        return fail(f"--concurrency must be >= 1, got {args.concurrency}", EXIT_USAGE)
+    sys.path.insert(0, os.getcwd())
+    for module in args.imports:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            return fail(f"--import {module}: {exc}", EXIT_USAGE)
+    tracers: list[Any] = [Progress(args.log_format)]
+    if args.trace:
+        tracers.append(JsonlTraceExporter(args.trace))
+    store = open_cli_store(args)
+    extra: dict[str, Any] = {}
+    if args.max_model_calls is not None:
+        extra["max_model_calls"] = args.max_model_calls
+
+    async def main() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        rt = Runtime(
+            store,
+            concurrency=args.concurrency,
+            poll_seconds=args.poll_seconds,
+            step_budget_seconds=step_budget(args),
+            lease_seconds=lease_seconds(),
+            executors=executors(args),
+            on_trace=tracers,
+            **extra,
+        )
+        async with rt:
+            print(f"agentrt worker {rt.owner}: driving runs of {store.location}", file=sys.stderr, flush=True)
+            await stop.wait()
+            print(f"agentrt worker {rt.owner}: draining", file=sys.stderr, flush=True)
+            await rt.drain(args.drain_seconds)
+        return 0
+
+    try:
+        return asyncio.run(main())
+    finally:
+        store.close()
+
+
+__all__ = ["print_result", "register", "result_object"]

@@ -1,0 +1,329 @@
+"""Dispatch: carrying out the requests a suspended run is waiting on.
+
+Four kinds of work, one per request kind the runtime itself performs:
+
+- tools: async tools on the loop, sync tools in a bounded thread pool, each
+  with the idempotency key ``RUN:SEQ[.IDX]``;
+- model calls: through the runtime's executors, counted against
+  ``max_model_calls``, journaled with their usage;
+- sub-agents: a child run with a stable id ``RUN.SEQ[.IDX]``, whose outcome
+  comes back through the host's ``deliver``;
+- timers: ``call_later`` until the ``sleep`` is due.
+
+``ask`` needs nothing: the run waits for ``Runtime.reply``.  Every result is
+journaled (run, seq, idx) before it is handed to the live run, so what the
+agent receives is what a restart would deliver: the journaled copy.
+
+The dispatcher knows the runtime only through :class:`DispatchHost`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from agentrt._runtime.encoding import decode_error, decode_value, encode_error, encode_value
+from agentrt._runtime.observation import Observation
+from agentrt._runtime.pending import child_run_id, idempotency_key, members
+from agentrt._runtime.state import LiveRun
+from agentrt._sdk.agent import Agent
+from agentrt._sdk.errors import SchemaError, ToolError
+from agentrt._sdk.requests import ChildRun, Gather, Sleep, ToolCall
+from agentrt._sdk.schema import to_jsonable
+from agentrt._sdk.tools import IDEMPOTENCY_PARAM, Tool
+from agentrt.llm._contract import ExecutorRequest, Executors, Usage
+from agentrt.llm._host import Outcome, build_request, execute
+from agentrt.llm.errors import ModelCallBudgetExceeded
+from agentrt.llm.requests import ModelCall
+from agentrt.stores.base import LeaseLost, NewRun, RunRecord, Store, add_usage
+
+__all__ = ["DispatchHost", "Dispatcher", "cancelled_from_outside"]
+
+
+class DispatchHost(Protocol):
+    """What the dispatcher needs from the runtime that owns it."""
+
+    store: Store
+    observation: Observation
+
+    def schedule(self, run_id: str) -> None:
+        """Make sure ``run_id`` is driven (a new or resumed child run)."""
+
+    def deliver(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> None:
+        """Journal a result that arrived from outside a driver and wake the run."""
+
+    def touch(self) -> None:
+        """Wake whoever waits for a change (``wait``, ``settle``)."""
+
+    def register_agent(self, agent: Agent, spec: str | None = None) -> str:
+        """Remember ``agent`` (under ``spec``, else its own) and return its spec."""
+
+    def failure(self, rec: RunRecord) -> BaseException:
+        """The exception a failed run ended with."""
+
+    @property
+    def owner(self) -> str:
+        """The lease owner whose epoch fences this runtime's writes."""
+        ...
+
+
+def cancelled_from_outside() -> bool:
+    """Whether the current task is being cancelled (``Runtime.close``), as opposed to a tool or executor
+    whose own awaited work was cancelled and re-raised ``CancelledError``."""
+    current = asyncio.current_task()
+    return current is None or current.cancelling() > 0
+
+
+class Dispatcher:
+    """Runs the tools, model calls, child runs and timers of the runs one runtime drives."""
+
+    def __init__(
+        self,
+        host: DispatchHost,
+        *,
+        executors: Executors,
+        max_model_calls: int,
+        max_workers: int,
+    ) -> None:
+        self.host = host
+        self.executors = executors
+        self.max_model_calls = max_model_calls
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="agentrt-tool")
+        self._timers: dict[tuple[str, int, int], asyncio.TimerHandle] = {}
+
+    @property
+    def timers_armed(self) -> bool:
+        """Whether a timer of some run is still due in this process."""
+        return bool(self._timers)
+
+    def close(self) -> None:
+        """Cancel every timer and stop the thread pool (calls in flight are not waited for)."""
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def dispatch(self, live: LiveRun) -> None:
+        """Start whatever the run's pending request needs that is neither answered nor in flight."""
+        gather = isinstance(live.payload, Gather)
+        for idx, request in enumerate(members(live.payload)):
+            if idx in live.results or idx in live.inflight:
+                continue
+            if isinstance(request, ToolCall):
+                key = idempotency_key(live.run_id, live.seq, idx, gather)
+                live.inflight[idx] = asyncio.ensure_future(self._call_tool(live, live.seq, idx, request, key))
+            elif isinstance(request, ChildRun):
+                self._start_child(live, idx, request, gather)
+            elif isinstance(request, ModelCall):
+                live.inflight[idx] = asyncio.ensure_future(self._call_model(live, live.seq, idx, request))
+            elif isinstance(request, Sleep):
+                self._arm_timer(live.run_id, live.seq, idx, request)
+            # Ask: nothing to dispatch; the run waits for reply()
+
+    # ------------------------------------------------------------------ journal
+
+    def journal(
+        self, live: LiveRun, seq: int, idx: int, ok: bool, value: Any, usage: dict[str, int] | None = None
+    ) -> None:
+        """Journal the result of member ``idx`` at ``seq``, then hand the journaled copy to the live run."""
+        try:
+            blob = encode_value(value) if ok else encode_error(value)
+        except Exception as exc:
+            ok = False
+            value = ToolError(
+                type(exc).__name__,
+                f"the result of the request could not be journaled: {exc}",
+            )
+            blob = encode_error(value)
+        try:
+            new = self.host.store.put_result(
+                live.run_id, seq, idx, ok, blob, usage, owner=self.host.owner, epoch=live.epoch
+            )
+        except LeaseLost as exc:  # another worker drives the run now: this result must not land
+            live.lease_lost = exc
+            return
+        if not new:
+            # A result is journaled already (written by an earlier driver before it lost the run):
+            # go on with that one, never run the call again.
+            stored = self.host.store.get_results(live.run_id, seq).get(idx)
+            if stored is not None and live.seq == seq:
+                ok, blob = stored
+                live.results[idx] = (True, decode_value(blob)) if ok else (False, decode_error(blob))
+            return
+        if usage:
+            live.usage = add_usage(live.usage, usage)
+        if live.seq == seq:
+            # Deliver what a restart would deliver: the journaled copy, not the tool's own object.
+            live.results[idx] = (True, decode_value(blob)) if ok else (False, decode_error(blob))
+
+    # ------------------------------------------------------------------ tools
+
+    async def _call_tool(self, live: LiveRun, seq: int, idx: int, request: ToolCall, key: str) -> None:
+        emit = self.host.observation.emit
+        try:
+            tool = live.agent.tools.get(request.name)
+            started = time.monotonic()
+            emit("tool_started", live.run_id, tool=request.name, seq=seq, idx=idx, key=key)
+            value: Any  # the tool's own return value, or the exception it raised
+            try:
+                if not isinstance(tool, Tool):
+                    raise ToolError(
+                        "LookupError", f"agent {live.agent.name!r} has no tool {request.name!r} (seq {seq})"
+                    )
+                kwargs = dict(request.kwargs)
+                if tool.takes_idempotency_key:
+                    kwargs[IDEMPOTENCY_PARAM] = key
+                if tool.is_async:
+                    value = await tool.fn(**kwargs)
+                else:
+                    loop = asyncio.get_running_loop()
+                    value = await loop.run_in_executor(self._pool, functools.partial(tool.fn, **kwargs))
+                ok = True
+            except asyncio.CancelledError as cancelled:
+                if cancelled_from_outside():
+                    raise  # the runtime is stopping: nothing to journal, the call is made again on resume
+                # Journaled as a failure, else the run would wait for this call forever.
+                value = RuntimeError(f"tool {request.name!r} was cancelled from inside (seq {seq})")
+                value.__cause__ = cancelled
+                ok = False
+            except Exception as exc:
+                value, ok = exc, False
+            failure = {} if ok else {"error": f"{type(value).__name__}: {value}"}
+            emit(
+                "tool_finished",
+                live.run_id,
+                tool=request.name,
+                seq=seq,
+                idx=idx,
+                ok=ok,
+                seconds=time.monotonic() - started,
+                **failure,
+            )
+            self.journal(live, seq, idx, ok, value)
+        finally:
+            if live.inflight.get(idx) is asyncio.current_task():
+                del live.inflight[idx]
+
+    # ------------------------------------------------------------------ model calls
+
+    async def _call_model(self, live: LiveRun, seq: int, idx: int, call: ModelCall) -> None:
+        """Answer one model request through the executors and journal the answer with its usage."""
+        run_id = live.run_id
+        observation = self.host.observation
+        made = 0
+
+        def before_call(req: ExecutorRequest) -> None:
+            nonlocal made
+            journaled = live.usage.get("model_calls", 0)
+            if journaled + live.model_calls >= self.max_model_calls:
+                raise ModelCallBudgetExceeded(run_id, self.max_model_calls, call.src)
+            live.model_calls += 1
+            made += 1
+
+        try:
+            observation.emit(
+                "model_request", run_id, seq=seq, idx=idx, method=call.kind, src=call.src, model=call.model
+            )
+            started = time.monotonic()
+            try:
+                request = build_request(
+                    call,
+                    run_id=run_id,
+                    seq=seq,
+                    idx=idx,
+                    agent=live.agent.name,
+                    tools=live.agent.tools,
+                    run_usage=Usage.of(live.usage) or Usage(),
+                )
+                outcome = await execute(
+                    call,
+                    request,
+                    self.executors,
+                    on_chunk=observation.chunk,
+                    on_result=observation.result,
+                    before_call=before_call,
+                )
+            except (LookupError, ModelCallBudgetExceeded) as exc:  # an unknown tool offered; the budget
+                outcome = Outcome(False, exc, Usage(), made)
+            except asyncio.CancelledError:
+                if cancelled_from_outside():
+                    raise  # the runtime is stopping: nothing to journal, the call is made again on resume
+                # The executor's own work was cancelled (not this task): an error the agent must see,
+                # or the run would wait forever for an answer that is not coming.
+                error = RuntimeError(f"the {call.kind} executor's call for {call.src!r} was cancelled")
+                outcome = Outcome(False, error, Usage(), made)
+            spent = outcome.usage.to_json()
+            observation.emit(
+                "model_result",
+                run_id,
+                seq=seq,
+                idx=idx,
+                method=call.kind,
+                src=call.src,
+                ok=outcome.ok,
+                calls=outcome.calls,
+                usage=spent,
+                seconds=time.monotonic() - started,
+                **({} if outcome.ok else {"error": f"{type(outcome.value).__name__}: {outcome.value}"}),
+            )
+            delta = {"model_calls": outcome.calls, **spent} if outcome.calls else None
+            self.journal(live, seq, idx, outcome.ok, outcome.value, delta)
+        finally:
+            live.model_calls -= made
+            if live.inflight.get(idx) is asyncio.current_task():
+                del live.inflight[idx]
+
+    # ------------------------------------------------------------------ child runs
+
+    def _start_child(self, live: LiveRun, idx: int, request: ChildRun, gather: bool) -> None:
+        host = self.host
+        seq = live.seq
+        child_agent = live.agent.tools.get(request.name)
+        if not isinstance(child_agent, Agent):
+            exc = ToolError("LookupError", f"agent {live.agent.name!r} has no sub-agent {request.name!r}")
+            self.journal(live, seq, idx, False, exc)
+            return
+        child_id = child_run_id(live.run_id, seq, idx, gather)
+        rec = host.store.get_run(child_id)
+        if rec is None:
+            try:
+                value = child_agent.convert_input(request.kwargs)
+            except SchemaError as exc:
+                self.journal(live, seq, idx, False, exc)
+                return
+            spec = host.register_agent(child_agent)
+            host.store.create_run(
+                NewRun(
+                    child_id, spec, to_jsonable(value), parent_id=live.run_id, parent_seq=seq, parent_idx=idx
+                )
+            )
+            host.observation.emit("child_started", child_id, parent=live.run_id, agent=child_agent.name)
+            host.schedule(child_id)
+        elif rec.status == "completed":
+            self.journal(live, seq, idx, True, child_agent.convert_output(rec.output))
+        elif rec.status in ("failed", "cancelled"):
+            self.journal(live, seq, idx, False, host.failure(rec))
+        else:
+            host.register_agent(child_agent, rec.agent)
+            host.schedule(child_id)
+
+    # ------------------------------------------------------------------ timers
+
+    def _arm_timer(self, run_id: str, seq: int, idx: int, request: Sleep) -> None:
+        key = (run_id, seq, idx)
+        if key in self._timers:
+            return
+        delay = request.until - time.time()
+        if delay <= 0:
+            self._timer_fired(key)
+            return
+        self._timers[key] = asyncio.get_running_loop().call_later(delay, self._timer_fired, key)
+
+    def _timer_fired(self, key: tuple[str, int, int]) -> None:
+        self._timers.pop(key, None)
+        run_id, seq, idx = key
+        self.host.deliver(run_id, seq, idx, True, encode_value(None))
+        self.host.touch()

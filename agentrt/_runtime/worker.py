@@ -1,0 +1,144 @@
+"""The worker loop: claim every runnable run of the store and drive it, with no host code.
+
+``async with Runtime(store=...)`` starts one :class:`Worker`.  It claims runs with
+:meth:`~agentrt.stores.base.Store.claim_runnable` (queued, interrupted, due timers,
+runs whose reply, children or cancel request arrived while nobody drove them), up to
+``Runtime.concurrency`` at once, and hands each to the runtime's driver under the
+lease epoch of its claim.  Between claims it sleeps in the store's
+``wait_for_work`` (LISTEN/NOTIFY on PostgreSQL, the file's data version on SQLite),
+at most ``poll_seconds`` (the slow fallback poll) and never past the next timer.
+
+A claimed run whose agent this process cannot load (module not importable, an
+executor missing) is left alone with its lease unrenewed: the lease lapses and
+another worker, perhaps one that can, takes it -- a natural backoff, never a hot loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from agentrt.stores.base import RunRecord
+
+if TYPE_CHECKING:
+    from agentrt._runtime.runtime import Runtime
+
+__all__ = ["Worker"]
+
+logger = logging.getLogger("agentrt.worker")
+
+#: How often a waiting worker thread looks at its stop flag (``wait_for_work`` is cut in slices).
+_SLICE_SECONDS = 0.25
+
+
+class Worker:
+    """Claims and drives the runnable runs of one runtime's store (see the module docstring)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self._task: asyncio.Task[None] | None = None
+        self._stop = threading.Event()
+        self._waiter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentrt-worker-wait")
+        self.claimed = 0
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="agentrt-worker")
+
+    async def stop(self) -> None:
+        """Stop claiming (runs being driven go on until the runtime closes)."""
+        self._stop.set()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        self._waiter.shutdown(wait=True)
+
+    async def _loop(self) -> None:
+        failing = False
+        while not self._stop.is_set():
+            try:
+                self.claim()
+                timeout = self._timeout()
+                failing = False
+            except Exception as exc:  # the store is in trouble: retry, do not die
+                if not failing:
+                    logger.warning(
+                        "agentrt worker: claiming failed (%s: %s); retrying", type(exc).__name__, exc
+                    )
+                failing = True
+                timeout = min(self.rt.poll_seconds, 1.0)
+            if timeout > 0:
+                await self._wait(timeout)
+
+    def claim(self) -> list[RunRecord]:
+        """Claim what fits in the free capacity and start driving it."""
+        rt = self.rt
+        free = rt.concurrency - rt.driving
+        if free <= 0 or rt._closed:
+            return []
+        claimed = rt.store.claim_runnable(rt.owner, rt.lease_seconds, free)
+        for rec in claimed:
+            self.claimed += 1
+            try:
+                agent = rt.agent_of(rec)
+                rt.check_executors(agent)
+            except Exception as exc:
+                # Left with its lease unrenewed: it lapses, and another worker may take the run.
+                rt._driver_errors[rec.run_id] = exc
+                rt._emit("driver_error", rec.run_id, error=f"{type(exc).__name__}: {exc}")
+                continue
+            rt._emit(
+                "claimed",
+                rec.run_id,
+                status=rec.status,
+                epoch=rec.epoch,
+                interrupted=rec.status == "running",
+            )
+            rt.adopt(rec, agent)
+        return claimed
+
+    def _timeout(self) -> float:
+        rt = self.rt
+        if rt.concurrency - rt.driving <= 0:
+            return rt.poll_seconds  # full: a driver that ends touches the runtime and wakes us
+        timeout = rt.poll_seconds
+        wake = rt.store.next_wake_at()
+        if wake is not None:
+            timeout = min(timeout, max(wake - time.time(), 0.0) + 0.01)
+        return timeout
+
+    async def _wait(self, timeout: float) -> None:
+        """Until the store says there may be work, a local run changes, or ``timeout`` passes."""
+        rt = self.rt
+        loop = asyncio.get_running_loop()
+        done = threading.Event()
+        waiter: asyncio.Future[None] = loop.run_in_executor(self._waiter, self._wait_in_thread, timeout, done)
+        changed = asyncio.ensure_future(rt._changed.wait()) if rt._changed is not None else None
+        waiters: list[asyncio.Future[Any]] = [waiter] if changed is None else [waiter, changed]
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            done.set()
+            if changed is not None:
+                changed.cancel()
+            with contextlib.suppress(Exception):
+                await waiter
+
+    def _wait_in_thread(self, timeout: float, done: threading.Event) -> None:
+        deadline = time.monotonic() + timeout
+        store = self.rt.store
+        while not (self._stop.is_set() or done.is_set()):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                if store.wait_for_work(min(remaining, _SLICE_SECONDS)):
+                    return
+            except Exception:
+                time.sleep(min(remaining, _SLICE_SECONDS))

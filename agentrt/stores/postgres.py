@@ -1,0 +1,753 @@
+"""``PostgresStore``: the Store protocol on PostgreSQL, for a fleet of workers on many machines.
+
+Why PostgreSQL rather than a home-made coordinator: row locks, ``FOR UPDATE SKIP
+LOCKED`` and ``LISTEN/NOTIFY`` already give exactly what workers need.
+
+- **Claiming.** :meth:`claim_runnable` picks runnable rows with ``FOR UPDATE SKIP
+  LOCKED`` and leases them in the same statement (bumping each run's ``epoch``), so
+  racing workers never get the same run and never wait on each other.
+- **Fencing.** A write that carries ``owner``/``epoch`` first locks its run row
+  (``SELECT ... FOR UPDATE``) and checks the epoch in the same transaction; a claim
+  by another worker must wait for that lock, so a write either commits before the
+  takeover or fails with :class:`LeaseLost` -- a worker paused past its lease
+  can never write.
+- **Wake-ups.** Transactions that make work runnable ``NOTIFY agentrt_work``;
+  :meth:`wait_for_work` ``LISTEN``s on a dedicated connection, and the worker's
+  own slow poll (and the next timer's ``wake_at``) is the fallback.
+- **Leases** are renewed for all of a worker's runs in one statement.
+- **Keys.** A shared store refuses to open without a blob key (see
+  :func:`~agentrt.stores.base.require_blob_key`).
+
+Tables are prefixed ``agentrt_``; the schema version lives in ``agentrt_meta`` and
+migrations run under an advisory lock, so many workers may start at once.
+Connection errors become :class:`StoreError` naming the server; a pooled
+connection that died (server restart, ``pg_terminate_backend``) is replaced on
+the next use.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import Any, TypeVar
+
+from agentrt._sdk.errors import LeaseHeld, RunExists, RunNotFound
+from agentrt.stores.base import (
+    FINAL,
+    CheckpointInfo,
+    EventRecord,
+    EventRow,
+    NewRun,
+    RunRecord,
+    StoreError,
+    StoreSchemaTooNew,
+    StreamEvent,
+    add_usage,
+    is_answered,
+    lease_lost,
+    owner_is_dead,
+    require_blob_key,
+)
+from agentrt.stores.sqlite import _HOST_PREFIX, _RUN_COLUMNS, SqliteStore, _dumps, _loads
+
+try:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+except ImportError:  # pragma: no cover - exercised only without the extra
+    psycopg = None  # type: ignore[assignment]
+    ConnectionPool = None  # type: ignore[assignment,misc]
+
+__all__ = ["SCHEMA_VERSION", "PostgresStore"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+CHANNEL = "agentrt_work"
+
+#: Each entry migrates the schema from version i to i + 1.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE agentrt_runs (
+        run_id           TEXT PRIMARY KEY,
+        agent            TEXT NOT NULL,
+        status           TEXT NOT NULL,
+        input            TEXT NOT NULL,
+        output           TEXT,
+        error            TEXT,
+        error_blob       BYTEA,
+        seq              INTEGER NOT NULL DEFAULT 0,
+        pending          TEXT,
+        waiting_on       TEXT,
+        wake_at          DOUBLE PRECISION,
+        parent_id        TEXT,
+        parent_seq       INTEGER,
+        parent_idx       INTEGER,
+        created_at       DOUBLE PRECISION NOT NULL,
+        updated_at       DOUBLE PRECISION NOT NULL,
+        lease_owner      TEXT,
+        lease_expires    DOUBLE PRECISION,
+        usage            TEXT,
+        epoch            BIGINT NOT NULL DEFAULT 0,
+        priority         INTEGER NOT NULL DEFAULT 0,
+        cancel_requested BOOLEAN NOT NULL DEFAULT FALSE
+    );
+    CREATE INDEX agentrt_runs_by_status ON agentrt_runs (status, created_at);
+    CREATE INDEX agentrt_runs_by_parent ON agentrt_runs (parent_id);
+    CREATE INDEX agentrt_runs_by_wake ON agentrt_runs (wake_at) WHERE wake_at IS NOT NULL;
+    CREATE INDEX agentrt_runs_by_owner ON agentrt_runs (lease_owner) WHERE lease_owner IS NOT NULL;
+    CREATE INDEX agentrt_runs_claimable ON agentrt_runs (priority DESC, created_at)
+        WHERE status IN ('queued', 'running', 'waiting');
+    CREATE TABLE agentrt_checkpoints (
+        run_id     TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        blob       BYTEA NOT NULL,
+        pending    TEXT,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE agentrt_results (
+        run_id     TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        idx        INTEGER NOT NULL,
+        ok         BOOLEAN NOT NULL,
+        blob       BYTEA NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (run_id, seq, idx)
+    );
+    CREATE TABLE agentrt_events (
+        run_id     TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        n          INTEGER NOT NULL,
+        kind       TEXT NOT NULL,
+        level      TEXT,
+        data       TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (run_id, seq, n)
+    );
+    """,
+    # 1 -> 2: the durable event stream (one id sequence per run) and the tenant of each run
+    """
+    CREATE TABLE agentrt_stream (
+        run_id     TEXT NOT NULL,
+        id         INTEGER NOT NULL,
+        kind       TEXT NOT NULL,
+        data       TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (run_id, id)
+    );
+    CREATE TABLE agentrt_tenants (
+        run_id TEXT PRIMARY KEY,
+        tenant TEXT NOT NULL
+    );
+    CREATE INDEX agentrt_tenants_by_tenant ON agentrt_tenants (tenant);
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_UNFINISHED = "('queued', 'running', 'waiting')"
+
+
+def _redact(url: str) -> str:
+    """The URL without its password (it goes into error messages)."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+def _translate(method: F) -> F:
+    """Turn psycopg errors into :class:`StoreError` naming the server and what to check."""
+
+    @functools.wraps(method)
+    def wrapper(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"store {self.location}: {type(exc).__name__}: {str(exc).strip()}. "
+                "Check that the server is up and reachable; runs stay resumable from their last checkpoint"
+            ) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+class PostgresStore:
+    """The Store protocol on one PostgreSQL database (``postgresql://user:pass@host:port/db``)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        retention: int | None = 100,
+        pool_size: int = 4,
+        connect_timeout: float = 10.0,
+        require_key: bool = True,
+    ) -> None:
+        if psycopg is None:
+            raise StoreError(
+                "the PostgreSQL store needs psycopg 3 and psycopg_pool: pip install 'agentrt[postgres]'"
+            )
+        self.url = url
+        self.location = _redact(url)
+        self.retention = retention
+        if require_key:
+            require_blob_key(self.location)
+        self._listener: Any = None
+        self._listen_lock = threading.Lock()
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max(1, pool_size),
+            open=False,
+            check=ConnectionPool.check_connection,
+            name="agentrt",
+        )
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout)
+        except Exception as exc:
+            self._pool.close()
+            raise StoreError(
+                f"cannot connect to the PostgreSQL store {self.location} within {connect_timeout:g} s "
+                f"({type(exc).__name__}: {exc}); check the URL, that the server runs and accepts connections"
+            ) from None
+        try:
+            self._migrate()
+        except BaseException:
+            self.close()
+            raise
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.location!r})"
+
+    # ------------------------------------------------------------------ setup
+
+    @contextmanager
+    def _tx(self) -> Iterator[Any]:
+        """One transaction on a pooled connection (committed on exit, rolled back on an error)."""
+        with self._pool.connection() as conn, conn.transaction():
+            yield conn
+
+    def _q(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._pool.connection() as conn:
+            return conn.execute(sql, params).fetchall()  # type: ignore[no-any-return]
+
+    @_translate
+    def _migrate(self) -> None:
+        with self._tx() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('agentrt-schema'))")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS agentrt_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            row = conn.execute("SELECT value FROM agentrt_meta WHERE key = 'schema_version'").fetchone()
+            version = int(row[0]) if row else 0
+            if version > SCHEMA_VERSION:
+                raise StoreSchemaTooNew(
+                    f"store {self.location} has schema version {version}, written by a newer agentrt; this "
+                    f"agentrt understands up to version {SCHEMA_VERSION}. Upgrade agentrt on this worker."
+                )
+            for target in range(version, SCHEMA_VERSION):
+                conn.execute(MIGRATIONS[target])
+            if version < SCHEMA_VERSION:
+                from agentrt import __version__
+
+                conn.execute(
+                    "INSERT INTO agentrt_meta (key, value) VALUES ('schema_version', %s), ('created_by', %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value "
+                    "WHERE agentrt_meta.key = 'schema_version'",
+                    (str(SCHEMA_VERSION), f"agentrt {__version__}"),
+                )
+
+    def schema_version(self) -> int:
+        rows = self._q("SELECT value FROM agentrt_meta WHERE key = 'schema_version'")
+        return int(rows[0][0]) if rows else 0
+
+    @staticmethod
+    def _notify(conn: Any) -> None:
+        conn.execute(f"NOTIFY {CHANNEL}")
+
+    # ------------------------------------------------------------------ runs
+
+    @_translate
+    def create_run(self, run: NewRun) -> RunRecord:
+        now = time.time()
+        with self._tx() as conn:
+            row = conn.execute(
+                "INSERT INTO agentrt_runs (run_id, agent, status, input, parent_id, parent_seq, parent_idx, "
+                "created_at, updated_at, priority, lease_owner, lease_expires, epoch) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                f"ON CONFLICT (run_id) DO NOTHING RETURNING {_RUN_COLUMNS}",
+                (
+                    run.run_id,
+                    run.agent,
+                    run.status,
+                    _dumps(run.input),
+                    run.parent_id,
+                    run.parent_seq,
+                    run.parent_idx,
+                    now,
+                    now,
+                    run.priority,
+                    run.owner,
+                    now + run.ttl_seconds if run.owner else None,
+                    1 if run.owner else 0,
+                ),
+            ).fetchone()
+            if row is None:
+                raise RunExists(
+                    f"a run with id {run.run_id!r} already exists in {self.location}; choose another --run-id"
+                )
+            if run.owner is None:
+                self._notify(conn)
+        return SqliteStore._record(row)
+
+    @_translate
+    def get_run(self, run_id: str) -> RunRecord | None:
+        rows = self._q(f"SELECT {_RUN_COLUMNS} FROM agentrt_runs WHERE run_id = %s", (run_id,))
+        return SqliteStore._record(rows[0]) if rows else None
+
+    @_translate
+    def list_runs(self, status: str | None = None, limit: int | None = None) -> list[RunRecord]:
+        sql = f"SELECT {_RUN_COLUMNS} FROM agentrt_runs"
+        params: tuple[Any, ...] = ()
+        if status is not None:
+            sql += " WHERE status = %s"
+            params = (status,)
+        sql += " ORDER BY created_at DESC, run_id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [SqliteStore._record(r) for r in self._q(sql, params)]
+
+    @_translate
+    def children(self, run_id: str) -> list[RunRecord]:
+        rows = self._q(
+            f"SELECT {_RUN_COLUMNS} FROM agentrt_runs WHERE parent_id = %s ORDER BY created_at", (run_id,)
+        )
+        return [SqliteStore._record(r) for r in rows]
+
+    # ------------------------------------------------------------------ leases
+
+    @_translate
+    def acquire_lease(self, run_id: str, owner: str, ttl_seconds: float) -> RunRecord:
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT lease_owner, lease_expires FROM agentrt_runs WHERE run_id = %s FOR UPDATE", (run_id,)
+            ).fetchone()
+            if row is None:
+                raise RunNotFound(run_id, self.location)
+            held_by, expires = row
+            now = time.time()
+            if (
+                held_by not in (None, owner)
+                and expires is not None
+                and expires > now
+                and not owner_is_dead(held_by)
+            ):
+                raise LeaseHeld(run_id, held_by, expires - now)
+            row = conn.execute(
+                "UPDATE agentrt_runs SET lease_owner = %s, lease_expires = %s, "
+                "epoch = CASE WHEN lease_owner IS NOT DISTINCT FROM %s THEN epoch ELSE epoch + 1 END "
+                f"WHERE run_id = %s RETURNING {_RUN_COLUMNS}",
+                (owner, now + ttl_seconds, owner, run_id),
+            ).fetchone()
+        return SqliteStore._record(row)
+
+    def _dead_local_owners(self, conn: Any, now: float) -> list[str]:
+        rows = conn.execute(
+            "SELECT DISTINCT lease_owner FROM agentrt_runs WHERE lease_owner IS NOT NULL "
+            f"AND starts_with(lease_owner, %s) AND lease_expires > %s AND status IN {_UNFINISHED}",
+            (_HOST_PREFIX, now),
+        ).fetchall()
+        return [o for (o,) in rows if owner_is_dead(o)]
+
+    @_translate
+    def claim_runnable(
+        self, owner: str, ttl_seconds: float, limit: int, *, agents: list[str] | None = None
+    ) -> list[RunRecord]:
+        if limit <= 0 or agents == []:
+            return []
+        now = time.time()
+        with self._tx() as conn:
+            dead = self._dead_local_owners(conn, now)
+            where = (
+                f"status IN {_UNFINISHED} "
+                "AND (lease_owner IS NULL OR lease_expires IS NULL OR lease_expires <= %s "
+                "OR lease_owner = ANY(%s)) "
+                "AND (status <> 'waiting' OR (wake_at IS NOT NULL AND wake_at <= %s))"
+            )
+            params: list[Any] = [now, dead, now]
+            if agents is not None:
+                where += " AND agent = ANY(%s)"
+                params.append(agents)
+            rows = conn.execute(
+                "WITH picked AS (SELECT run_id, priority, created_at FROM agentrt_runs "
+                f"WHERE {where} ORDER BY priority DESC, created_at, run_id LIMIT %s FOR UPDATE SKIP LOCKED) "
+                "UPDATE agentrt_runs r SET lease_owner = %s, lease_expires = %s, epoch = r.epoch + 1 "
+                "FROM picked WHERE r.run_id = picked.run_id RETURNING "
+                + ", ".join(f"r.{c.strip()}" for c in _RUN_COLUMNS.split(",")),
+                (*params, int(limit), owner, now + ttl_seconds),
+            ).fetchall()
+        records = [SqliteStore._record(r) for r in rows]
+        return sorted(records, key=lambda r: (-r.priority, r.created_at, r.run_id))
+
+    @_translate
+    def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:
+        if not run_ids:
+            return []
+        rows = []
+        with self._tx() as conn:
+            rows = conn.execute(
+                "UPDATE agentrt_runs SET lease_expires = %s WHERE lease_owner = %s AND run_id = ANY(%s) "
+                "RETURNING run_id",
+                (time.time() + ttl_seconds, owner, list(run_ids)),
+            ).fetchall()
+        held = {r[0] for r in rows}
+        return [run_id for run_id in run_ids if run_id not in held]
+
+    @_translate
+    def release_lease(self, run_id: str, owner: str) -> None:
+        with self._tx() as conn:
+            row = conn.execute(
+                "UPDATE agentrt_runs SET lease_owner = NULL, lease_expires = NULL "
+                "WHERE run_id = %s AND lease_owner = %s RETURNING status, wake_at",
+                (run_id, owner),
+            ).fetchone()
+            if row is not None and (row[0] in ("queued", "running") or row[1] is not None):
+                self._notify(conn)
+
+    def _locked(self, conn: Any, run_id: str) -> tuple[Any, ...]:
+        row = conn.execute(
+            "SELECT lease_owner, status, epoch, seq, pending, cancel_requested, usage "
+            "FROM agentrt_runs WHERE run_id = %s FOR UPDATE",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise RunNotFound(run_id, self.location)
+        return row  # type: ignore[no-any-return]
+
+    def _check_owner(self, conn: Any, run_id: str, owner: str, epoch: int | None) -> tuple[Any, ...]:
+        row = self._locked(conn, run_id)
+        if row[0] != owner or (epoch is not None and row[2] != epoch):
+            raise lease_lost(run_id, row[0], row[2], epoch)
+        return row
+
+    # ------------------------------------------------------------------ cancellation and wake-ups
+
+    @_translate
+    def request_cancel(self, run_id: str) -> list[str]:
+        now = time.time()
+        with self._tx() as conn:
+            self._locked(conn, run_id)
+            rows = conn.execute(
+                "WITH RECURSIVE tree(id) AS (SELECT %s::text UNION ALL "
+                "SELECT r.run_id FROM agentrt_runs r JOIN tree ON r.parent_id = tree.id) "
+                "UPDATE agentrt_runs r SET cancel_requested = TRUE, updated_at = %s, "
+                "lease_owner = NULL, lease_expires = NULL, "
+                "wake_at = CASE WHEN r.status = 'waiting' THEN %s ELSE r.wake_at END, "
+                "status = CASE WHEN r.status = 'queued' AND NOT EXISTS "
+                "(SELECT 1 FROM agentrt_checkpoints c WHERE c.run_id = r.run_id) "
+                "THEN 'cancelled' ELSE r.status END "
+                f"FROM tree WHERE r.run_id = tree.id AND r.status IN {_UNFINISHED} RETURNING r.run_id",
+                (run_id, now, now),
+            ).fetchall()
+            self._notify(conn)
+        return [r[0] for r in rows]
+
+    @_translate
+    def next_wake_at(self) -> float | None:
+        rows = self._q(
+            "SELECT min(wake_at) FROM agentrt_runs WHERE status = 'waiting' AND wake_at IS NOT NULL"
+        )
+        return rows[0][0] if rows else None
+
+    def wait_for_work(self, timeout: float) -> bool:
+        """``LISTEN agentrt_work``: True as soon as a notification arrives, False after ``timeout``.
+        A lost listening connection is reopened on the next call (True then: look again)."""
+        with self._listen_lock:
+            try:
+                if self._listener is None or self._listener.closed:
+                    self._listener = psycopg.connect(self.url, autocommit=True)
+                    self._listener.execute(f"LISTEN {CHANNEL}")
+                    return True  # notifications before LISTEN were missed: look once
+                for _ in self._listener.notifies(timeout=timeout, stop_after=1):
+                    return True
+                return False
+            except psycopg.Error:
+                if self._listener is not None:
+                    with suppress(Exception):
+                        self._listener.close()
+                self._listener = None
+                time.sleep(min(timeout, 1.0))
+                return True
+
+    # ------------------------------------------------------------------ checkpoints
+
+    @_translate
+    def save_checkpoint(
+        self,
+        run_id: str,
+        owner: str,
+        seq: int,
+        blob: bytes,
+        pending: Any,
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
+    ) -> None:
+        now = time.time()
+        pending_json = _dumps(pending)
+        with self._tx() as conn:
+            self._check_owner(conn, run_id, owner, epoch)
+            conn.execute(
+                "INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run_id, seq) DO UPDATE SET "
+                "blob = EXCLUDED.blob, pending = EXCLUDED.pending, created_at = EXCLUDED.created_at",
+                (run_id, seq, blob, pending_json, now),
+            )
+            self._insert_events(conn, run_id, events, now)
+            conn.execute(
+                "UPDATE agentrt_runs SET seq = %s, pending = %s, status = 'running', waiting_on = NULL, "
+                "wake_at = NULL, updated_at = %s WHERE run_id = %s",
+                (seq, pending_json, now, run_id),
+            )
+            if self.retention is not None and seq > self.retention:
+                cutoff = seq - self.retention
+                conn.execute(
+                    "DELETE FROM agentrt_checkpoints WHERE run_id = %s AND seq <= %s", (run_id, cutoff)
+                )
+                conn.execute("DELETE FROM agentrt_results WHERE run_id = %s AND seq <= %s", (run_id, cutoff))
+
+    @_translate
+    def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None:
+        rows = self._q(
+            "SELECT seq, blob FROM agentrt_checkpoints WHERE run_id = %s ORDER BY seq DESC LIMIT 1", (run_id,)
+        )
+        return (rows[0][0], bytes(rows[0][1])) if rows else None
+
+    @_translate
+    def get_checkpoint(self, run_id: str, seq: int) -> bytes | None:
+        rows = self._q("SELECT blob FROM agentrt_checkpoints WHERE run_id = %s AND seq = %s", (run_id, seq))
+        return bytes(rows[0][0]) if rows else None
+
+    @_translate
+    def list_checkpoints(self, run_id: str) -> list[CheckpointInfo]:
+        rows = self._q(
+            "SELECT seq, length(blob), created_at, pending FROM agentrt_checkpoints "
+            "WHERE run_id = %s ORDER BY seq",
+            (run_id,),
+        )
+        return [CheckpointInfo(s, n, t, _loads(p)) for s, n, t, p in rows]
+
+    # ------------------------------------------------------------------ journal
+
+    @_translate
+    def put_result(
+        self,
+        run_id: str,
+        seq: int,
+        idx: int,
+        ok: bool,
+        blob: bytes,
+        usage: dict[str, int] | None = None,
+        *,
+        owner: str | None = None,
+        epoch: int | None = None,
+    ) -> bool:
+        now = time.time()
+        with self._tx() as conn:
+            # Lock the run row first: serializes with claims (fencing) and with set_waiting (wake-ups).
+            try:
+                row = (
+                    self._check_owner(conn, run_id, owner, epoch)
+                    if owner is not None
+                    else self._locked(conn, run_id)
+                )
+            except RunNotFound:
+                row = None
+            inserted = conn.execute(
+                "INSERT INTO agentrt_results (run_id, seq, idx, ok, blob, created_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING idx",
+                (run_id, seq, idx, bool(ok), blob, now),
+            ).fetchone()
+            if inserted is None:
+                return False
+            if row is None:
+                return True
+            _owner, status, _epoch, run_seq, pending, _cancel, total = row
+            if usage:
+                conn.execute(
+                    "UPDATE agentrt_runs SET usage = %s WHERE run_id = %s",
+                    (_dumps(add_usage(_loads(total), usage)), run_id),
+                )
+            if (
+                status == "waiting"
+                and run_seq == seq
+                and is_answered(_loads(pending), self._oks(conn, run_id, seq))
+            ):
+                conn.execute("UPDATE agentrt_runs SET wake_at = %s WHERE run_id = %s", (now, run_id))
+                self._notify(conn)
+        return True
+
+    @staticmethod
+    def _oks(conn: Any, run_id: str, seq: int) -> dict[int, bool]:
+        rows = conn.execute(
+            "SELECT idx, ok FROM agentrt_results WHERE run_id = %s AND seq = %s", (run_id, seq)
+        ).fetchall()
+        return {idx: bool(ok) for idx, ok in rows}
+
+    @_translate
+    def get_results(self, run_id: str, seq: int) -> dict[int, tuple[bool, bytes]]:
+        rows = self._q(
+            "SELECT idx, ok, blob FROM agentrt_results WHERE run_id = %s AND seq = %s", (run_id, seq)
+        )
+        return {idx: (bool(ok), bytes(blob)) for idx, ok, blob in rows}
+
+    # ------------------------------------------------------------------ status
+
+    @_translate
+    def set_waiting(
+        self,
+        run_id: str,
+        owner: str,
+        waiting_on: str,
+        wake_at: float | None,
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
+    ) -> None:
+        now = time.time()
+        with self._tx() as conn:
+            row = self._check_owner(conn, run_id, owner, epoch)
+            _owner, _status, _epoch, seq, pending, cancel, _usage = row
+            if cancel or is_answered(_loads(pending), self._oks(conn, run_id, seq)):
+                wake_at = now  # answered while the driver decided to park: a worker goes on with it
+                self._notify(conn)
+            self._insert_events(conn, run_id, events, now)
+            conn.execute(
+                "UPDATE agentrt_runs SET status = 'waiting', waiting_on = %s, wake_at = %s, updated_at = %s "
+                "WHERE run_id = %s",
+                (waiting_on, wake_at, now, run_id),
+            )
+
+    @_translate
+    def finish_run(
+        self,
+        run_id: str,
+        owner: str,
+        status: str,
+        *,
+        output: Any = None,
+        error: dict[str, Any] | None = None,
+        error_blob: bytes | None = None,
+        events: list[EventRow] = (),  # type: ignore[assignment]
+        epoch: int | None = None,
+    ) -> bool:
+        assert status in FINAL
+        now = time.time()
+        with self._tx() as conn:
+            row = self._locked(conn, run_id)
+            if row[1] in FINAL:
+                return False
+            if row[0] != owner or (epoch is not None and row[2] != epoch):
+                raise lease_lost(run_id, row[0], row[2], epoch)
+            self._insert_events(conn, run_id, events, now)
+            conn.execute(
+                "UPDATE agentrt_runs SET status = %s, output = %s, error = %s, error_blob = %s, "
+                "pending = NULL, "
+                "waiting_on = NULL, wake_at = NULL, updated_at = %s WHERE run_id = %s",
+                (status, _dumps(output), _dumps(error), error_blob, now, run_id),
+            )
+        return True
+
+    # ------------------------------------------------------------------ events
+
+    @staticmethod
+    def _insert_events(conn: Any, run_id: str, events: list[EventRow], now: float) -> None:
+        if events:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO agentrt_events (run_id, seq, n, kind, level, data, created_at) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    [
+                        (run_id, seq, n, kind, level, _dumps(data) or "null", now)
+                        for seq, n, kind, level, data in events
+                    ],
+                )
+
+    @_translate
+    def add_events(
+        self, run_id: str, events: list[EventRow], *, owner: str | None = None, epoch: int | None = None
+    ) -> None:
+        with self._tx() as conn:
+            if owner is not None:
+                self._check_owner(conn, run_id, owner, epoch)
+            self._insert_events(conn, run_id, events, time.time())
+
+    @_translate
+    def list_events(self, run_id: str, limit: int | None = None) -> list[EventRecord]:
+        if limit:
+            rows = self._q(
+                "SELECT seq, n, kind, level, data, created_at FROM "
+                "(SELECT * FROM agentrt_events WHERE run_id = %s "
+                "ORDER BY seq DESC, n DESC LIMIT %s) e ORDER BY seq, n",
+                (run_id, int(limit)),
+            )
+        else:
+            rows = self._q(
+                "SELECT seq, n, kind, level, data, created_at FROM agentrt_events "
+                "WHERE run_id = %s ORDER BY seq, n",
+                (run_id,),
+            )
+        return [EventRecord(s, n, k, lv, _loads(d), t) for s, n, k, lv, d, t in rows]
+
+    # ------------------------------------------------------------------ the durable stream, tenants
+
+    @_translate
+    def append_stream(self, run_id: str, kind: str, data: Any) -> int:
+        with self._tx() as conn:
+            # One appender per run at a time (processes may append to one run's stream concurrently).
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('agentrt-stream:' || %s))", (run_id,))
+            (last,) = conn.execute(
+                "SELECT COALESCE(MAX(id), 0) FROM agentrt_stream WHERE run_id = %s", (run_id,)
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO agentrt_stream (run_id, id, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",
+                (run_id, last + 1, kind, json.dumps(data, default=repr), time.time()),
+            )
+        return int(last) + 1
+
+    @_translate
+    def read_stream(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
+        sql = (
+            "SELECT id, kind, data, created_at FROM agentrt_stream WHERE run_id = %s AND id > %s ORDER BY id"
+        )
+        params: tuple[Any, ...] = (run_id, int(after))
+        if limit:
+            sql += " LIMIT %s"
+            params += (int(limit),)
+        return [StreamEvent(i, k, json.loads(d), t) for i, k, d, t in self._q(sql, params)]
+
+    @_translate
+    def set_tenant(self, run_id: str, tenant: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO agentrt_tenants (run_id, tenant) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (run_id, tenant),
+            )
+
+    @_translate
+    def get_tenant(self, run_id: str) -> str | None:
+        rows = self._q("SELECT tenant FROM agentrt_tenants WHERE run_id = %s", (run_id,))
+        return rows[0][0] if rows else None
+
+    @_translate
+    def tenant_runs(self, tenant: str) -> set[str]:
+        return {r[0] for r in self._q("SELECT run_id FROM agentrt_tenants WHERE tenant = %s", (tenant,))}
+
+    def close(self) -> None:
+        with self._listen_lock:
+            if self._listener is not None:
+                with suppress(Exception):
+                    self._listener.close()
+                self._listener = None
+        with suppress(Exception):
+            self._pool.close()

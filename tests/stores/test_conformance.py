@@ -1,0 +1,376 @@
+"""The Store protocol, one suite for every backend: memory, SQLite and a real PostgreSQL server.
+
+Contiguous checkpoints, claims (runnable sets, priorities, exactly one winner among racing
+threads and processes), fencing of stale writers by lease epoch, wake-ups of parked runs,
+cancel requests, isolation between runs, fork, and schema migrations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from agentrt import LeaseHeld
+from agentrt.stores import NewRun, StoreError, open_store
+from agentrt.stores.base import LeaseLost, make_owner
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def queued(store, n, prefix="q", **kw):
+    for i in range(n):
+        store.create_run(NewRun(f"{prefix}{i:04d}", "m:a", {"i": i}, status="queued", **kw))
+
+
+def drive_to_waiting(store, run_id, pending, waiting_on="child", wake_at=None):
+    owner = make_owner()
+    rec = store.acquire_lease(run_id, owner, 30)
+    store.save_checkpoint(run_id, owner, 1, b"cp1", pending, [], epoch=rec.epoch)
+    store.set_waiting(run_id, owner, waiting_on, wake_at, [], epoch=rec.epoch)
+    store.release_lease(run_id, owner)
+    return store.get_run(run_id)
+
+
+def test_contiguous_checkpoints_and_retention(open_handle):
+    store = open_handle()
+    store.retention = 3
+    owner = make_owner()
+    store.create_run(NewRun("r", "m:a", {}, owner=owner, ttl_seconds=30))
+    rec = store.get_run("r")
+    assert rec.epoch == 1 and rec.lease_owner == owner and not rec.interrupted
+    for seq in range(1, 7):
+        store.put_result("r", seq - 1, 0, True, b"res%d" % seq, owner=owner, epoch=rec.epoch)
+        store.save_checkpoint("r", owner, seq, b"cp%d" % seq, {"kind": "tool"}, [(seq, 0, "log", "info", {})])
+    assert [c.seq for c in store.list_checkpoints("r")] == [4, 5, 6]
+    assert store.latest_checkpoint("r") == (6, b"cp6")
+    assert store.get_results("r", 1) == {}  # pruned with its checkpoint
+    assert store.get_results("r", 5) == {0: (True, b"res6")}
+    assert [e.seq for e in store.list_events("r")] == [1, 2, 3, 4, 5, 6]
+
+
+def test_runnable_sets_and_priorities(store):
+    owner, other = make_owner(), make_owner()
+    queued(store, 3)
+    store.create_run(NewRun("urgent", "m:a", {}, status="queued", priority=5))
+    store.create_run(NewRun("held", "m:a", {}, owner=other, ttl_seconds=60))
+    store.create_run(NewRun("expired", "m:a", {}, owner=other, ttl_seconds=0.01))
+    store.create_run(NewRun("parked", "m:a", {}))
+    drive_to_waiting(store, "parked", {"kind": "ask"}, "reply")
+    store.create_run(NewRun("timer", "m:a", {}))
+    drive_to_waiting(store, "timer", {"kind": "sleep"}, "timer", wake_at=time.time() - 1)
+    store.create_run(NewRun("later", "m:a", {}))
+    drive_to_waiting(store, "later", {"kind": "sleep"}, "timer", wake_at=time.time() + 3600)
+    time.sleep(0.05)
+    assert store.get_run("expired").interrupted and not store.get_run("held").interrupted
+    first = store.claim_runnable(owner, 30, 1)
+    assert [r.run_id for r in first] == ["urgent"]
+    rest = store.claim_runnable(owner, 30, 100)
+    assert sorted(r.run_id for r in rest) == ["expired", "q0000", "q0001", "q0002", "timer"]
+    assert all(r.lease_owner == owner for r in first + rest)
+    assert store.get_run("expired").epoch == 2  # created at 1, claimed: 2
+    assert store.claim_runnable(make_owner(), 30, 100) == []  # each run is claimed once
+    assert store.next_wake_at() is not None
+
+
+def test_agents_filter_and_limit(store):
+    queued(store, 2)
+    store.create_run(NewRun("other", "m:b", {}, status="queued"))
+    owner = make_owner()
+    assert store.claim_runnable(owner, 30, 0) == []
+    assert [r.run_id for r in store.claim_runnable(owner, 30, 10, agents=["m:b"])] == ["other"]
+    assert store.claim_runnable(owner, 30, 10, agents=[]) == []
+    assert len(store.claim_runnable(owner, 30, 10, agents=["m:a", "m:b"])) == 2
+
+
+def test_dead_owner_is_claimed_at_once(store):
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead = f"{make_owner().split('/')[0]}/{int(proc.stdout)}/deadbeef"
+    store.create_run(NewRun("r", "m:a", {}, owner=dead, ttl_seconds=3600))
+    rec = store.get_run("r")
+    assert rec.interrupted
+    claimed = store.claim_runnable(make_owner(), 30, 10)
+    assert [r.run_id for r in claimed] == ["r"] and claimed[0].epoch == 2
+
+
+def test_fencing_refuses_every_stale_write(open_handle):
+    a_store, b_store = open_handle(), open_handle()
+    a, b = make_owner(), make_owner()
+    a_store.create_run(NewRun("r", "m:a", {}, status="queued"))
+    (mine,) = a_store.claim_runnable(a, 0.05, 1)
+    a_store.save_checkpoint("r", a, 1, b"a1", {"kind": "tool"}, [], epoch=mine.epoch)
+    time.sleep(0.1)  # A is "paused" past its lease
+    (theirs,) = b_store.claim_runnable(b, 30, 1)
+    assert theirs.epoch == mine.epoch + 1
+    stale = [
+        lambda: a_store.save_checkpoint("r", a, 2, b"a2", {"kind": "tool"}, [], epoch=mine.epoch),
+        lambda: a_store.put_result("r", 1, 0, True, b"a-result", owner=a, epoch=mine.epoch),
+        lambda: a_store.add_events("r", [(1, 5, "log", None, {})], owner=a, epoch=mine.epoch),
+        lambda: a_store.set_waiting("r", a, "timer", None, [], epoch=mine.epoch),
+        lambda: a_store.finish_run("r", a, "completed", output=1, epoch=mine.epoch),
+    ]
+    for write in stale:
+        with pytest.raises(LeaseLost, match="epoch"):
+            write()
+    rec = b_store.get_run("r")
+    assert rec.status == "running" and rec.seq == 1 and rec.lease_owner == b
+    assert b_store.get_results("r", 1) == {} and b_store.list_events("r") == []
+    assert [c.seq for c in b_store.list_checkpoints("r")] == [1]
+    # B hands the run back; A claims it again: A's old epoch is still refused (the same owner!)
+    b_store.put_result("r", 1, 0, True, b"b-result", owner=b, epoch=theirs.epoch)
+    b_store.release_lease("r", b)
+    (again,) = a_store.claim_runnable(a, 30, 1)
+    assert again.epoch == theirs.epoch + 1
+    with pytest.raises(LeaseLost):
+        a_store.save_checkpoint("r", a, 2, b"a2", {"kind": "tool"}, [], epoch=mine.epoch)
+    a_store.save_checkpoint("r", a, 2, b"a2", {"kind": "tool"}, [], epoch=again.epoch)
+    assert a_store.finish_run("r", a, "completed", output={"ok": 1}, epoch=again.epoch)
+    assert a_store.get_results("r", 1) == {0: (True, b"b-result")}
+    assert a_store.get_run("r").status == "completed"
+
+
+def test_acquire_keeps_the_epoch_for_its_holder_and_refuses_a_live_lease(store):
+    a, b = make_owner(), make_owner()
+    store.create_run(NewRun("r", "m:a", {}))
+    first = store.acquire_lease("r", a, 30)
+    assert store.acquire_lease("r", a, 30).epoch == first.epoch  # renewal by the holder
+    with pytest.raises(LeaseHeld):
+        store.acquire_lease("r", b, 30)
+    assert store.renew_leases(a, ["r", "nope"], 30) == ["nope"]
+    assert store.renew_leases(b, ["r"], 30) == ["r"]
+    store.release_lease("r", a)
+    assert store.acquire_lease("r", b, 30).epoch == first.epoch + 1
+
+
+def test_racing_claimers_threads_exactly_one_winner(open_handle):
+    store = open_handle()
+    queued(store, 120)
+    handles = [open_handle() for _ in range(6)]
+    won: list[list[str]] = [[] for _ in handles]
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(handles))
+
+    def claimer(i):
+        owner = make_owner()
+        try:
+            start.wait()
+            while True:
+                got = handles[i].claim_runnable(owner, 60, 3)
+                if not got:
+                    return
+                won[i].extend(r.run_id for r in got)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=claimer, args=(i,)) for i in range(len(handles))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    everything = [run_id for w in won for run_id in w]
+    assert len(everything) == len(set(everything)) == 120
+
+
+_CLAIMER = r"""
+import json, sys, time
+from agentrt.stores import open_store
+from agentrt.stores.base import make_owner
+store = open_store(sys.argv[1]); owner = make_owner(); got = []
+while time.time() < float(sys.argv[2]):
+    time.sleep(0.001)
+while True:
+    batch = store.claim_runnable(owner, 60, 2)
+    if not batch:
+        break
+    got += [(r.run_id, r.epoch) for r in batch]
+store.close()
+print(json.dumps(got))
+"""
+
+
+def test_racing_claimers_processes_exactly_one_winner(backend, location, open_handle):
+    if backend == "memory":
+        pytest.skip("a MemoryStore lives in one process")
+    store = open_handle()
+    queued(store, 80)
+    go = time.time() + 1.5
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CLAIMER, location, str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "AGENTRT_STORE_TIMEOUT": "30"},
+        )
+        for _ in range(4)
+    ]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        results.append(json.loads(out))
+    everything = [run_id for got in results for run_id, _epoch in got]
+    assert len(everything) == len(set(everything)) == 80
+    assert all(epoch == 1 for got in results for _run_id, epoch in got)
+
+
+def test_replies_and_children_wake_a_parked_run(store):
+    store.create_run(NewRun("ask", "m:a", {}))
+    drive_to_waiting(store, "ask", {"kind": "ask"}, "reply")
+    owner = make_owner()
+    assert store.claim_runnable(owner, 30, 10) == []
+    assert store.put_result("ask", 1, 0, True, b"answer")  # a reply: no epoch
+    assert not store.put_result("ask", 1, 0, True, b"again")  # first write wins
+    assert [r.run_id for r in store.claim_runnable(owner, 30, 10)] == ["ask"]
+
+    gather = {"kind": "gather", "settled": True, "requests": [{"kind": "agent"}, {"kind": "agent"}]}
+    store.create_run(NewRun("g", "m:a", {}))
+    drive_to_waiting(store, "g", gather)
+    store.put_result("g", 1, 0, False, b"child 0 failed")
+    assert store.claim_runnable(owner, 30, 10) == []  # settled gather: waits for both
+    store.put_result("g", 1, 1, True, b"child 1")
+    assert [r.run_id for r in store.claim_runnable(owner, 30, 10)] == ["g"]
+
+    store.create_run(NewRun("late", "m:a", {}))
+    store.put_result("late", 1, 0, True, b"arrived while the driver still ran")
+    drive_to_waiting(store, "late", {"kind": "agent"})
+    assert store.get_run("late").wake_at is not None  # parking saw the answer: woken at once
+    assert [r.run_id for r in store.claim_runnable(owner, 30, 10)] == ["late"]
+
+
+def test_cancel_requests_reach_descendants(store):
+    store.create_run(NewRun("p", "m:a", {}))
+    drive_to_waiting(store, "p", {"kind": "agent"})
+    store.create_run(NewRun("p.1", "m:a", {}, parent_id="p", parent_seq=1, status="queued"))
+    store.create_run(NewRun("p.1.1", "m:a", {}, parent_id="p.1", parent_seq=1, status="queued"))
+    store.create_run(NewRun("done", "m:a", {}, parent_id="p", parent_seq=1))
+    owner = make_owner()
+    store.acquire_lease("done", owner, 30)
+    store.finish_run("done", owner, "completed", output=1)
+    assert sorted(store.request_cancel("p")) == ["p", "p.1", "p.1.1"]
+    assert store.get_run("p.1").status == "cancelled" and store.get_run("p.1.1").status == "cancelled"
+    parent = store.get_run("p")
+    assert parent.cancel_requested and parent.status == "waiting" and parent.wake_at is not None
+    assert store.get_run("done").status == "completed" and not store.get_run("done").cancel_requested
+    (claimed,) = store.claim_runnable(owner, 30, 10)
+    assert claimed.run_id == "p" and claimed.cancel_requested
+    assert store.finish_run("p", owner, "cancelled", epoch=claimed.epoch)
+    assert store.get_run("p").finished
+
+
+def test_runs_are_isolated(store):
+    owner = make_owner()
+    for run_id in ("a", "b"):
+        store.create_run(NewRun(run_id, "m:a", {"id": run_id}, owner=owner, ttl_seconds=30))
+    store.save_checkpoint("a", owner, 1, b"A1", {"kind": "tool"}, [(1, 0, "log", None, {"run": "a"})])
+    store.put_result("a", 1, 0, True, b"Ares", owner=owner)
+    assert store.latest_checkpoint("b") is None and store.get_results("b", 1) == {}
+    assert store.list_events("b") == [] and store.get_run("b").seq == 0
+    store.finish_run("a", owner, "completed", output={"a": 1})
+    assert store.get_run("b").status == "running" and store.get_run("b").output is None
+
+
+def test_fork_copies_a_checkpoint_into_a_new_run(store):
+    """A real run of tests.runtime.agents:summer, forked at its first checkpoint, ends the same way."""
+    from agentrt import Runtime
+    from agentrt.inspect import fork_run
+    from tests.runtime.agents import summer
+
+    async def main():
+        async with Runtime(store=store) as rt:
+            run_id = await rt.start(summer, {"n": 3})
+            first = await rt.wait(run_id, timeout=60)
+            result = fork_run(store, run_id, 1, "copy")
+            assert result.run_id == "copy" and store.get_run("copy").lease_owner is None
+            assert store.latest_checkpoint("copy")[0] == 1 and store.get_run(run_id).status == "completed"
+            await rt.resume("copy")
+            return first, await rt.wait("copy", timeout=60)
+
+    first, forked = asyncio.run(main())
+    assert forked == first
+
+
+def test_wait_for_work_wakes_on_another_handles_write(open_handle):
+    waiter, writer = open_handle(), open_handle()
+    assert waiter.wait_for_work(0.01) in (True, False)  # a first call may just start listening
+    woke = []
+    t = threading.Thread(target=lambda: woke.append(waiter.wait_for_work(20)))
+    t.start()
+    time.sleep(0.3)
+    writer.create_run(NewRun("new", "m:a", {}, status="queued"))
+    t.join(30)
+    assert woke == [True]
+
+
+def test_open_store_urls(tmp_path, monkeypatch):
+    monkeypatch.delenv("AGENTRT_BLOB_KEY", raising=False)
+    monkeypatch.delenv("AGENTRT_BLOB_KEY_FILE", raising=False)
+    assert type(open_store("memory:")).__name__ == "MemoryStore"
+    store = open_store(f"sqlite:///{tmp_path}/x.db")
+    assert type(store).__name__ == "SqliteStore"
+    store.close()
+    with pytest.raises(StoreError, match="agentrt keygen"):
+        open_store("postgresql://nobody@127.0.0.1:1/db")
+    monkeypatch.setenv("AGENTRT_BLOB_KEY_FILE", str(tmp_path / "missing.key"))
+    with pytest.raises(StoreError, match="cannot read the blob key file"):
+        open_store("postgresql://nobody@127.0.0.1:1/db")
+
+
+def test_migrations(backend, location, open_handle):
+    """An older schema is migrated in place (its runs kept, then claimable); a newer one is refused."""
+    from agentrt.stores import StoreSchemaTooNew
+
+    if backend == "memory":
+        pytest.skip("a MemoryStore has no schema")
+    if backend == "sqlite":
+        import sqlite3
+
+        from agentrt.stores import sqlite as sqlite_store
+
+        conn = sqlite3.connect(location, isolation_level=None)
+        for script in sqlite_store.MIGRATIONS[:3]:
+            for statement in sqlite_store._statements(script):
+                conn.execute(statement)
+        conn.execute(
+            "INSERT INTO runs (run_id, agent, status, input, created_at, updated_at, "
+            "lease_owner, lease_expires) "
+            "VALUES ('old', 'm:a', 'running', '{}', 1, 1, 'gone/1/x', 2)"
+        )
+        conn.execute("PRAGMA user_version=3")
+        conn.close()
+        store = open_handle()
+        rec = store.get_run("old")
+        assert rec.epoch == 0 and rec.priority == 0 and rec.interrupted
+        assert [r.run_id for r in store.claim_runnable(make_owner(), 30, 5)] == ["old"]
+        store.close()
+        conn = sqlite3.connect(location)
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == sqlite_store.SCHEMA_VERSION
+        conn.execute(f"PRAGMA user_version={sqlite_store.SCHEMA_VERSION + 1}")
+        conn.commit()
+        conn.close()
+    else:
+        import psycopg
+
+        from agentrt.stores import postgres
+
+        handles = []
+        threads = [threading.Thread(target=lambda: handles.append(open_handle())) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(handles) == 3 and all(h.schema_version() == postgres.SCHEMA_VERSION for h in handles)
+        with psycopg.connect(location, autocommit=True) as conn:
+            conn.execute("UPDATE agentrt_meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(StoreSchemaTooNew, match="newer agentrt"):
+        open_handle()

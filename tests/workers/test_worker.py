@@ -1,0 +1,185 @@
+"""``async with Runtime(store=...)`` as a worker: recovery with no host code, clients, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from agentrt import Cancelled, Runtime
+from agentrt.stores import MemoryStore, NewRun, SqliteStore
+from tests.workers import agents
+from tests.workers.agents import Job, expected, mixed
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request, tmp_path):
+    s = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "agentrt.db")
+    yield s
+    s.close()
+
+
+def side_log(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+async def until(predicate, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
+def test_a_worker_drives_queued_runs_submitted_by_a_client(store):
+    async def main():
+        client = Runtime(store, worker=False)
+        ids = [await client.start(mixed, {"i": i}) for i in range(5)]
+        assert {store.get_run(r).status for r in ids} == {"queued"}
+        await client.close()
+        async with Runtime(store) as worker:
+            outs = [await worker.wait(r, timeout=60) for r in ids]
+        return outs
+
+    outs = asyncio.run(main())
+    assert [o.value for o in outs] == [expected(Job(i)) for i in range(5)]
+
+
+def test_priorities_order_the_claims(store):
+    for i, prio in enumerate([0, 5, 1]):
+        store.create_run(
+            NewRun(f"r{i}", "tests.workers.agents:mixed", {"i": i}, status="queued", priority=prio)
+        )
+
+    async def main():
+        async with Runtime(store, concurrency=1) as rt:
+            for i in range(3):
+                await rt.wait(f"r{i}", timeout=60)
+
+    asyncio.run(main())
+    order = sorted(store.list_runs(), key=lambda r: r.updated_at)
+    assert [r.run_id for r in order] == ["r1", "r2", "r0"]
+
+
+def test_a_due_timer_fires_after_a_restart(store):
+    async def main():
+        async with Runtime(store) as first:
+            run_id = await first.start(mixed, {"i": 1, "sleep": 0.6})
+            await until(lambda: store.get_run(run_id).status == "waiting")
+        assert store.get_run(run_id).waiting_on == "timer"  # the process that armed it is gone
+        async with Runtime(store) as second:  # no resume(): the worker finds the due timer
+            return await second.wait(run_id, timeout=60)
+
+    assert asyncio.run(main()).value == expected(Job(1, sleep=0.6))
+
+
+def test_a_reply_from_a_client_is_taken_up_by_a_worker(store):
+    async def main():
+        async with Runtime(store) as rt:
+            run_id = await rt.start(mixed, {"i": 2, "ask": True, "child": True})
+            await until(lambda: store.get_run(run_id).waiting_on == "reply")
+        client = Runtime(store, worker=False)
+        assert await client.reply(run_id, "yes") == run_id
+        await client.close()
+        assert store.get_run(run_id).status == "waiting"  # recorded; nobody drives it yet
+        async with Runtime(store) as worker:
+            return await worker.wait(run_id, timeout=60)
+
+    assert asyncio.run(main()).value == expected(Job(2, ask=True, child=True))
+
+
+def test_cancel_runs_finally_blocks_and_reaches_children(store):
+    agents.FINALLY.clear()
+
+    async def main():
+        async with Runtime(store) as rt:
+            run_id = await rt.start(agents.careful, {"i": 1, "child": True})
+            child_id = f"{run_id}.1"
+            await until(lambda: (store.get_run(child_id) or store.get_run(run_id)).waiting_on == "reply")
+            ids = await rt.cancel(run_id)
+            assert sorted(ids) == sorted([run_id, child_id])
+            with pytest.raises(Cancelled):
+                await rt.wait(run_id, timeout=60)
+            with pytest.raises(Cancelled):
+                await rt.wait(child_id, timeout=60)
+            return run_id, child_id
+
+    run_id, child_id = asyncio.run(main())
+    assert store.get_run(run_id).status == "cancelled" and store.get_run(child_id).status == "cancelled"
+    assert sorted(agents.FINALLY) == sorted([run_id, child_id])
+
+
+def test_a_client_cancels_a_queued_run_at_once(store):
+    async def main():
+        client = Runtime(store, worker=False)
+        run_id = await client.start(mixed, {"i": 1})
+        assert await client.cancel(run_id) == [run_id]
+        with pytest.raises(Cancelled):
+            await client.wait(run_id, timeout=5)
+        await client.close()
+
+    asyncio.run(main())
+
+
+_KILLED = r"""
+import asyncio, sys
+from agentrt import Runtime
+from agentrt.stores import SqliteStore
+from tests.workers.agents import mixed
+
+async def main():
+    rt = Runtime(SqliteStore(sys.argv[1]), lease_seconds=60)
+    run_id = await rt.start(mixed, {"i": 7}, run_id="victim")
+    print("started", flush=True)
+    await rt.wait(run_id)
+
+asyncio.run(main())
+"""
+
+
+def test_an_interrupted_run_is_recovered_by_a_worker_without_host_code(tmp_path, monkeypatch):
+    """SIGKILL mid-tool (its lease has 60 s left): a new worker on this machine sees the dead pid
+    and finishes the run; the tool in flight runs again (no result was journaled), nothing else."""
+    db, log = str(tmp_path / "agentrt.db"), str(tmp_path / "side.jsonl")
+    monkeypatch.setenv("AGENTRT_TEST_SIDE_LOG", log)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLED, db],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "AGENTRT_TEST_TOOL_DELAY": "60"},
+    )
+    assert proc.stdout.readline().strip() == "started"
+    deadline = time.monotonic() + 60
+    while not any(e["key"] == "victim:1" for e in side_log(log)):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    store = SqliteStore(db)
+    rec = store.get_run("victim")
+    assert rec.status == "running" and rec.interrupted and rec.epoch == 1
+    monkeypatch.setenv("AGENTRT_TEST_SIDE_LOG", log)
+
+    async def main():
+        async with Runtime(store) as rt:
+            return await rt.wait("victim", timeout=60)
+
+    try:
+        out = asyncio.run(main())
+    finally:
+        store.close()
+    assert out.value == expected(Job(7))
+    keys = [e["key"] for e in side_log(log)]
+    assert keys.count("victim:1") == 2 and keys.count("victim:2") == 1
