@@ -168,14 +168,14 @@ def test_sigkill_mid_tool_then_restart_finishes_and_clients_complete(
         seen: list[tuple[int, str]] = []
         last: str | None = None
         with c.stream("GET", f"/runs/{run_id}/events") as response:
-            for event_id, kind, _data in sse_events(response):
+            for event_id, kind, data in sse_events(response):
                 seen.append((int(event_id), kind))
                 last = event_id
-                if kind == "tool_started" and marker.exists():
+                if kind == "tool_started" and data["data"]["tool"] == "slow_step":
                     break
         deadline = time.monotonic() + 30
-        while not marker.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        while time.monotonic() < deadline and not (marker.exists() and marker.read_text().endswith("\n")):
+            time.sleep(0.02)  # the tool has started (its line is written) and sleeps for 2 s
         assert marker.read_text().count("\n") == 1
         srv.kill()  # mid-tool: slow_step sleeps for 2 s
         t0 = time.monotonic()
