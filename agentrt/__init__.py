@@ -26,11 +26,17 @@ from agentrt._sdk import pick as pick
 from agentrt._sdk import progress as progress
 from agentrt._sdk import tool as tool
 from agentrt._sdk import ui_tools as ui_tools
+from agentrt._sdk.requests import ToolCall as ToolCall
+from agentrt._sdk.stateful import ToolResult as ToolResult
+from agentrt._sdk.stateful import ask as ask
+from agentrt._sdk.stateful import call_tools as call_tools
+from agentrt._sdk.stateful import output as output
 from agentrt.exceptions import AgentrtError as AgentrtError
 from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
 from agentrt.exceptions import CorruptBlob as CorruptBlob
 from agentrt.exceptions import IncompatibleBlob as IncompatibleBlob
 from agentrt.exceptions import UnsupportedSuspension as UnsupportedSuspension
+from agentrt.llm.agent import llm_agent as llm_agent
 from agentrt.lowlevel import Done as Done
 from agentrt.lowlevel import Machine as Machine
 from agentrt.lowlevel import suspend as suspend
@@ -67,10 +73,16 @@ __all__ = [
     "StoreError",
     "Task",
     "Tool",
+    "ToolCall",
     "ToolError",
+    "ToolResult",
     "UnsupportedSuspension",
     "agent",
+    "ask",
+    "call_tools",
+    "llm_agent",
     "omit",
+    "output",
     "pick",
     "progress",
     "serializable",

@@ -3,6 +3,8 @@
 - ``offline``: deterministic stand-ins, no model, no network: ``generate_text`` is an extractive
   summarizer (the first sentence of the prompt's text, then the sentences that mention the words
   the text repeats most); ``decide`` chooses a priority from the ``Labels:`` line of the prompt.
+  Offered tools (an ``llm_agent``: ``examples/issue_researcher.py``), it works like a careful
+  model would: :func:`research_turn` fetches the issue and its comments in one turn, then submits.
 - ``openai``: :class:`~agentrt.llm.openai_compat.OpenAICompatExecutors` against the
   OpenAI-compatible endpoint at ``$AGENTRT_EXAMPLE_OPENAI_URL`` (``make demo`` starts a local
   stand-in, :class:`agentrt.testing.openai_server.FakeOpenAIServer`; point it at a real
@@ -21,7 +23,7 @@ from collections import Counter
 from collections.abc import Awaitable
 from typing import Any
 
-from agentrt.llm import ExecutorRequest, Executors, GenerateResult, Usage
+from agentrt.llm import ExecutorRequest, Executors, GenerateResult, ModelToolCall, Usage
 
 _STOP = frozenset(
     {"the", "a", "an", "and", "or", "of", "to", "in", "on", "is", "it", "for", "with", "when", "not", "this"}
@@ -56,8 +58,47 @@ def summarize(text: str, max_sentences: int = 2) -> str:
     return " ".join(chosen)
 
 
+def research_turn(messages: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The issue researcher's next tool calls, ``[(name, arguments)]``, read from the conversation
+    (chat messages in OpenAI's shape, as agentrt sends them and a provider receives them): first
+    fetch the issue and its comments together, then ``submit`` a report built from what they said."""
+    first = next(m for m in messages if m.get("role") == "user")
+    task = json.loads(first["content"])
+    names = {
+        call["id"]: call["function"]["name"]
+        for m in messages
+        if m.get("role") == "assistant"
+        for call in m.get("tool_calls") or ()
+    }
+    results = {
+        names.get(m.get("tool_call_id"), ""): m.get("content") for m in messages if m.get("role") == "tool"
+    }
+    if "github_issues_get" not in results:
+        owner, repo = task["repo"].split("/", 1)
+        where = {"owner": owner, "repo": repo, "issue_number": task["issue_number"]}
+        return [("github_issues_get", where), ("github_issues_list_comments", where)]
+    issue = json.loads(results["github_issues_get"])
+    comments = json.loads(results.get("github_issues_list_comments") or "[]")
+    workaround = next(
+        (c["body"].split(":", 1)[-1].strip() for c in comments if "workaround" in c["body"].lower()), None
+    )
+    report = {
+        "issue_number": issue["number"],
+        "summary": summarize(f"{issue['title']}. {issue['body']}", 2),
+        "workaround": workaround,
+        "comment_count": len(comments),
+    }
+    return [("submit", report)]
+
+
 async def _offline_generate(request: ExecutorRequest) -> GenerateResult:
     _side_effect(request)
+    if request.tools:  # an llm_agent's turn
+        calls = research_turn(request.chat_messages())
+        tool_calls = tuple(
+            ModelToolCall(f"call-{request.seq}-{n}", name, args) for n, (name, args) in enumerate(calls)
+        )
+        return GenerateResult(output="", usage=Usage(1, 1, 2), tool_calls=tool_calls, model="offline-agent")
     prompt = request.prompt or str(request.messages[-1].get("content", ""))
     text = prompt.split("\n\n", 1)[-1]  # drop the instruction line
     summary = summarize(text, int(request.metadata.get("max_sentences", 2)))

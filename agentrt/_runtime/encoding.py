@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import traceback
 from typing import Any
 
@@ -88,8 +89,30 @@ def error_record(exc: BaseException) -> dict[str, Any]:
         value = getattr(exc, attr, None)
         if isinstance(value, (str, int)):
             record[attr] = value
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    fields = getattr(exc, "record_fields", None)
+    if callable(fields):  # e.g. a model provider's error.message / type / code
+        record.update(fields())
+    if getattr(exc, "hide_internal_frames", False):
+        tb = _user_traceback(exc)
+    else:
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     if isinstance(exc, ToolError) and exc.traceback_text:
         tb = exc.traceback_text + tb
     record["traceback"] = tb
     return record
+
+
+#: The agentrt package directory (with a trailing separator): frames from here are the runtime's.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback of an error that reports something outside the agent's code (a provider's
+    answer): only the agent's frames, not the runtime's that delivered the error to it."""
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not os.path.abspath(f.filename).startswith(_PACKAGE)
+    ]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)]
+    return "".join(lines + traceback.format_exception_only(type(exc), exc))

@@ -127,10 +127,13 @@ def agent(
     *,
     input: type,
     output: type,
-    run: Callable[..., Coroutine[Any, Any, Any]],
+    run: Callable[..., Coroutine[Any, Any, Any]] | None = None,
     tools: Iterable[Any] | Mapping[str, Any] = (),
     name: str | None = None,
     description: str | None = None,
+    state: type | None = None,
+    start: Callable[..., Any] | None = None,
+    on_tool_results: Callable[..., Any] | None = None,
 ) -> Agent:
     """Define an agent.  ``input``/``output`` are attrs classes (dataclasses work too).
 
@@ -139,7 +142,24 @@ def agent(
     ``ui_tools``.  The input and output classes (and the record classes their
     fields mention) are marked ``@agentrt.serializable``, since the run holds
     them across awaits.
+
+    A self-managed state agent gives ``state=StateClass``, ``start=`` and
+    ``on_tool_results=`` instead of ``run`` (see :mod:`agentrt._sdk.stateful`).
     """
+    if run is None:
+        if start is None or on_tool_results is None or state is None:
+            raise TypeError(
+                "agent(...) needs run= (an async def taking (input, task)), or state=, start= and "
+                "on_tool_results= together for a self-managed state agent"
+            )
+        from agentrt._sdk.stateful import stateful_run
+
+        module = sys._getframe(1).f_globals.get("__name__", __name__)
+        agent_name = name or getattr(start, "__module__", module).rsplit(".", 1)[-1]
+        run = stateful_run(agent_name, state, start, on_tool_results, module)
+        name = agent_name
+    elif state is not None or start is not None or on_tool_results is not None:
+        raise TypeError("agent(...): give run= or state=/start=/on_tool_results=, not both")
     for role, cls in (("input", input), ("output", output)):
         if not (isinstance(cls, type) and (attrs.has(cls) or _is_dataclass(cls))):
             raise TypeError(

@@ -147,6 +147,16 @@ class ExecutorRequest:
         return f"{self.run_id}:{self.seq}.{self.idx}"
 
     @property
+    def attempt_id(self) -> str:
+        """``RUN:SEQ.IDX#N``, N the model call's number within this request (1 + refused attempts).
+
+        The idempotency key to send: each retry with feedback has a different body, so it gets
+        its own key; a transport retry of the same body (and a resume re-asking an answer that
+        was never journaled) sends the same key again.
+        """
+        return f"{self.id}#{len(self.attempts) + 1}"
+
+    @property
     def structured(self) -> bool:
         return self.output_schema is not None
 
@@ -181,7 +191,8 @@ class GenerateResult:
 
     ``output`` is the text, or for a structured request the unwrapped ``result``
     of the envelope (a dict, a JSON string, or an instance of the output class).
-    ``raw`` is passed to ``on_result`` verbatim and is not journaled.
+    ``raw`` is passed to ``on_result`` verbatim and is not journaled.  ``finish_reason`` is the
+    provider's reason the answer ended (``stop``, ``tool_calls``, ``length``, ...), None if unknown.
     """
 
     output: Any
@@ -190,6 +201,7 @@ class GenerateResult:
     reasoning: str | None = None
     tool_calls: tuple[ModelToolCall, ...] = ()
     model: str | None = None
+    finish_reason: str | None = None
 
 
 @attrs.frozen
@@ -320,6 +332,7 @@ def normalize_generate_result(value: Any) -> GenerateResult:
             reasoning=value.get("reasoning"),
             tool_calls=_tool_calls(value.get("tool_calls") or ()),
             model=value.get("model"),
+            finish_reason=value.get("finish_reason"),
         )
     raise TypeError(
         f"a generate_text/stream_text executor returned {type(value).__name__}; return "

@@ -159,7 +159,11 @@ async def execute(
 def _accept_text(call: ModelCall, result: GenerateResult, calls: int) -> tuple[Any, str | None]:
     """``(TextResult, None)``, or ``(None, why the answer is refused)`` for a structured request."""
     output = result.output
-    if call.output is None:
+    if call.output is not None and result.tool_calls and output in (None, "", {}):
+        # The model called tools instead of answering: nothing to validate yet (the agent runs the
+        # tools and asks again); the structured answer comes on a later turn.
+        output = None
+    elif call.output is None:
         if not isinstance(output, str):
             raise TypeError(
                 f"the {call.kind} executor returned {type(output).__name__} as the output of text request "
@@ -181,7 +185,14 @@ def _accept_text(call: ModelCall, result: GenerateResult, calls: int) -> tuple[A
                 output = structure(output["result"], call.output, "result")
             except SchemaError:
                 return None, str(exc)
-    return TextResult(output=output, tool_calls=result.tool_calls, model=result.model, attempts=calls), None
+    text = TextResult(
+        output=output,
+        tool_calls=result.tool_calls,
+        model=result.model,
+        attempts=calls,
+        finish_reason=result.finish_reason,
+    )
+    return text, None
 
 
 def _accept_event(call: ModelCall, event: Any) -> tuple[Any, str | None]:
@@ -190,6 +201,10 @@ def _accept_event(call: ModelCall, event: Any) -> tuple[Any, str | None]:
     allowed = ", ".join(names)
     if isinstance(event, tuple(call.events)):
         return event, None
+    several = isinstance(event, list) and len(event) > 1
+    if several and all(isinstance(e, Mapping) for e in event):  # an executor's several choices at once
+        chosen = ", ".join(str(e.get("type")) for e in event)
+        return None, f"{len(event)} choices were made at once ({chosen}); choose exactly one of {allowed}"
     if isinstance(event, (str, bytes)):
         try:
             event = json.loads(event)

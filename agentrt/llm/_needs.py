@@ -106,7 +106,10 @@ def _scan(agent: Any, seen: set[int]) -> list[Need]:
     found: list[Need] = []
     run = agent.run
     pending: list[tuple[types.CodeType, dict[str, Any]]] = []
-    code = _function_code(run)
+    code = root = _function_code(run)
+    # ``(what, file, line)`` of an ``llm_agent(...)`` definition: its requests are made by agentrt's
+    # loop, so errors name the definition rather than agentrt's file.
+    site = getattr(run, "__agentrt_site__", None)
     if code is not None:
         pending.append((code, getattr(run, "__globals__", {})))
     visited: set[int] = set()
@@ -120,7 +123,10 @@ def _scan(agent: Any, seen: set[int]) -> list[Need]:
                 pending.append((const, globals_))
         for what, arg, lineno in _calls(code):
             if what == "need":
-                found.append(Need(agent.name, arg, code.co_qualname, code.co_filename, lineno))
+                if site is not None and code is root:  # an agent kind built by agentrt: where it was defined
+                    found.append(Need(agent.name, arg, site[0], site[1], site[2]))
+                else:
+                    found.append(Need(agent.name, arg, code.co_qualname, code.co_filename, lineno))
                 continue
             if what == "global":
                 target = globals_.get(arg)

@@ -13,8 +13,12 @@ from agentrt.exceptions import AgentrtError
 __all__ = [
     "DecisionExhausted",
     "MissingExecutor",
+    "ModelAnswerError",
     "ModelCallBudgetExceeded",
+    "ModelContentFiltered",
+    "ModelOutputTruncated",
     "ModelProviderError",
+    "ModelRefused",
     "ScriptExhausted",
     "StructuredOutputError",
     "TokenBudgetExceeded",
@@ -161,19 +165,161 @@ class TokenBudgetExceeded(AgentrtError):
 class ModelProviderError(AgentrtError):
     """A model provider answered with an error that retries did not cure (or that retrying cannot cure).
 
-    ``status`` is the HTTP status (None for a transport failure), ``body`` the
-    start of the provider's answer, ``attempts`` how many tries were made.
+    ``status`` is the HTTP status (None for a transport failure, or for an error event inside a
+    stream that named no status), ``body`` the start of the provider's answer, ``attempts`` how
+    many tries were made.  When the provider sent an OpenAI-style error object
+    (``{"error": {"message", "type", "code"}}``), ``provider_message``, ``error_type`` and
+    ``error_code`` carry it and the message quotes ``error.message`` rather than the raw body.
     """
 
-    def __init__(self, status: int | None, body: str, attempts: int, url: str, message: str = "") -> None:
+    def __init__(
+        self,
+        status: int | None,
+        body: str,
+        attempts: int,
+        url: str,
+        message: str = "",
+        *,
+        provider_message: str | None = None,
+        error_type: str | None = None,
+        error_code: str | int | None = None,
+    ) -> None:
         self.status = status
         self.body = body
         self.attempts = attempts
         self.url = url
-        what = f"HTTP {status}" if status is not None else "no response"
-        super().__init__(
-            message or f"model provider at {url}: {what} after {attempts} attempt(s): {body[:500]}"
-        )
+        self.provider_message = provider_message
+        self.error_type = error_type
+        self.error_code = error_code
+        if not message:
+            what = f"HTTP {status}" if status is not None else "no response"
+            if provider_message is not None:
+                tags = ", ".join(
+                    f"{k} {v!r}" for k, v in (("type", error_type), ("code", error_code)) if v is not None
+                )
+                detail = provider_message[:1000] + (f" ({tags})" if tags else "")
+            else:
+                detail = body[:500]
+            message = f"model provider at {url}: {what} after {attempts} attempt(s): {detail}"
+        super().__init__(message)
+
+    #: A failed run's error record shows the agent's frames only (see ``record_fields``).
+    hide_internal_frames = True
+
+    def record_fields(self) -> dict[str, Any]:
+        """What a failed run's error record adds: the provider's status and error object."""
+        return {
+            "provider": {
+                "status": self.status,
+                "message": self.provider_message,
+                "type": self.error_type,
+                "code": self.error_code,
+                "attempts": self.attempts,
+            }
+        }
 
     def __reduce__(self) -> Any:
-        return (ModelProviderError, (self.status, self.body, self.attempts, self.url, str(self)))
+        return (
+            _rebuild_provider_error,
+            (
+                self.status,
+                self.body,
+                self.attempts,
+                self.url,
+                str(self),
+                self.provider_message,
+                self.error_type,
+                self.error_code,
+            ),
+        )
+
+
+def _rebuild_provider_error(
+    status: int | None,
+    body: str,
+    attempts: int,
+    url: str,
+    message: str,
+    provider_message: str | None = None,
+    error_type: str | None = None,
+    error_code: str | int | None = None,
+) -> ModelProviderError:
+    return ModelProviderError(
+        status,
+        body,
+        attempts,
+        url,
+        message,
+        provider_message=provider_message,
+        error_type=error_type,
+        error_code=error_code,
+    )
+
+
+class ModelAnswerError(AgentrtError):
+    """The model answered, but the answer cannot stand as a result: refused, cut off, or filtered.
+
+    Not retried (asking the same again gets the same answer) and not journaled as a result:
+    the agent meets it at its ``await`` and may catch it.  ``src`` names the request,
+    ``finish_reason`` is what the provider said, ``text`` what the model produced (for a
+    refusal, the refusal itself).
+    """
+
+    finish_reason_default = ""
+    hide_internal_frames = True
+
+    def record_fields(self) -> dict[str, Any]:
+        return {"provider": {"finish_reason": self.finish_reason, "text": self.text[:2000]}}
+
+    def __init__(self, src: str, text: str, finish_reason: str | None = None, message: str = "") -> None:
+        self.src = src
+        self.text = text
+        self.finish_reason = finish_reason if finish_reason is not None else self.finish_reason_default
+        super().__init__(message or self._message())
+
+    def _message(self) -> str:
+        return f"request {self.src!r}: the model's answer ended with finish_reason={self.finish_reason!r}"
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.src, self.text, self.finish_reason, str(self)))
+
+
+class ModelRefused(ModelAnswerError):
+    """The model refused the request (``message.refusal``); ``text`` is the refusal, verbatim."""
+
+    finish_reason_default = "refusal"
+
+    def _message(self) -> str:
+        return (
+            f"request {self.src!r}: the model refused: {self.text[:500]!r}. Rephrase the request, or catch "
+            "ModelRefused to take another path"
+        )
+
+
+class ModelOutputTruncated(ModelAnswerError):
+    """The answer stopped at the token limit (``finish_reason="length"``); ``text`` is the partial answer.
+
+    Raised for structured requests and tool calls always (a cut answer cannot be valid), and for
+    text requests unless the executor was built with ``on_length="return"``.
+    """
+
+    finish_reason_default = "length"
+
+    def _message(self) -> str:
+        return (
+            f"request {self.src!r}: the answer was cut off at the token limit (finish_reason='length') after "
+            f"{len(self.text)} character(s); raise metadata={{'max_tokens': N}}, ask for a shorter answer, "
+            "or build the executor with on_length='return' to accept cut-off text"
+        )
+
+
+class ModelContentFiltered(ModelAnswerError):
+    """The provider's content filter stopped the answer (``finish_reason="content_filter"``)."""
+
+    finish_reason_default = "content_filter"
+
+    def _message(self) -> str:
+        return (
+            f"request {self.src!r}: the provider's content filter stopped the answer "
+            f"(finish_reason='content_filter') after {len(self.text)} character(s); rephrase the request"
+        )

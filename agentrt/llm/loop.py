@@ -84,7 +84,7 @@ async def generate_with_tools(
         )
         used = used + (answer.usage or Usage())
         if not answer.tool_calls:
-            return TextResult(answer.output, used, (), answer.model, answer.attempts)
+            return TextResult(answer.output, used, (), answer.model, answer.attempts, answer.finish_reason)
         asked = [
             {"id": c.id, "type": "function", "function": _function(c.name, c.arguments)}
             for c in answer.tool_calls

@@ -12,16 +12,26 @@ Structured output uses the envelope wire contract (:func:`~agentrt.llm.envelope_
 the provider gets ``{"result": <schema>, "reasoning"?: str}`` as a root object, which
 every provider accepts, and the executor returns the unwrapped ``result``.
 
+What a provider says about the answer itself is not left for the runtime to guess:
+``finish_reason`` is kept on the result; a refusal (``message.refusal``) raises
+:class:`~agentrt.llm.ModelRefused`, ``content_filter`` raises
+:class:`~agentrt.llm.ModelContentFiltered` and ``length`` raises
+:class:`~agentrt.llm.ModelOutputTruncated` (a cut-off *text* answer may be let through
+with ``on_length="return"``).  A stream must end with ``finish_reason`` or ``[DONE]``; one
+that just stops is a failed attempt, never a complete answer.
+
 Needs ``httpx`` (``pip install agentrt[openai]``); importing this module is the only thing that does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import math
 import random
 import re
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar
@@ -37,7 +47,12 @@ from agentrt.llm._contract import (
     Usage,
     envelope_schema,
 )
-from agentrt.llm.errors import ModelProviderError
+from agentrt.llm.errors import (
+    ModelContentFiltered,
+    ModelOutputTruncated,
+    ModelProviderError,
+    ModelRefused,
+)
 
 __all__ = ["OpenAICompatExecutors"]
 
@@ -45,20 +60,92 @@ __all__ = ["OpenAICompatExecutors"]
 #: request's fault (bad key, bad model, bad body) and would fail the same way again.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
+#: Error ``type`` names (in an error event inside a stream, which has no HTTP status) that mean
+#: "try again later": OpenAI's and Anthropic-style gateways' spellings, vLLM/SGLang's exception names.
+RETRY_ERROR_TYPES = frozenset(
+    {
+        "server_error",
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "overloaded_error",
+        "service_unavailable",
+        "timeout",
+        "internalservererror",
+        "serviceunavailableerror",
+        "internal_server_error",
+    }
+)
+
 #: ``request.metadata`` keys forwarded as Chat Completions parameters of the same name.
 FORWARDED_METADATA = ("temperature", "max_tokens", "top_p", "seed", "stop")
 
 _T = TypeVar("_T")
 
 
+@dataclass(frozen=True)
+class _ProviderError:
+    """The OpenAI-style error object of an answer: ``{"error": {"message", "type", "code"}}``."""
+
+    message: str
+    type: str | None
+    code: str | int | None
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status the error names in its ``code`` (vLLM and SGLang put it there), else None."""
+        code = self.code
+        if isinstance(code, str) and code.isdigit():
+            code = int(code)
+        return code if isinstance(code, int) and 100 <= code <= 599 else None
+
+    @property
+    def retryable(self) -> bool:
+        status = self.status
+        if status is not None:
+            return status in RETRY_STATUSES
+        return (self.type or "").lower() in RETRY_ERROR_TYPES or str(self.code).lower() in RETRY_ERROR_TYPES
+
+    def fields(self) -> dict[str, Any]:
+        return {"provider_message": self.message, "error_type": self.type, "error_code": self.code}
+
+
+def _provider_error(data: Any) -> _ProviderError | None:
+    """The error object in ``data`` (``{"error": {...}}``, ``{"object": "error", ...}`` or
+    ``{"error": "text"}``), None if there is none."""
+    if not isinstance(data, Mapping):
+        return None
+    inner: Any = data.get("error")
+    if inner is None and data.get("object") == "error":
+        inner = data
+    if isinstance(inner, str) and inner:
+        return _ProviderError(inner, None, None)
+    if not isinstance(inner, Mapping):
+        return None
+    message = inner.get("message")
+    kind = inner.get("type")
+    code = inner.get("code")
+    return _ProviderError(
+        message if isinstance(message, str) else json.dumps(inner)[:2000],
+        kind if isinstance(kind, str) else None,
+        code if isinstance(code, (str, int)) and not isinstance(code, bool) else None,
+    )
+
+
 class _Transient(Exception):
     """One failed attempt that a retry may cure (internal to the retry loop)."""
 
-    def __init__(self, status: int | None, body: str, retry_after: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int | None,
+        body: str,
+        retry_after: float | None = None,
+        error: _ProviderError | None = None,
+    ) -> None:
         super().__init__(body)
         self.status = status
         self.body = body
         self.retry_after = retry_after
+        self.error = error
 
 
 class OpenAICompatExecutors:
@@ -68,14 +155,22 @@ class OpenAICompatExecutors:
     (``model="quick"``) are resolved by ``resolve_model(ref)`` if given, else through
     the ``models`` alias map (an unknown alias is an error, so a typo does not silently
     reach the provider), else sent as is; ``default_model`` applies when a request names
-    none.  ``request.id`` is sent as ``Idempotency-Key``: it is stable across retries
-    and resumes.
+    none.  ``request.attempt_id`` (``RUN:SEQ.IDX#N``) is sent as ``Idempotency-Key``: the
+    same for transport retries of one body and for a resume re-asking it, different for
+    each retry with feedback (a different body).
 
-    Transient failures (429, 500, 502, 503, 504, timeouts, transport errors) are retried
-    up to ``max_retries`` times with exponential backoff and jitter, honouring a numeric
-    ``Retry-After``; then :class:`~agentrt.llm.ModelProviderError` is raised.  ``sleep``
-    is the wait used between attempts (a seam for tests).  A ``client`` passed in is
-    used as is (its timeout applies) and is not closed by :meth:`aclose`.
+    Transient failures (429, 500, 502, 503, 504, timeouts, transport errors, an error event
+    inside a stream that names such a status or a server/overload/rate-limit type, a stream
+    that stops without ``finish_reason`` or ``[DONE]``) are retried up to ``max_retries``
+    times with exponential backoff and jitter, honouring ``retry-after-ms`` and
+    ``Retry-After`` (seconds or an HTTP date); then :class:`~agentrt.llm.ModelProviderError`
+    is raised, carrying the provider's ``error.message`` / ``type`` / ``code``.  A stream
+    failure after chunks reached ``on_chunk`` is never retried (the consumer saw part of an
+    answer).  ``on_length`` is the policy for ``finish_reason="length"`` on a plain text
+    answer: ``"raise"`` (:class:`~agentrt.llm.ModelOutputTruncated`, the default) or
+    ``"return"`` (the cut-off text, with ``finish_reason="length"`` on the result).
+    ``sleep`` is the wait used between attempts (a seam for tests).  A ``client`` passed in
+    is used as is (its timeout applies) and is not closed by :meth:`aclose`.
     """
 
     def __init__(
@@ -93,7 +188,13 @@ class OpenAICompatExecutors:
         headers: Mapping[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        on_length: str = "raise",
     ) -> None:
+        if on_length not in ("raise", "return"):
+            raise ValueError(
+                f"OpenAICompatExecutors(on_length=...) is 'raise' or 'return', not {on_length!r}"
+            )
+        self.on_length = on_length
         self.base_url = base_url.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
         self._api_key = api_key
@@ -139,7 +240,8 @@ class OpenAICompatExecutors:
         """One completion; text, tool calls, or (for a structured request) the unwrapped envelope."""
         body = self._body(request)
         data = await self._retrying(lambda attempt: self._post_once(request, body, attempt))
-        message = data["choices"][0].get("message") or {}
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
         return self._result(
             request,
             content=message.get("content"),
@@ -147,6 +249,8 @@ class OpenAICompatExecutors:
             usage=data.get("usage"),
             raw=data,
             model=data.get("model") or body["model"],
+            finish_reason=choice.get("finish_reason"),
+            refusal=message.get("refusal"),
         )
 
     async def stream_text(self, request: ExecutorRequest, on_chunk: Callable[[str], None]) -> GenerateResult:
@@ -172,13 +276,18 @@ class OpenAICompatExecutors:
             usage=state.usage,
             raw=raw,
             model=state.model or body["model"],
+            finish_reason=state.finish_reason,
+            refusal="".join(state.refusal) or None,
         )
 
     async def decide(self, request: ExecutorRequest) -> DecideResult:
         """Each allowed event is offered as a function tool and one call is required; the call is the event.
 
         A model that answers in prose instead gets its text returned as the event, which the
-        runtime refuses and retries with feedback (``render_decision_attempts``).
+        runtime refuses and retries with feedback (``render_decision_attempts``).  Parallel tool
+        calls are turned off (``parallel_tool_calls: false``); a model that still makes several
+        calls gets them all back as a list, which the runtime refuses the same way ("choose
+        exactly one") rather than silently keeping the first.
         """
         tools = [
             {
@@ -187,15 +296,23 @@ class OpenAICompatExecutors:
             }
             for e in request.events
         ]
-        body = self._body(request, tools=tools, tool_choice="required")
+        body = self._body(request, tools=tools, tool_choice="required", parallel_tool_calls=False)
         data = await self._retrying(lambda attempt: self._post_once(request, body, attempt))
-        message = data["choices"][0].get("message") or {}
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+        self._check_answer(
+            request, message.get("content"), choice.get("finish_reason"), message.get("refusal")
+        )
         calls = [_flat_call(c) for c in message.get("tool_calls") or () if isinstance(c, Mapping)]
+        events = [
+            {"type": c["name"], **{k: v for k, v in _arguments(c["arguments"]).items() if k != "type"}}
+            for c in calls
+        ]
         event: Any
-        if calls:
-            name = calls[0]["name"]
-            arguments = _arguments(calls[0]["arguments"])
-            event = {"type": name, **{k: v for k, v in arguments.items() if k != "type"}}
+        if len(events) == 1:
+            event = events[0]
+        elif events:
+            event = events  # several choices at once: refused (with feedback) by the runtime
         else:
             event = message.get("content") or ""
         return DecideResult(event, Usage.of(data.get("usage")), raw=data, reasoning=None)
@@ -248,10 +365,11 @@ class OpenAICompatExecutors:
                 f"not {type(overrides).__name__}"
             )
         body.update(overrides)
-        return body
+        # An override of None removes the parameter (for a server that rejects one agentrt sends).
+        return {k: v for k, v in body.items() if v is not None or k not in overrides}
 
     def _headers(self, request: ExecutorRequest) -> dict[str, str]:
-        headers = {"Idempotency-Key": request.id}
+        headers = {"Idempotency-Key": request.attempt_id}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return {**headers, **self.headers}
@@ -270,22 +388,19 @@ class OpenAICompatExecutors:
                 return await once(attempt)
             except _Transient as failure:
                 if attempt > self.max_retries:
+                    fields = failure.error.fields() if failure.error is not None else {}
+                    # No chained cause: the run's error record shows the provider's error, not
+                    # httpx's or agentrt's internals (the cause is in the message already).
                     raise ModelProviderError(
-                        failure.status, failure.body, attempt, self.url
-                    ) from failure.__cause__
+                        failure.status, failure.body, attempt, self.url, **fields
+                    ) from None
                 await self._sleep(self._backoff(attempt - 1, failure.retry_after))
 
-    def _backoff(self, retry: int, retry_after: str | None) -> float:
-        """Seconds to wait before retry number ``retry`` (0-based): the server's ``Retry-After`` if it
-        gave a number, else exponential backoff with jitter so that many clients do not retry in step."""
+    def _backoff(self, retry: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based): what the server asked for, else
+        exponential backoff with jitter so that many clients do not retry in step."""
         if retry_after is not None:
-            try:
-                seconds = float(retry_after)
-            except ValueError:
-                pass  # an HTTP date: rare for APIs; fall back to our own backoff
-            else:
-                if math.isfinite(seconds):
-                    return min(self.backoff_max, max(0.0, seconds))
+            return min(self.backoff_max, retry_after)
         return min(self.backoff_max, self.backoff_base * 2**retry) * random.uniform(0.5, 1)
 
     async def _post_once(
@@ -298,11 +413,14 @@ class OpenAICompatExecutors:
         if not response.is_success:
             self._fail(response, attempt)
         data = _loads(response.text)
+        problem = _provider_error(data) if isinstance(data, dict) and "choices" not in data else None
+        if problem is not None:  # an error object in a 200 answer (some gateways do this)
+            self._raise_error(problem, response.text, 0, attempt)
         choices = data.get("choices") if isinstance(data, dict) else None
         if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
             raise ModelProviderError(
                 response.status_code, f"not a chat completion: {response.text[:2000]}", attempt, self.url
-            )
+            ) from None
         return data
 
     async def _stream_once(
@@ -323,22 +441,57 @@ class OpenAICompatExecutors:
                     return state
                 async for event in EventSource(response).aiter_sse():
                     if event.data.strip() == "[DONE]":
+                        state.done = True
                         break
                     if event.data:
                         state.feed(event.data, on_chunk)
-        except (httpx.TransportError, SSEError, _StreamError) as exc:
-            what = _describe(exc)
-            if state.emitted:
-                raise ModelProviderError(
-                    None, f"the stream broke after {state.emitted} chunk(s): {what}", attempt, self.url
-                ) from exc
-            raise _Transient(None, what) from exc
+        except _StreamError as exc:
+            self._raise_error(exc.error, exc.body, state.emitted, attempt)
+        except (httpx.TransportError, SSEError) as exc:
+            if state.finish_reason is not None:
+                return state  # the answer was complete; only the end of the body was lost
+            self._broken(state, _describe(exc), attempt)
+        if not state.done and state.finish_reason is None:
+            self._broken(state, "the stream ended without a finish_reason or data: [DONE] (cut off)", attempt)
         return state
 
+    def _broken(self, state: _StreamState, what: str, attempt: int) -> NoReturn:
+        """A stream that failed: retried if nothing reached ``on_chunk`` yet, else a final error."""
+        if state.emitted:
+            raise ModelProviderError(
+                None,
+                f"the stream broke after {state.emitted} chunk(s): {what}; the partial answer was shown "
+                "to observers and is not kept",
+                attempt,
+                self.url,
+            ) from None
+        raise _Transient(None, what)
+
+    def _raise_error(self, error: _ProviderError, body: str, emitted: int, attempt: int) -> NoReturn:
+        """The provider reported ``error`` (in a stream, or a 200 body): retried like the HTTP status it
+        names (or its type) unless chunks already reached observers."""
+        if error.retryable and not emitted:
+            raise _Transient(error.status, body[:2000], None, error)
+        where = f" after {emitted} streamed chunk(s)" if emitted else ""
+        raise ModelProviderError(
+            error.status,
+            body[:2000],
+            attempt,
+            self.url,
+            f"model provider at {self.url}: error in the answer{where} after {attempt} attempt(s): "
+            f"{error.message[:1000]}"
+            + "".join(
+                f", {k} {v!r}" for k, v in (("type", error.type), ("code", error.code)) if v is not None
+            ),
+            **error.fields(),
+        ) from None
+
     def _fail(self, response: httpx.Response, attempt: int) -> NoReturn:
+        error = _provider_error(_loads(response.text))
         if response.status_code in RETRY_STATUSES:
-            raise _Transient(response.status_code, response.text, response.headers.get("retry-after"))
-        raise ModelProviderError(response.status_code, response.text, attempt, self.url)
+            raise _Transient(response.status_code, response.text, _retry_after(response.headers), error)
+        fields = error.fields() if error is not None else {}
+        raise ModelProviderError(response.status_code, response.text, attempt, self.url, **fields) from None
 
     # ----------------------------------------------------------------------- answers
 
@@ -351,9 +504,16 @@ class OpenAICompatExecutors:
         usage: Any,
         raw: Any,
         model: Any,
+        finish_reason: Any = None,
+        refusal: Any = None,
     ) -> GenerateResult:
-        """Build the result; ``model`` is the one the provider says answered (else the one asked for)."""
+        """Build the result; ``model`` is the one the provider says answered (else the one asked for).
+
+        Raises what the answer says about itself (refusal, content filter, length; see the module
+        docstring) before anything is parsed, so a refusal is never re-asked as "not JSON"."""
         text = content if isinstance(content, str) else ""
+        reason = finish_reason if isinstance(finish_reason, str) else None
+        self._check_answer(request, text, reason, refusal, cut_is_fatal=bool(tool_calls))
         output: Any = text
         reasoning = None
         if request.output_schema is not None:
@@ -369,7 +529,30 @@ class OpenAICompatExecutors:
             reasoning=reasoning,
             tool_calls=calls,
             model=model if isinstance(model, str) else None,
+            finish_reason=reason,
         )
+
+    def _check_answer(
+        self,
+        request: ExecutorRequest,
+        text: Any,
+        finish_reason: Any,
+        refusal: Any,
+        *,
+        cut_is_fatal: bool = False,
+    ) -> None:
+        text = text if isinstance(text, str) else ""
+        if isinstance(refusal, str) and refusal:
+            raise ModelRefused(request.src, refusal)
+        if finish_reason == "content_filter":
+            raise ModelContentFiltered(request.src, text)
+        if finish_reason == "length" and (
+            cut_is_fatal
+            or self.on_length == "raise"
+            or request.output_schema is not None
+            or request.kind == "decide"
+        ):
+            raise ModelOutputTruncated(request.src, text)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -378,18 +561,52 @@ class OpenAICompatExecutors:
 class _StreamError(Exception):
     """The provider reported an error inside an SSE stream."""
 
+    def __init__(self, error: _ProviderError, body: str) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.body = body
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asked to wait: ``retry-after-ms`` (OpenAI, Azure), else ``Retry-After`` as
+    seconds or an HTTP date; None when it asked nothing usable."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            value = float(ms) / 1000
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value):
+            return max(0.0, value)
+    text = headers.get("retry-after")
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        value = when.timestamp() - time.time()
+    return max(0.0, value) if math.isfinite(value) else None
+
 
 @dataclass
 class _StreamState:
     """What a stream delivered so far; ``emitted`` counts the chunks given to ``on_chunk``."""
 
     content: list[str] = field(default_factory=list)
+    refusal: list[str] = field(default_factory=list)
     tools: dict[int, dict[str, str]] = field(default_factory=dict)
     usage: Any = None
     finish_reason: str | None = None
     model: str | None = None
     chunks: int = 0
     emitted: int = 0
+    done: bool = False  # data: [DONE] arrived
 
     def feed(self, data: str, on_chunk: Callable[[str], None]) -> None:
         try:
@@ -398,8 +615,9 @@ class _StreamState:
             return  # not a chunk (a provider's keep-alive or comment in a data field)
         if not isinstance(chunk, dict):
             return
-        if chunk.get("error"):
-            raise _StreamError(json.dumps(chunk["error"])[:2000])
+        problem = _provider_error(chunk)
+        if problem is not None:  # vLLM, SGLang: data: {"error": {...}} inside a 200 stream
+            raise _StreamError(problem, data)
         self.chunks += 1
         if chunk.get("usage"):
             self.usage = chunk["usage"]
@@ -413,6 +631,8 @@ class _StreamState:
                 self.content.append(text)
                 self.emitted += 1
                 on_chunk(text)
+            if isinstance(delta.get("refusal"), str):
+                self.refusal.append(delta["refusal"])
             for call in delta.get("tool_calls") or ():
                 self._feed_tool(call)
             if choice.get("finish_reason"):
@@ -431,12 +651,19 @@ class _StreamState:
             slot["arguments"] += function["arguments"]
 
     def feed_completion(self, data: Any, on_chunk: Callable[[str], None]) -> None:
+        problem = _provider_error(data) if isinstance(data, dict) and "choices" not in data else None
+        if problem is not None:
+            raise _StreamError(problem, json.dumps(data)[:2000])
         choices = data.get("choices") if isinstance(data, dict) else None
         if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
-            raise _StreamError(f"not a chat completion: {json.dumps(data)[:2000]}")
+            what = f"not a chat completion: {json.dumps(data)[:2000]}"
+            raise _StreamError(_ProviderError(what, None, None), what)
         message = choices[0].get("message") or {}
         self.chunks, self.usage, self.model = 1, data.get("usage"), data.get("model")
-        self.finish_reason = choices[0].get("finish_reason")
+        self.finish_reason = choices[0].get("finish_reason") or "stop"  # a whole answer is complete
+        self.done = True
+        if isinstance(message.get("refusal"), str):
+            self.refusal.append(message["refusal"])
         for n, call in enumerate(message.get("tool_calls") or ()):
             self.tools[n] = _flat_call(call)
         text = message.get("content")

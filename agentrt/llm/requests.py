@@ -32,6 +32,8 @@ class TextResult:
     ``output`` is the text, or an instance of the ``output=`` class.  ``tool_calls``
     are the tools the model asked for (run them with ``task.tools.NAME(...)``).
     ``attempts`` counts the model calls it took (more than 1 after refused answers).
+    ``finish_reason`` is why the answer ended, as the executor reported it (``"stop"``,
+    ``"tool_calls"``, ``"length"`` when an executor lets cut-off text through; None if unknown).
     """
 
     output: Any
@@ -39,6 +41,7 @@ class TextResult:
     tool_calls: tuple[ModelToolCall, ...] = ()
     model: str | None = None
     attempts: int = 1
+    finish_reason: str | None = None
 
 
 @serializable

@@ -6,7 +6,12 @@ real socket, and so that the demo runs without an API key.  Standard library
 only: it must work wherever agentrt's tests run, with no extra dependency.
 
 Answers come from a FIFO of scripted responses (:meth:`FakeOpenAIServer.enqueue`
-with :func:`reply`, :func:`stream`, :func:`error`, :func:`delay`); when the queue
+with :func:`reply`, :func:`stream`, :func:`error`, :func:`delay`); the shapes cover what
+real servers send beyond the happy path: a refusal (``reply(refusal=...)``), any
+``finish_reason``, a stream that stops without ``finish_reason`` or ``[DONE]``
+(``stream(end="cut")``), an error event inside a 200 stream as vLLM and SGLang send it
+(``stream(error={...})``), ``retry-after-ms`` and HTTP-date ``Retry-After`` headers
+(``error(headers=...)``), several tool calls in one answer.  When the queue
 is empty a ``responder(body) -> response`` callable answers.  The default one,
 :func:`default_responder`, is deterministic: a minimal valid envelope for a
 ``response_format`` JSON schema, a call of the first tool when a tool call is
@@ -60,6 +65,7 @@ class _Reply:
     tool_calls: tuple[dict[str, Any], ...]
     usage: Mapping[str, int] | None
     finish_reason: str
+    refusal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,10 @@ class _Stream:
     usage: Mapping[str, int] | None
     tool_calls: tuple[dict[str, Any], ...]
     fail_after: int | None
+    finish_reason: str = "stop"
+    end: str = "done"
+    error: Mapping[str, Any] | None = None
+    refusal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,7 @@ class _Error:
     status: int
     body: str
     retry_after: float | str | None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,16 +103,17 @@ def reply(
     tool_calls: list[dict[str, Any]] | None = None,
     usage: Mapping[str, int] | None = None,
     finish_reason: str = "stop",
+    refusal: str | None = None,
 ) -> Response:
     """A chat completion: JSON, or SSE in a few chunks (usage in the last) when the request streams.
 
     ``tool_calls`` items are ``{"name", "arguments" (dict or JSON text), "id"?}`` or already in
     OpenAI's ``{"id", "type": "function", "function": {...}}`` shape.  ``usage`` (OpenAI spelling)
-    defaults to word counts of the request and the answer.
+    defaults to word counts of the request and the answer.  ``refusal`` is sent as OpenAI sends
+    a refusal: ``message.refusal`` with ``content: null`` (``delta.refusal`` pieces when streamed).
     """
-    return _Reply(
-        content, tuple(_tool_call(c, n) for n, c in enumerate(tool_calls or ())), usage, finish_reason
-    )
+    calls = tuple(_tool_call(c, n) for n, c in enumerate(tool_calls or ()))
+    return _Reply(content, calls, usage, finish_reason, refusal)
 
 
 def stream(
@@ -109,24 +121,39 @@ def stream(
     usage: Mapping[str, int] | None = None,
     tool_calls: list[dict[str, Any]] | None = None,
     fail_after: int | None = None,
+    *,
+    finish_reason: str = "stop",
+    end: str = "done",
+    error: Mapping[str, Any] | None = None,
 ) -> Response:
     """An SSE stream with one content delta per item of ``chunks`` (served even to a non-streaming request).
 
     ``fail_after=n`` drops the connection after ``n`` SSE events (the first ``n`` chunks), mid-body,
-    so the client sees a broken stream rather than a short one.
+    so the client sees a broken stream rather than a short one.  ``end`` says how a whole stream
+    ends: ``"done"`` (finish_reason, usage, ``data: [DONE]``), ``"no-done"`` (finish_reason and
+    usage, no ``[DONE]``: llama.cpp-style servers), or ``"cut"`` (after the content, the body just
+    closes cleanly -- no finish_reason, no ``[DONE]``).  ``error`` is sent after the chunks as
+    ``data: {"error": error}`` and the stream closes (vLLM and SGLang report failures this way,
+    inside a 200).
     """
+    if end not in ("done", "no-done", "cut"):
+        raise ValueError(f"stream(end=...) is 'done', 'no-done' or 'cut', not {end!r}")
     calls = tuple(_tool_call(c, n) for n, c in enumerate(tool_calls or ()))
-    return _Stream(tuple(chunks), usage, calls, fail_after)
+    return _Stream(tuple(chunks), usage, calls, fail_after, finish_reason, end, error)
 
 
 def error(
-    status: int, body: str | Mapping[str, Any] | None = None, retry_after: float | str | None = None
+    status: int,
+    body: str | Mapping[str, Any] | None = None,
+    retry_after: float | str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Response:
-    """An HTTP error answer; ``retry_after`` is sent as the ``Retry-After`` header."""
+    """An HTTP error answer; ``retry_after`` is sent as the ``Retry-After`` header (a number of
+    seconds or an HTTP date), ``headers`` as given (``{"retry-after-ms": "1500"}``)."""
     if body is None:
         body = {"error": {"message": f"scripted error {status}", "type": "fake_error", "code": status}}
     text = body if isinstance(body, str) else json.dumps(body)
-    return _Error(status, text, retry_after)
+    return _Error(status, text, retry_after, tuple((headers or {}).items()))
 
 
 def delay(seconds: float, then: Response | None = None) -> Response:
@@ -355,19 +382,29 @@ class _Handler(BaseHTTPRequestHandler):
             response = response.then if response.then is not None else fake._respond(body)
         if isinstance(response, _Error):
             headers = {} if response.retry_after is None else {"Retry-After": str(response.retry_after)}
+            headers.update(response.headers)
             self._send(response.status, response.body.encode(), "application/json", headers)
         elif isinstance(response, _Stream):
-            self._sse(response.chunks, response.tool_calls, "stop", body, response.usage, response.fail_after)
+            self._sse(response, body)
         elif isinstance(body, Mapping) and body.get("stream"):
             self._sse(
-                _split(response.content or ""),
-                response.tool_calls,
-                response.finish_reason,
+                _Stream(
+                    tuple(_split(response.content or "")),
+                    response.usage,
+                    response.tool_calls,
+                    None,
+                    response.finish_reason,
+                    refusal=response.refusal,
+                ),
                 body,
-                response.usage,
             )
         else:
+            reason = response.finish_reason
+            if response.tool_calls and reason == "stop":  # as OpenAI reports an answer with tool calls
+                reason = "tool_calls"
             message: dict[str, Any] = {"role": "assistant", "content": response.content}
+            if response.refusal is not None:
+                message["refusal"] = response.refusal
             if response.tool_calls:
                 message["tool_calls"] = list(response.tool_calls)
             self._json(
@@ -377,23 +414,16 @@ class _Handler(BaseHTTPRequestHandler):
                     "object": "chat.completion",
                     "created": int(time.time()),
                     "model": _model(body),
-                    "choices": [{"index": 0, "message": message, "finish_reason": response.finish_reason}],
+                    "choices": [{"index": 0, "message": message, "finish_reason": reason}],
                     "usage": _usage(
                         body, _answer_text(response.content, response.tool_calls), response.usage
                     ),
                 },
             )
 
-    def _sse(
-        self,
-        chunks: tuple[str, ...] | list[str],
-        tool_calls: tuple[dict[str, Any], ...],
-        finish_reason: str,
-        body: Any,
-        usage: Mapping[str, int] | None,
-        fail_after: int | None = None,
-    ) -> None:
+    def _sse(self, spec: _Stream, body: Any) -> None:
         """Serve an SSE stream with chunked transfer encoding, so that a drop is visible to the client."""
+        chunks, tool_calls, usage, fail_after = spec.chunks, spec.tool_calls, spec.usage, spec.fail_after
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -408,6 +438,17 @@ class _Handler(BaseHTTPRequestHandler):
                 if n == 0:
                     delta["role"] = "assistant"
                 yield {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+            if spec.refusal is not None:
+                for n, part in enumerate(_split(spec.refusal)):
+                    delta = {"refusal": part, "content": None}
+                    if n == 0 and not chunks:
+                        delta["role"] = "assistant"
+                    yield {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+            if spec.error is not None:
+                yield {"error": dict(spec.error)}
+                return
+            if spec.end == "cut":
+                return
             for index, call in enumerate(tool_calls):
                 function = call.get("function", {})
                 arguments = str(function.get("arguments", ""))
@@ -419,7 +460,7 @@ class _Handler(BaseHTTPRequestHandler):
                         **base,
                         "choices": [{"index": 0, "delta": {"tool_calls": [piece]}, "finish_reason": None}],
                     }
-            reason = "tool_calls" if tool_calls and finish_reason == "stop" else finish_reason
+            reason = "tool_calls" if tool_calls and spec.finish_reason == "stop" else spec.finish_reason
             yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
             answer = _answer_text("".join(chunks), tool_calls)
             yield {**base, "choices": [], "usage": _usage(body, answer, usage)}
@@ -429,7 +470,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True  # no terminating chunk: the body is cut off
                 return
             self._chunk(f"data: {json.dumps(event)}\n\n".encode())
-        self._chunk(b"data: [DONE]\n\n")
+        if spec.end == "done" and spec.error is None:
+            self._chunk(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
 
     def _chunk(self, data: bytes) -> None:

@@ -279,3 +279,40 @@ async def unknown_tool_run(input: Prompt, task: Task) -> Answer:
 
 
 unknown_tool = agent(input=Prompt, output=Answer, run=unknown_tool_run, name="unknown_tool")
+
+
+async def streamer_run(input: Prompt, task: Task) -> Answer:
+    result = await task.llm.stream_text(prompt=input.text, src="streamed")
+    return Answer(result.output)
+
+
+streamer = agent(input=Prompt, output=Answer, run=streamer_run, name="streamer")
+
+
+async def finish_reporter_run(input: Prompt, task: Task) -> Answer:
+    result = await task.llm.generate_text(prompt=input.text, src="reported")
+    return Answer(result.output, [result.output, str(result.finish_reason)])
+
+
+finish_reporter = agent(input=Prompt, output=Answer, run=finish_reporter_run, name="finish_reporter")
+
+
+async def refusal_catcher_run(input: Prompt, task: Task) -> Answer:
+    from agentrt.llm import ModelRefused
+
+    try:
+        await task.llm.generate_text(prompt=input.text, output=Summary, src="refused")
+    except ModelRefused as exc:
+        return Answer("", [f"refused: {exc.text}"])
+    return Answer("", ["answered"])
+
+
+refusal_catcher = agent(input=Prompt, output=Answer, run=refusal_catcher_run, name="refusal_catcher")
+
+
+async def decider_run(input: Prompt, task: Task) -> Answer:
+    choice = await task.llm.decide(prompt=input.text, events=[Approve, Reject], src="pick")
+    return Answer("", [repr(choice)])
+
+
+decider = agent(input=Prompt, output=Answer, run=decider_run, name="decider")

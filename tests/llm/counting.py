@@ -60,3 +60,24 @@ def scripted_everything() -> ScriptedExecutors:
             "choose": [{"type": "Approve", "reason": "fine"}],
         }
     )
+
+
+async def _planner(request: ExecutorRequest) -> GenerateResult:
+    """For ``kinds_agents.planner`` (multi-turn), by turn: (1) ``lookup`` and ``add`` together,
+    (2) ``add`` again, (3) ``submit`` what the tools said; each call logged and delayed as above."""
+    await _generate_text(request)
+    turn = 1 + sum(1 for m in request.messages if m["role"] == "assistant")
+    results = [m["content"] for m in request.messages if m["role"] == "tool"]
+    if turn == 1:
+        calls = (
+            ModelToolCall("t1-lookup", "lookup", {"word": "crash"}),
+            ModelToolCall("t1-add", "add", {"a": 2, "b": 3}),
+        )
+    elif turn == 2:
+        calls = (ModelToolCall("t2-add", "add", {"a": int(results[1]), "b": 10}),)
+    else:
+        calls = (ModelToolCall("t3-submit", "submit", {"word": results[0], "total": int(results[2])}),)
+    return GenerateResult(output="", usage=Usage(1, 1, 2), tool_calls=calls)
+
+
+planner = Executors(generate_text=_planner)

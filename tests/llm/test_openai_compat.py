@@ -107,7 +107,7 @@ def test_generate_text_usage_headers_and_body(server: FakeOpenAIServer) -> None:
     [(path, headers, body)] = server.requests
     assert path == "/v1/chat/completions"
     assert headers["authorization"] == "Bearer sk-test"
-    assert headers["idempotency-key"] == "r1:1.0"
+    assert headers["idempotency-key"] == "r1:1.0#1"
     assert body["model"] == "gpt-test"
     assert body["messages"] == [
         {"role": "system", "content": "Be brief."},
@@ -330,7 +330,7 @@ def test_429_retry_after_is_honoured(server: FakeOpenAIServer) -> None:
     result = call(server, "generate_text", req(), sleep=sleep, backoff_max=20)
     assert result.output == "ok"
     assert sleep.delays == [3.0, 20.0]  # capped at backoff_max
-    assert [r.headers["idempotency-key"] for r in server.requests] == ["r1:1.0"] * 3
+    assert [r.headers["idempotency-key"] for r in server.requests] == ["r1:1.0#1"] * 3
 
 
 def test_5xx_retried_with_exponential_backoff(server: FakeOpenAIServer) -> None:

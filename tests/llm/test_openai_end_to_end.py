@@ -35,7 +35,7 @@ def executors_for(server, **kw):
 
 def drive(agent, input, executors, store=None):
     async def main():
-        async with Runtime(store or MemoryStore(), executors=executors) as rt:
+        async with executors, Runtime(store or MemoryStore(), executors=executors) as rt:
             run_id = await rt.start(agent, input)
             out = await rt.wait(run_id, timeout=30)
             return run_id, out, rt.status(run_id)
@@ -55,9 +55,10 @@ def test_every_request_kind_over_http(server):
     chunks = []
 
     async def main():
-        async with Runtime(
-            MemoryStore(), executors=executors_for(server), on_chunk=lambda c, r: chunks.append(c)
-        ) as rt:
+        async with (
+            executors_for(server) as ex,
+            Runtime(MemoryStore(), executors=ex, on_chunk=lambda c, r: chunks.append(c)) as rt,
+        ):
             run_id = await rt.start(A.everything, {"text": "hi"})
             return await rt.wait(run_id, timeout=30), rt.status(run_id)
 
@@ -84,6 +85,8 @@ def test_every_request_kind_over_http(server):
     assert [t["function"]["name"] for t in bodies[5]["tools"]] == ["Approve", "Reject"]
     keys = [r.headers["idempotency-key"] for r in server.requests]
     assert keys[1] == keys[2]  # the retried 503 and its retry are one request to the provider
+    # the retry with feedback is a different body: its own key (IETF idempotency-key draft)
+    assert keys[2].endswith("#1") and keys[3] == keys[2][:-1] + "2"
     assert rec.usage["model_calls"] == 5  # the HTTP retry is the executor's, not a model call
 
 
@@ -98,7 +101,7 @@ def test_provider_failure_reaches_the_agent_as_a_typed_error(server):
     server.enqueue(*[error(500)] * 3)
 
     async def main():
-        async with Runtime(MemoryStore(), executors=executors_for(server, max_retries=2)) as rt:
+        async with executors_for(server, max_retries=2) as ex, Runtime(MemoryStore(), executors=ex) as rt:
             run_id = await rt.start(A.chain, {"n": 1})
             with pytest.raises(Exception) as info:
                 await rt.wait(run_id, timeout=30)
@@ -114,11 +117,13 @@ def test_a_journaled_http_answer_is_not_requested_again_after_restart(tmp_path, 
 
     async def first():
         store = SqliteStore(path)
-        rt = Runtime(store, executors=executors_for(server))
+        ex = executors_for(server)
+        rt = Runtime(store, executors=ex)
         run_id = await rt.start(A.chain, {"n": 3})
         while len(server.requests) < 2:
             await asyncio.sleep(0.01)
         await rt.close()  # cancels the in-flight HTTP request
+        await ex.aclose()
         store.close()
         return run_id
 
@@ -127,7 +132,7 @@ def test_a_journaled_http_answer_is_not_requested_again_after_restart(tmp_path, 
 
     async def second():
         store = SqliteStore(path)
-        async with Runtime(store, executors=executors_for(server)) as rt:
+        async with executors_for(server) as ex, Runtime(store, executors=ex) as rt:
             await rt.resume(run_id)
             out = await rt.wait(run_id, timeout=30)
         store.close()
@@ -136,4 +141,5 @@ def test_a_journaled_http_answer_is_not_requested_again_after_restart(tmp_path, 
     out = asyncio.run(second())
     assert out.notes == ["first", "second", "third"]
     ids = [r.headers["idempotency-key"] for r in server.requests]
-    assert ids == [f"{run_id}:1.0", f"{run_id}:2.0", f"{run_id}:2.0", f"{run_id}:3.0"]
+    # the answer lost to the crash is asked again with the same body, so with the same key
+    assert ids == [f"{run_id}:1.0#1", f"{run_id}:2.0#1", f"{run_id}:2.0#1", f"{run_id}:3.0#1"]
