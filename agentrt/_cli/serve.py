@@ -85,6 +85,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         return fail(f"{exc}", EXIT_USAGE)
     from agentrt._runtime.runtime import Runtime
+    from agentrt.observe import JsonlTraceExporter
 
     agents = allowed_agents(args.imports)
     if not agents:
@@ -101,6 +102,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             step_budget_seconds=step_budget(args),
             lease_seconds=lease_seconds(),
             executors=executors(args),
+            on_trace=[trace] if trace is not None else None,
             **extra,
         )
         app = create_app(runtime, agents, token=token, close_runtime=True)
@@ -111,8 +113,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"agentrt serve: http://{args.host}:{args.port}/ (store {store.location})", file=sys.stderr)
         await server.serve()
 
+    trace = JsonlTraceExporter(args.trace) if args.trace else None
     try:
         asyncio.run(main())
     finally:
+        if trace is not None:
+            trace.close()
         store.close()
     return 0
