@@ -31,6 +31,7 @@ from agentrt._sdk.stateful import ToolResult as ToolResult
 from agentrt._sdk.stateful import ask as ask
 from agentrt._sdk.stateful import call_tools as call_tools
 from agentrt._sdk.stateful import output as output
+from agentrt._upgrade import migrate as migrate
 from agentrt.exceptions import AgentrtError as AgentrtError
 from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
 from agentrt.exceptions import CorruptBlob as CorruptBlob
@@ -81,6 +82,7 @@ __all__ = [
     "ask",
     "call_tools",
     "llm_agent",
+    "migrate",
     "omit",
     "output",
     "pick",

@@ -44,9 +44,11 @@ def _add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     ``.set_defaults(handler=FUNCTION)``.  None yet; each command issue adds its own."""
     __import__("agentrt.validate._cli", fromlist=["register"]).register(commands)  # agentrt check
     __import__("agentrt.inspect._cli", fromlist=["register"]).register(commands)  # agentrt dump / diff / fork
+    __import__("agentrt.teams._cli", fromlist=["register"]).register(commands)  # agentrt teams ...
     from agentrt._cli import register_run_commands
 
     register_run_commands(commands)
+    __import__("agentrt._upgrade._cli", fromlist=["register"]).register(commands)  # agentrt upgrade
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -37,6 +37,7 @@ from agentrt._frames._capture import (
 )
 from agentrt._frames._liveness import Site, SiteKind, analyze
 from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
+from agentrt._frames._sites import record_info
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob, UnsupportedSuspension
 
 __all__ = ["abandon", "install", "restored_pending"]
@@ -309,12 +310,13 @@ class FrameObjects:
             state.null_mask,
             state.exc is not None,
             state.cells,
+            record_info(state.code, state.status),  # names and site, for `agentrt upgrade` (_sites)
         )
         return args, [state.exc, *state.local_values, *state.stack_values]
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any:
-        _check(len(args) == 7, "wrong number of fields")
-        kind_value, index, status, bound, null_mask, has_exc, cells = args
+        _check(len(args) in (7, 8), "wrong number of fields")  # 8th: RecordInfo, read only by upgrades
+        kind_value, index, status, bound, null_mask, has_exc, cells = args[:7]
         if status == FINISHED:
             _check(type(kind_value) is int and kind_value in (0, 1, 2), "unknown kind")
             return _finished(Kind(kind_value))

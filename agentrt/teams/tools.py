@@ -1,0 +1,258 @@
+"""The team's host-side tools: every file the lead or a lane reads or writes goes through one.
+
+Tools run in the host, and their results are journaled, so a resumed lead never re-reads a spec,
+re-writes a receipt or re-reads a config it already had: what the run decided stays decided.
+Paths are under the project: ``.agentrt/agents/``, ``.agentrt/team/``, ``.agentrt/context/<run>/``
+and ``.agentrt/runs/<run>/`` (``handoffs/``, ``bus/``, ``gate/``, ``routing.jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from agentrt._sdk.tools import tool
+from agentrt.teams import _yaml
+from agentrt.teams.bus import Bus
+from agentrt.teams.contracts import validate_contract, validate_handoff
+from agentrt.teams.errors import ContractError
+from agentrt.teams.gate import GateBlocked, chain_entry, team_file, verify_trail
+from agentrt.teams.plan import parse_spec, propose
+from agentrt.teams.receipts import parse_receipt, receipt_path, render_receipt, status_line
+from agentrt.teams.registry import Registry, Specialist, template_names
+from agentrt.teams.tiers import TierConfig
+
+__all__ = ["CONFIG_FILE", "TOOLS", "load_config", "run_dir"]
+
+CONFIG_FILE = ".agentrt/teams.yaml"
+
+
+def run_dir(project: str | os.PathLike[str], run_id: str) -> Path:
+    return Path(project) / ".agentrt" / "runs" / run_id
+
+
+def load_config(project: str | os.PathLike[str]) -> dict[str, Any]:
+    """``.agentrt/teams.yaml``: ``models`` (thresholds, tiers, escalationMarkers,
+    shortOutputThreshold, advisorRounds), ``retry.max_attempts``, ``context.max_tokens``."""
+    path = Path(project) / CONFIG_FILE
+    doc: Any = {}
+    if path.is_file():
+        doc = _yaml.load(path.read_text(encoding="utf-8"), str(path)) or {}
+    if not isinstance(doc, dict):
+        raise ContractError(str(path), None, "must be a YAML mapping")
+    models = dict(doc.get("models") or {})
+    TierConfig.from_config(models)  # refuse a bad config before anything is dispatched
+    return {
+        "models": models,
+        "max_attempts": int((doc.get("retry") or {}).get("max_attempts", 2)),
+        "max_tokens": int((doc.get("context") or {}).get("max_tokens", 6000)),
+    }
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@tool
+def teams_plan(project: str, spec: str, model_tier: str | None = None) -> dict[str, Any]:
+    """Read the spec and the config, compose the team proposal.
+
+    Args:
+        project: The project directory.
+        spec: The spec file (Markdown with front matter listing lanes), relative to the project.
+        model_tier: The run-wide tier pin, if any.
+    """
+    path = Path(project) / spec
+    doc = parse_spec(path.read_text(encoding="utf-8"), str(path))
+    config = load_config(project)
+    registry = Registry(project)
+    proposal = propose(doc, registry, TierConfig.from_config(config["models"], model_tier))
+    specialists = {}
+    for role in proposal["roles"]:
+        found = registry.resolve(role["specialist"])
+        if found is not None:
+            specialists[found.name] = {**found.to_dict(), "body": found.body}
+    return {"proposal": proposal, "config": config, "specialists": specialists, "body": doc["body"]}
+
+
+@tool
+def teams_dispatch_config(project: str, specialists: list[str]) -> dict[str, Any]:
+    """The config and the approved team's specialists as they are at dispatch (the scorer confirms
+    or replaces the plan's tiers with them; a role added or substituted at the gate is resolved here).
+
+    Args:
+        project: The project directory.
+        specialists: The names of the approved team's specialists.
+    """
+    registry = Registry(project)
+    resolved = {}
+    for name in specialists:
+        found = registry.resolve(name)
+        if found is not None:
+            resolved[name] = {**found.to_dict(), "body": found.body}
+    return {"config": load_config(project), "specialists": resolved}
+
+
+@tool
+def teams_gate_record(
+    project: str, run_id: str, head: str | None, decision: Any, outcome: str
+) -> dict[str, Any]:
+    """Verify the decision trail ends at ``head`` (intact, not rolled back), then append one entry.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        head: The trail head the lead last recorded (None before the first decision).
+        decision: The decision as received.
+        outcome: approved, blocked, or the verb that changed the proposal.
+    """
+    path = run_dir(project, run_id) / "gate" / "decisions.jsonl"
+    entries = []
+    if path.is_file():
+        entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    try:
+        verify_trail(entries, head)
+    except GateBlocked as exc:
+        return {"ok": False, "blocked": str(exc)}
+    entry = chain_entry(entries, decision if isinstance(decision, dict) else {"reply": decision}, outcome)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry, sort_keys=True) + "\n")
+    return {"ok": True, "head": entry["hash"]}
+
+
+@tool
+def teams_write_team(project: str, run_id: str, proposal: dict[str, Any], head: str, mints: list[Any]) -> str:
+    """On approval: mint the team's templates (and gated new roles), write the team file.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        proposal: The approved proposal.
+        head: The decision trail's head, recorded in the team file.
+        mints: The gate decisions that asked for a new role (add with mint true).
+    """
+    registry = Registry(project)
+    for decision in mints:
+        name = decision["specialist"]
+        if registry.get(name) is None:
+            registry.mint_new(
+                Specialist(
+                    name, "custom", "mid", ("read",), (f"only the lanes given to {name}",), decision["reason"]
+                ),
+                decision,
+            )
+    templates = set(template_names())
+    for role in proposal["roles"]:  # a template becomes a project specialist only here, on approval
+        if registry.get(role["specialist"]) is None and role["specialist"] in templates:
+            registry.mint_from_template(role["specialist"])
+    doc = team_file(proposal, head)
+    doc["run_id"] = run_id
+    path = Path(project) / ".agentrt" / "team" / f"{proposal['slug']}.{proposal['phase']}.yaml"
+    _write(path, _yaml.dump(doc))
+    return str(path)
+
+
+@tool
+def teams_record_routing(project: str, run_id: str, routing: list[dict[str, Any]]) -> str:
+    """Record the dispatch decisions (``lane <id> · score N · tier T · model M``) in the run.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        routing: One decision per lane.
+    """
+    path = run_dir(project, run_id) / "routing.jsonl"
+    _write(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in routing))
+    return str(path)
+
+
+@tool
+def teams_write_bundles(project: str, run_id: str, bundles: dict[str, str]) -> list[str]:
+    """Write the lanes' context bundles to ``.agentrt/context/<run>/<specialist>-<task>.md``.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        bundles: File stem (specialist-task) to bundle text.
+    """
+    out = []
+    for stem, text in bundles.items():
+        path = Path(project) / ".agentrt" / "context" / run_id / f"{stem}.md"
+        _write(path, text)
+        out.append(str(path))
+    return out
+
+
+@tool
+def teams_write_receipt(
+    project: str, run_id: str, specialist: str, envelope: dict[str, Any], sections: dict[str, list[str]]
+) -> dict[str, str]:
+    """A lane's final act: write its receipt file and publish it on the run's bus.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        specialist: The lane's specialist.
+        envelope: The guild.handoff.v2 envelope.
+        sections: The five human sections.
+    """
+    handoff = validate_handoff(envelope)
+    path = receipt_path(project, run_id, specialist, handoff.task_id)
+    text = render_receipt(handoff, run_id=run_id, specialist=specialist, sections=sections)
+    _write(path, text)
+    bus = Bus(run_dir(project, run_id))  # tiers from the run's routing record
+    bus.publish(
+        f"handoff/{run_id}/{handoff.task_id}",
+        text.encode(),
+        publisher=f"lane-{handoff.task_id}",
+        publisher_tier=handoff.tier,
+    )
+    return {"receipt": str(path), "line": status_line(handoff, path)}
+
+
+@tool
+def teams_read_receipt(path: str) -> dict[str, Any]:
+    """The lead reads a receipt file (never chat) and validates its one envelope block.
+
+    Args:
+        path: The receipt file.
+    """
+    try:
+        return {"ok": True, "envelope": parse_receipt(Path(path).read_text(encoding="utf-8")).to_dict()}
+    except (OSError, ContractError) as exc:
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+@tool
+def teams_write_phase_result(project: str, run_id: str, result: dict[str, Any]) -> str:
+    """Write the team's ``guild.phase_result.v1`` (validated, stamped with ``ts`` here) to the run directory.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        result: The phase result.
+    """
+    result = {**result, "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    validate_contract(result)
+    path = run_dir(project, run_id) / "phase_result.json"
+    _write(path, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    return str(path)
+
+
+TOOLS = [
+    teams_plan,
+    teams_dispatch_config,
+    teams_gate_record,
+    teams_write_team,
+    teams_record_routing,
+    teams_write_bundles,
+    teams_read_receipt,
+    teams_write_phase_result,
+]

@@ -1,0 +1,512 @@
+"""The durable team in one process: the gate as a durable ask, routing, lanes as child runs,
+advisor escalation and its cap, retries with the same bundle and tier, receipts read from files."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentrt import MemoryStore, Runtime
+from agentrt.llm import ExecutorRequest, Executors, GenerateResult
+from agentrt.teams import canonical_hash, parse_receipt
+from agentrt.teams.team import team_lead
+from examples import team_executors
+
+SPEC = Path(__file__).resolve().parents[2] / "examples" / "team_spec.md"
+
+
+class Recorder:
+    """The offline executor, recording each request; ``fail`` may raise for chosen calls."""
+
+    def __init__(self, fail: Callable[[ExecutorRequest, int], bool] | None = None) -> None:
+        self.calls: list[ExecutorRequest] = []
+        self.fail = fail
+
+    async def generate_text(self, request: ExecutorRequest) -> GenerateResult:
+        self.calls.append(request)
+        if self.fail is not None and self.fail(request, len(self.calls)):
+            raise RuntimeError(f"provider hiccup on call {len(self.calls)}")
+        return await team_executors.generate_text(request)
+
+    def executors(self) -> Executors:
+        return Executors(generate_text=self.generate_text)
+
+    def lane_calls(self, task_id: str, src: str = "lane") -> list[ExecutorRequest]:
+        return [c for c in self.calls if c.src == src and c.metadata.get("task_id") == task_id]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copy(SPEC, tmp_path / "spec.md")
+    return tmp_path
+
+
+def write_config(project: Path, text: str) -> None:
+    (project / ".agentrt").mkdir(exist_ok=True)
+    (project / ".agentrt" / "teams.yaml").write_text(text)
+
+
+class Team:
+    """One runtime driving one team run, with helpers to read what the gate asks."""
+
+    def __init__(self, project: Path, recorder: Recorder, **input: Any) -> None:
+        self.project = project
+        self.recorder = recorder
+        self.input = {"spec": "spec.md", "project": str(project), **input}
+        self.rt = Runtime(MemoryStore(), executors=recorder.executors(), step_budget_seconds=None)
+        self.run_id = "team1"
+
+    async def start(self) -> dict[str, Any]:
+        await self.rt.start(team_lead, self.input, run_id=self.run_id)
+        return await self.prompt()
+
+    async def prompt(self) -> dict[str, Any]:
+        rec = await self.rt.settle(self.run_id)
+        assert rec.status == "waiting", (rec.status, rec.error)
+        prompt = rec.pending["prompt"]
+        assert isinstance(prompt, dict)
+        return prompt
+
+    async def reply(self, value: Any) -> dict[str, Any] | None:
+        await self.rt.reply(self.run_id, value)
+        rec = await self.rt.settle(self.run_id)
+        if rec.status == "waiting":
+            return rec.pending["prompt"]
+        assert rec.status == "completed", rec.error
+        return None
+
+    def output(self) -> dict[str, Any]:
+        return self.rt.status(self.run_id).output
+
+    def run_dir(self) -> Path:
+        return self.project / ".agentrt" / "runs" / self.run_id
+
+
+def approve(prompt: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "schema_version": "guild.team_decision.v1",
+        "verb": "approve",
+        "proposal": prompt["proposal_sha256"],
+    }
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def test_gate_waits_then_lanes_run_as_child_runs(project: Path) -> None:
+    rec = Recorder()
+
+    async def main() -> None:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            # the gate holds: nothing dispatched, nothing minted, no team file
+            assert rec.calls == [] and team.rt.store.children(team.run_id) == []
+            assert not (project / ".agentrt" / "agents").exists()
+            proposal = prompt["proposal"]
+            assert proposal["schema_version"] == "guild.team_proposal.v2"
+            assert prompt["proposal_sha256"] == canonical_hash(proposal)
+            assert [r["specialist"] for r in proposal["roles"]] == ["backend", "doc-writer", "qa"]
+            assert all(r["reason"] for r in proposal["roles"])
+            assert {e["specialist"] for e in proposal["excluded"]} == {"seo", "frontend"}
+            assert sorted(proposal["options"]) == ["A", "B", "C", "D"]
+            assert await team.reply(approve(prompt)) is None
+            out = team.output()
+            children = team.rt.store.children(team.run_id)
+        finally:
+            await team.rt.close()
+        assert out["goal_status"] == "complete"
+        assert out["routing"] == [
+            "lane api · score 2 · tier mid · model sonnet",
+            "lane docs · score 0 · tier cheap · model haiku",
+            "lane tests · score 2 · tier mid · model sonnet",
+        ]
+        assert [c.agent.rsplit(":", 1)[-1] for c in children] == ["team_lane"] * 3
+        assert {c.input["task_id"]: c.input["model"] for c in children} == {
+            "api": "sonnet",
+            "docs": "haiku",
+            "tests": "sonnet",
+        }
+        # each lane asked its routed model
+        for task_id, model in (("api", "sonnet"), ("docs", "haiku"), ("tests", "sonnet")):
+            assert {c.model for c in rec.lane_calls(task_id)} == {model}
+        # the team file, minted templates (only the team's), routing record
+        team_yaml = (project / ".agentrt" / "team" / "csv-export.build.yaml").read_text()
+        assert "default_tier: cheap" in team_yaml and "name: doc-writer" in team_yaml
+        assert sorted(p.stem for p in (project / ".agentrt" / "agents").glob("*.md")) == [
+            "backend",
+            "doc-writer",
+            "qa",
+        ]
+        rows = [
+            json.loads(line)
+            for line in (project / ".agentrt/runs/team1/routing.jsonl").read_text().splitlines()
+        ]
+        assert [r["line"] for r in rows] == out["routing"]
+        # receipts: one valid envelope each, at .agentrt/runs/<run>/handoffs/<specialist>-<task>.md
+        for lane in out["lanes"]:
+            assert lane["receipt"].endswith(
+                f"/.agentrt/runs/team1/handoffs/{lane['specialist']}-{lane['task_id']}.md"
+            )
+            assert parse_receipt(Path(lane["receipt"]).read_text()).task_id == lane["task_id"]
+        # the bus got one handoff event per lane, published at the lane's tier
+        log = [
+            json.loads(line)
+            for line in (project / ".agentrt/runs/team1/bus/log.jsonl").read_text().splitlines()
+        ]
+        assert sorted((e["topic"], e["publisher_tier"]) for e in log) == [
+            ("handoff/team1/api", "mid"), ("handoff/team1/docs", "cheap"), ("handoff/team1/tests", "mid")
+        ]  # fmt: skip
+        # phase result is a valid guild.phase_result.v1
+        from agentrt.teams import validate_contract
+
+        assert validate_contract(
+            json.loads((project / ".agentrt/runs/team1/phase_result.json").read_text())
+        ) == ("guild.phase_result.v1")
+
+    run(main())
+
+
+def test_bundles_share_a_byte_identical_universal_layer(project: Path) -> None:
+    rec = Recorder()
+
+    async def main() -> None:
+        team = Team(project, rec)
+        try:
+            await team.reply(approve(await team.start()))
+        finally:
+            await team.rt.close()
+
+    run(main())
+    bundles = sorted((project / ".agentrt" / "context" / "team1").glob("*.md"))
+    assert [b.stem for b in bundles] == ["backend-api", "doc-writer-docs", "qa-tests"]
+    prefixes = {b.read_text().split("\n# Role\n")[0] for b in bundles}
+    assert len(prefixes) == 1 and next(iter(prefixes)).startswith("# Universal\n")
+    # the downstream lane's bundle carries its upstream receipt's summary, read from the file
+    assert "- api: api: CSV endpoint for reports (sonnet)." in (bundles[2]).read_text()
+    # the prompt each lane got is its bundle
+    first: dict[str, str] = {}
+    for c in rec.calls:
+        if c.src == "lane":
+            first.setdefault(c.metadata["task_id"], c.prompt or "")
+    for b in bundles:
+        assert first[b.stem.split("-")[-1]] == b.read_text()
+
+
+def test_advisor_sees_only_the_draft_and_the_question_and_the_lane_continues(project: Path) -> None:
+    rec = Recorder()
+
+    async def main() -> dict[str, Any]:
+        team = Team(project, rec)
+        try:
+            await team.reply(approve(await team.start()))
+            return team.output()
+        finally:
+            await team.rt.close()
+
+    out = run(main())
+    advisor = rec.lane_calls("tests", "advisor")
+    assert len(advisor) == 1
+    assert advisor[0].model == "opus"  # one powerful call
+    assert "# Universal" not in advisor[0].prompt and "# Role" not in advisor[0].prompt  # never the bundle
+    assert "Question: which approach fits Test matrix for the export?" in advisor[0].prompt
+    lane = rec.lane_calls("tests")
+    assert [c.model for c in lane] == ["sonnet", "sonnet"]  # continued at its tier, not re-run on opus
+    assert "# Advisor answer" in lane[1].prompt
+    assert out["lanes"][2]["status"] == "done"
+    assert out["lanes"][2]["advisor_rounds"] == 1  # the escalation trail, recorded in the run
+
+
+@pytest.mark.parametrize(("rounds", "expected_calls"), [(None, 2), (1, 1), (0, 0)])
+def test_advisor_rounds_cap_then_inconclusive(project: Path, rounds: int | None, expected_calls: int) -> None:
+    cfg = "models:\n  escalationMarkers: ['Done:']\n"  # every draft trips the marker
+    if rounds is not None:
+        cfg += f"  advisorRounds: {rounds}\n"
+    write_config(project, cfg)
+    rec = Recorder()
+
+    async def main() -> dict[str, Any]:
+        team = Team(project, rec)
+        try:
+            await team.reply(approve(await team.start()))
+            return team.output()
+        finally:
+            await team.rt.close()
+
+    out = run(main())
+    assert len(rec.lane_calls("api", "advisor")) == expected_calls
+    api = out["lanes"][0]
+    assert api["status"] == "inconclusive"
+    assert api["advisor_rounds"] == expected_calls
+    handoff = parse_receipt(Path(api["receipt"]).read_text())
+    assert handoff.notes == "inconclusive: advisor budget exhausted"
+    assert handoff.status == "escalate"
+    assert out["goal_status"] == "blocked"
+    assert out["lanes"][2]["status"] == "upstream-blocked"  # tests depends on api
+
+
+def test_short_output_trigger_is_per_type_and_tier(project: Path) -> None:
+    write_config(project, "models:\n  shortOutputThreshold: {summarize/cheap: 500}\n  advisorRounds: 1\n")
+    rec = Recorder()
+
+    async def main() -> dict[str, Any]:
+        team = Team(project, rec)
+        try:
+            await team.reply(approve(await team.start()))
+            return team.output()
+        finally:
+            await team.rt.close()
+
+    out = run(main())
+    assert len(rec.lane_calls("docs", "advisor")) == 1  # summarize/cheap: short output fires
+    assert rec.lane_calls("api", "advisor") == []  # draft/mid: no threshold configured
+    assert out["lanes"][1]["status"] == "inconclusive"
+
+
+def test_retry_uses_the_same_bundle_and_tier_up_to_max_attempts(project: Path) -> None:
+    seen: list[int] = []
+
+    def fail(request: ExecutorRequest, n: int) -> bool:
+        if request.src == "lane" and request.metadata.get("task_id") == "docs":
+            seen.append(n)
+            return len(seen) == 1  # the first docs call fails
+        return False
+
+    rec = Recorder(fail)
+
+    async def main() -> tuple[dict[str, Any], list[Any]]:
+        team = Team(project, rec)
+        try:
+            await team.reply(approve(await team.start()))
+            return team.output(), team.rt.store.children(team.run_id)
+        finally:
+            await team.rt.close()
+
+    out, children = run(main())
+    docs = rec.lane_calls("docs")
+    assert len(docs) == 2
+    assert docs[0].prompt == docs[1].prompt and docs[0].model == docs[1].model == "haiku"
+    runs = [c for c in children if c.input["task_id"] == "docs"]
+    assert [c.status for c in runs] == ["failed", "completed"]  # a retry is a fresh child run
+    assert [c.input["attempt"] for c in runs] == [1, 2]
+    assert out["lanes"][1]["attempts"] == 2 and out["lanes"][1]["status"] == "done"
+
+
+def test_max_attempts_exhausted_fails_the_lane(project: Path) -> None:
+    write_config(project, "retry: {max_attempts: 3}\n")
+    rec = Recorder(lambda r, n: r.src == "lane" and r.metadata.get("task_id") == "docs")
+
+    async def main() -> dict[str, Any]:
+        team = Team(project, rec)
+        try:
+            await team.reply(approve(await team.start()))
+            return team.output()
+        finally:
+            await team.rt.close()
+
+    out = run(main())
+    assert len(rec.lane_calls("docs")) == 3
+    assert out["lanes"][1]["status"] == "failed" and out["goal_status"] == "partial"
+
+
+def test_gate_blocks_on_missing_stale_restructure_and_tampered_trail(project: Path) -> None:
+    rec = Recorder()
+
+    async def main() -> None:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            first = prompt["proposal_sha256"]
+            p = await team.reply({"note": "looks fine"})  # missing decision
+            assert p is not None and "missing decision" in p["blocked"]
+            p = await team.reply({"verb": "approve", "proposal": "0" * 64})  # stale
+            assert p is not None and "stale decision" in p["blocked"]
+            p = await team.reply({"verb": "approve", "proposal": first, "auto_approve": True})
+            assert p is not None and "auto_approve" in p["blocked"]
+            lanes = p["proposal"]["lanes"]
+            lanes[1]["tier_pin"] = "mid"
+            lanes[1]["tier"] = "mid"
+            p = await team.reply({"verb": "restructure", "proposal": first, "lanes": lanes})
+            assert p is not None and p["blocked"] is None  # restructure is not an approval
+            assert p["proposal_sha256"] != first
+            p = await team.reply({"verb": "approve", "proposal": first})  # the old proposal is stale now
+            assert p is not None and "stale decision" in p["blocked"]
+            # tamper with the trail: even a correct approval is blocked
+            trail = team.run_dir() / "gate" / "decisions.jsonl"
+            good = trail.read_text()
+            trail.write_text(good.replace('"outcome": "blocked"', '"outcome": "approved"', 1))
+            p = await team.reply(approve(p))
+            assert p is not None and "tampered trail" in p["blocked"]
+            assert rec.calls == []
+            trail.write_text(good)  # restored: the next approval goes through
+            assert await team.reply(approve(p)) is None
+            out = team.output()
+        finally:
+            await team.rt.close()
+        assert (
+            out["lanes"][1]["tier"] == "mid" and out["lanes"][1]["model"] == "sonnet"
+        )  # the restructured pin
+        entries = [
+            json.loads(line)
+            for line in (project / ".agentrt/runs/team1/gate/decisions.jsonl").read_text().splitlines()
+        ]
+        assert [e["outcome"] for e in entries] == [
+            "blocked",
+            "blocked",
+            "blocked",
+            "restructure",
+            "blocked",
+            "approved",
+        ]
+
+    run(main())
+
+
+def test_rescore_differing_from_the_approved_tier_goes_back_to_the_gate(project: Path) -> None:
+    rec = Recorder()
+
+    async def main() -> None:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            assert [lane["tier"] for lane in prompt["proposal"]["lanes"]] == ["mid", "cheap", "mid"]
+            # config changes between the plan and the dispatch
+            write_config(
+                project, "models:\n  thresholds: {mid: 1, powerful: 2}\n  tiers: {powerful: big-model}\n"
+            )
+            p = await team.reply(approve(prompt))
+            assert p is not None, "a differing re-score must not be picked silently"
+            assert "api mid -> powerful" in p["note"] and "tests mid -> powerful" in p["note"]
+            assert rec.calls == []
+            assert [lane["tier"] for lane in p["proposal"]["lanes"]] == ["powerful", "cheap", "powerful"]
+            assert await team.reply(approve(p)) is None
+            out = team.output()
+        finally:
+            await team.rt.close()
+        assert out["routing"][0] == "lane api · score 2 · tier powerful · model big-model"
+        assert {c.model for c in rec.lane_calls("api")} == {"big-model"}
+
+    run(main())
+
+
+def test_run_wide_pin_and_research_floor(project: Path) -> None:
+    spec = (project / "spec.md").read_text().replace("specialist: doc-writer", "specialist: researcher")
+    (project / "spec.md").write_text(spec)
+    rec = Recorder()
+
+    async def main() -> dict[str, Any]:
+        team = Team(project, rec, model_tier="cheap")
+        try:
+            prompt = await team.start()
+            assert [lane["tier"] for lane in prompt["proposal"]["lanes"]] == ["cheap", "powerful", "cheap"]
+            await team.reply(approve(prompt))
+            return team.output()
+        finally:
+            await team.rt.close()
+
+    out = run(main())
+    assert [lane["model"] for lane in out["lanes"]] == ["haiku", "opus", "haiku"]
+    assert {c.model for c in rec.lane_calls("docs")} == {"opus"}  # research: floored at powerful
+
+
+def test_bundle_over_the_cap_blocks_the_lane(project: Path) -> None:
+    write_config(project, "context: {max_tokens: 100}\n")
+    rec = Recorder()
+
+    async def main() -> dict[str, Any]:
+        team = Team(project, rec)
+        try:
+            await team.reply(approve(await team.start()))
+            return team.output()
+        finally:
+            await team.rt.close()
+
+    out = run(main())
+    assert rec.calls == []
+    assert {lane["status"] for lane in out["lanes"][:2]} == {"blocked"}
+    assert "over the cap of 100" in out["lanes"][0]["summary"]
+    assert out["goal_status"] == "blocked"
+
+
+def test_new_role_minted_only_through_the_gate(project: Path) -> None:
+    rec = Recorder()
+
+    async def main() -> None:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            p = await team.reply(
+                {
+                    "verb": "add",
+                    "proposal": prompt["proposal_sha256"],
+                    "specialist": "data-steward",
+                    "reason": "owns the CSV schema",
+                    "mint": True,
+                }
+            )
+            assert p is not None
+            assert not (project / ".agentrt" / "agents" / "data-steward.md").exists()  # not before approval
+            assert await team.reply(approve(p)) is None
+        finally:
+            await team.rt.close()
+
+    run(main())
+    text = (project / ".agentrt" / "agents" / "data-steward.md").read_text()
+    assert "name: data-steward" in text and "owns the CSV schema" in text
+
+
+def test_models_enabled_false_skips_scoring_but_keeps_the_research_floor(project: Path) -> None:
+    spec = (project / "spec.md").read_text().replace("specialist: doc-writer", "specialist: researcher")
+    (project / "spec.md").write_text(spec)
+    rec = Recorder()
+
+    async def main() -> dict[str, Any]:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            write_config(project, "models:\n  enabled: false\n  thresholds: {mid: 0, powerful: 0}\n")
+            assert await team.reply(approve(prompt)) is None  # no re-score, so no trip back to the gate
+            return team.output()
+        finally:
+            await team.rt.close()
+
+    out = run(main())
+    assert out["routing"] == [
+        "lane api · score 0 · tier mid · model sonnet",
+        "lane docs · score 0 · tier powerful · model opus",
+        "lane tests · score 0 · tier mid · model sonnet",
+    ]
+    assert out["lanes"][0]["learnings"] == ["the offline model is deterministic"]  # recorded, not promoted
+
+
+def test_a_researcher_substituted_at_the_gate_is_floored_and_sent_back_to_the_gate(project: Path) -> None:
+    rec = Recorder()
+
+    async def main() -> dict[str, Any]:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            p = await team.reply(
+                {"verb": "substitute", "proposal": prompt["proposal_sha256"], "old": "qa",
+                 "new": "researcher", "reason": "the test matrix needs prior art"}
+            )  # fmt: skip
+            assert p is not None and p["proposal"]["lanes"][2]["specialist"] == "researcher"
+            p = await team.reply(approve(p))
+            assert p is not None and "tests mid -> powerful" in p["note"]  # the research floor, re-scored
+            assert await team.reply(approve(p)) is None
+            return team.output()
+        finally:
+            await team.rt.close()
+
+    out = run(main())
+    assert out["lanes"][2]["model"] == "opus"
+    assert {c.model for c in rec.lane_calls("tests")} == {"opus"}
+    agents = sorted(p.stem for p in (project / ".agentrt" / "agents").glob("*.md"))
+    assert agents == ["backend", "doc-writer", "researcher"]  # qa was never minted
