@@ -282,7 +282,8 @@ class RunNotFound(AgentrtError, LookupError):
         self.run_id = run_id
         where = f" in {store}" if store else ""
         super().__init__(
-            f"no run {run_id!r}{where}; list the runs with `agentrt runs` (and check --store / AGENTRT_STORE)"
+            f"no run {run_id!r}{where}; list the runs with Runtime.runs() "
+            "and check that the Runtime uses the store the run was started in"
         )
 
     def __reduce__(self) -> Any:

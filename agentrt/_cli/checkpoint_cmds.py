@@ -16,7 +16,8 @@ import sys
 from typing import Any
 
 from agentrt._cli.common import EXIT_HOST, EXIT_OK, EXIT_USAGE, add_store_option, fail, guarded
-from agentrt.exceptions import AgentrtError, CheckpointNotFound, RunNotFound
+from agentrt.exceptions import AgentrtError, RunNotFound
+from agentrt.inspection._runs import dump_run
 
 __all__ = ["register"]
 
@@ -103,64 +104,6 @@ def _open_store(args: argparse.Namespace) -> Any:
     return open_store(args.store)
 
 
-def _import_agent_module(spec: str) -> None:
-    """Import the module of the run's agent (``MODULE:ATTR``), so its code can be resolved."""
-    if spec.startswith("<local>:"):
-        return  # not importable by name; the blob's modules must be allowed explicitly
-    from agentrt._sdk.agent import load_agent
-
-    load_agent(spec)
-
-
-def _load_checkpoint(store: Any, run_id: str, seq: int | None) -> tuple[Any, int, bytes, bool]:
-    rec = store.get_run(run_id)
-    if rec is None:
-        raise RunNotFound(run_id, store.location)
-    if seq is None:
-        latest = store.latest_checkpoint(run_id)
-        if latest is None:
-            raise CheckpointNotFound(
-                f"run {run_id!r} has no checkpoint yet (it has not reached its first await)"
-            )
-        return rec, latest[0], latest[1], True
-    blob = store.get_checkpoint(run_id, seq)
-    if blob is None:
-        from agentrt.inspection._fork import _missing_checkpoint
-
-        raise CheckpointNotFound(_missing_checkpoint(store, run_id, seq))
-    latest = store.latest_checkpoint(run_id)
-    return rec, seq, blob, latest is not None and latest[0] == seq
-
-
-def _dump_checkpoint(
-    store: Any, run_id: str, seq: int | None, allow: list[str], allow_unsigned: bool = False
-) -> Any:
-    from agentrt.inspection._build import dump_blob
-    from agentrt.inspection._model import Source
-
-    rec, seq, blob, latest = _load_checkpoint(store, run_id, seq)
-    import_error = None
-    try:
-        _import_agent_module(rec.agent)
-    except AgentrtError as exc:  # the header can still be shown, and why the frames cannot
-        import_error = str(exc)
-    from agentrt.keys import keyring_for_store
-
-    dump = dump_blob(
-        blob,
-        Source("run", run_id, seq, latest, agent=rec.agent),
-        allow_modules=allow,
-        allow_unsigned=allow_unsigned,
-        keyring=keyring_for_store(store),
-        bind=("checkpoint", run_id, seq),
-    )
-    if import_error and dump.frames is None:
-        import attrs
-
-        dump = attrs.evolve(dump, frames_error=f"{import_error} ({dump.frames_error})")
-    return dump
-
-
 def _looks_like_path(target: str) -> bool:
     return os.sep in target or (os.altsep is not None and os.altsep in target) or target.endswith(".blob")
 
@@ -195,7 +138,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
         store = _open_store(args)
         try:
             _make_cwd_importable()
-            dump = _dump_checkpoint(store, target, args.seq, args.allow_modules, args.allow_unsigned)
+            dump = dump_run(store, target, args.seq, args.allow_modules, args.allow_unsigned)
         except RunNotFound:
             return fail(
                 f"no run {target!r} in {store.location} and no blob file of that name; "
@@ -229,8 +172,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     store = _open_store(args)
     try:
         _make_cwd_importable()
-        before = _dump_checkpoint(store, args.run_id, args.a, args.allow_modules)
-        after = _dump_checkpoint(store, args.run_id, args.b, args.allow_modules)
+        before = dump_run(store, args.run_id, args.a, args.allow_modules)
+        after = dump_run(store, args.run_id, args.b, args.allow_modules)
     finally:
         store.close()
     for dump, seq in ((before, args.a), (after, args.b)):

@@ -20,6 +20,7 @@ from agentrt.exceptions import (
     MissingExecutor,
     NotWaiting,
     RunExists,
+    RunNotFound,
     SchemaError,
     StoreError,
 )
@@ -123,11 +124,24 @@ def exit_status(exc: Exception) -> tuple[int, str]:
     if isinstance(exc, AgentrtError):
         text = str(exc) if isinstance(exc, _PLAIN) else f"{type(exc).__name__}: {exc}"
         usage = isinstance(exc, _USAGE_ERRORS) and not isinstance(exc, _HOST_ERRORS)
-        return (EXIT_USAGE if usage else EXIT_HOST), text
+        return (EXIT_USAGE if usage else EXIT_HOST), text + cli_hint(exc)
     if isinstance(exc, OSError):  # a file named on the command line
         where = f": {exc.filename}" if exc.filename else ""
         return EXIT_USAGE, f"{exc.strerror or exc}{where}"
     return EXIT_HOST, f"unexpected {type(exc).__name__}: {exc} (please report this)"
+
+
+def cli_hint(exc: BaseException) -> str:
+    """What to type on the command line, added to an error whose message speaks the Python API."""
+    if isinstance(exc, RunNotFound):
+        return " (with the command line: `agentrt runs` lists the runs; check --store / AGENTRT_STORE)"
+    if isinstance(exc, NotWaiting):
+        return " (with the command line: agentrt resume RUN_ID --reply JSON)"
+    if isinstance(exc, MissingExecutor):
+        return " (or --executors MODULE:ATTR on the command line)"
+    if isinstance(exc, RunExists):
+        return " (with the command line: choose another --run-id)"
+    return ""
 
 
 def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -229,6 +243,30 @@ def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
         obj["parent_id"] = rec.parent_id
     if rec.usage:
         obj["usage"] = rec.usage
+    return obj
+
+
+def show_object(store: Store, rec: RunRecord, events: int | None = None) -> dict[str, Any]:
+    """What ``agentrt show --json`` prints (and ``GET /runs/{id}`` answers): the result object, the
+    input, the checkpoint history, the children and the recorded events (the newest ``events``)."""
+    obj = result_object(rec)
+    obj.update(
+        {
+            "input": rec.input,
+            "created_at": rec.created_at,
+            "updated_at": rec.updated_at,
+            "lease_owner": rec.lease_owner if rec.lease_live() else None,
+            "checkpoints": [
+                {"seq": c.seq, "size_bytes": c.size_bytes, "created_at": c.created_at, "request": c.pending}
+                for c in store.list_checkpoints(rec.run_id)
+            ],
+            "children": [{"run_id": c.run_id, "status": c.status} for c in store.children(rec.run_id)],
+            "events": [
+                {"seq": e.seq, "n": e.n, "kind": e.kind, "level": e.level, "data": e.data, "at": e.created_at}
+                for e in store.list_events(rec.run_id, limit=events)
+            ],
+        }
+    )
     return obj
 
 

@@ -12,6 +12,7 @@ from agentrt._cli.common import (
     guarded,
     open_cli_store,
     result_object,
+    show_object,
     show_prompt,
 )
 from agentrt.exceptions import RunNotFound
@@ -107,39 +108,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         rec = store.get_run(args.run_id)
         if rec is None:
             raise RunNotFound(args.run_id, store.location)
-        checkpoints = store.list_checkpoints(rec.run_id)
-        events = store.list_events(rec.run_id, limit=args.events or None)
-        children = store.children(rec.run_id)
-        obj = result_object(rec)
-        obj.update(
-            {
-                "input": rec.input,
-                "created_at": rec.created_at,
-                "updated_at": rec.updated_at,
-                "lease_owner": rec.lease_owner if rec.lease_live() else None,
-                "checkpoints": [
-                    {
-                        "seq": c.seq,
-                        "size_bytes": c.size_bytes,
-                        "created_at": c.created_at,
-                        "request": c.pending,
-                    }
-                    for c in checkpoints
-                ],
-                "children": [{"run_id": c.run_id, "status": c.status} for c in children],
-                "events": [
-                    {
-                        "seq": e.seq,
-                        "n": e.n,
-                        "kind": e.kind,
-                        "level": e.level,
-                        "data": e.data,
-                        "at": e.created_at,
-                    }
-                    for e in events
-                ],
-            }
-        )
+        obj = show_object(store, rec, events=args.events or None)
         if args.json:
             print(json.dumps(obj))
             return 0

@@ -70,7 +70,11 @@ class Observation:
         on_chunk: Callable[[str, ExecutorRequest], None] | None = None,
         on_result: Callable[[ExecutorRequest, Any], None] | None = None,
         on: Mapping[str, Callable[[Any], None]] | None = None,
+        recorder: TraceObserver | None = None,
     ) -> None:
+        #: Stores every event before the observers see it (the run's durable event stream); never
+        #: switched off: a failure to store is logged each time, since the stream is then incomplete.
+        self._recorder = recorder
         self._trace: list[_Hook] = [_Hook(fn, "on_trace") for fn in on_trace]
         self._on_chunk = _Hook(on_chunk, "on_chunk") if on_chunk is not None else None
         self._on_result = _Hook(on_result, "on_result") if on_result is not None else None
@@ -83,11 +87,21 @@ class Observation:
 
     def emit(self, kind: str, run_id: str, /, **data: Any) -> None:
         """Report one thing a run did (``kind``: the runtime's fine name, e.g. ``tool_started``)."""
-        if not self._trace and not CAPTURES:
+        if not self._trace and not CAPTURES and self._recorder is None:
             return
         n = self._seq.get(run_id, 0)
         self._seq[run_id] = n + 1
         event = TraceEvent(trace_type(kind), run_id, n, time.time(), kind, data)
+        if self._recorder is not None:
+            try:
+                self._recorder(event)
+            except Exception:
+                logger.warning(
+                    "agentrt: the %s event of run %s could not be stored in its event stream",
+                    kind,
+                    run_id,
+                    exc_info=True,
+                )
         for hook in self._trace:
             hook(event)
         for capture in list(CAPTURES):

@@ -30,7 +30,7 @@ import os
 import time
 import uuid
 import warnings
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
@@ -56,6 +56,7 @@ from agentrt._runtime.pending import (
     waits_outside,
 )
 from agentrt._runtime.state import START, LiveRun
+from agentrt._runtime.stream import EventStream
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
 from agentrt._sdk.requests import Ask
 from agentrt._sdk.schema import jsonable_or_repr, to_jsonable
@@ -77,7 +78,7 @@ from agentrt.llm._contract import ExecutorRequest, as_executors
 from agentrt.llm._needs import missing
 from agentrt.lowlevel import Done, Machine
 from agentrt.observe import TraceEvent
-from agentrt.stores.base import EventRow, LeaseLost, NewRun, RunRecord, Store
+from agentrt.stores.base import EventRow, LeaseLost, NewRun, RunRecord, Store, StreamEvent
 
 __all__ = ["DEFAULT_STEP_BUDGET_SECONDS", "Runtime", "summarize"]
 
@@ -103,9 +104,10 @@ def __getattr__(name: str) -> Any:
 class Runtime:
     """Drives many durable runs at once inside an asyncio program.
 
-    ``store`` defaults to the SQLite store at ``AGENTRT_STORE`` or
-    ``.agentrt/agentrt.db`` (opened here, so closed by :meth:`close`; a store
-    passed in stays open).  ``max_workers`` bounds the thread pool of sync
+    ``store`` is a store object, or a location for :func:`agentrt.stores.open_store` (a SQLite file
+    path, ``sqlite:///path``, ``postgresql://...``, ``memory:``); None: the store at ``AGENTRT_STORE``
+    or ``.agentrt/agentrt.db``.  Every event of every run is also appended to the run's durable
+    stream in the store (:meth:`events`, :meth:`subscribe`).  ``max_workers`` bounds the thread pool of sync
     tools.  ``step_budget_seconds`` (None: no limit) stops an agent computing
     longer than that between two awaits (AR110).  ``lease_seconds`` is how long
     another process must wait before taking over a run whose driver vanished
@@ -178,8 +180,13 @@ class Runtime:
         self.step_budget_seconds = step_budget_seconds
         self._watchdog = Watchdog(step_budget_seconds) if step_budget_seconds else None
         self.leases = Leases(store, lease_seconds)
+        self._stream = EventStream(store)
         self.observation = Observation(
-            [*(observers or []), *tracers], on_chunk=on_chunk, on_result=on_result, on=on
+            [*(observers or []), *tracers],
+            on_chunk=on_chunk,
+            on_result=on_result,
+            on=on,
+            recorder=self._stream,
         )
         self.executors = as_executors(executors)
         self.max_model_calls = max_model_calls
@@ -224,6 +231,7 @@ class Runtime:
             raise RuntimeError("this Runtime is closed; create a new one")
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
+            self._stream.bind(self._loop)
             self._changed = asyncio.Event()
             self._renewer = self._loop.create_task(self.leases.renew_forever(lambda: list(self._drivers)))
 
@@ -415,7 +423,7 @@ class Runtime:
             )
         raise NotWaiting(
             f"run {rec.run_id!r} is not waiting for a reply (status {rec.status}, {what}); "
-            "only a run paused on task.ui.ask(...) takes --reply"
+            "only a run paused on task.ui.ask(...) takes Runtime.reply(...)"
         )
 
     def _descendants(self, rec: RunRecord) -> list[RunRecord]:
@@ -441,9 +449,28 @@ class Runtime:
             first.kind,
             first.where,
             f"this runtime has no {' / '.join(kinds)} executor, but {sites}. Pass "
-            f"Runtime(executors=Executors({', '.join(k + '=...' for k in kinds)})) "
-            "(or --executors MODULE:ATTR on the command line)",
+            f"Runtime(executors=Executors({', '.join(k + '=...' for k in kinds)}))",
         )
+
+    def runs(self, status: str | None = None, limit: int | None = None) -> list[RunRecord]:
+        """The runs in the store, newest first; ``status`` keeps only those with that status."""
+        return self.store.list_runs(status=status, limit=limit)
+
+    def events(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
+        """The run's stored events with id > ``after`` (ids count 1, 2, 3... per run), oldest first.
+
+        The same ids are what :meth:`subscribe` yields and what ``agentrt serve`` sends as SSE ids,
+        so a reader that saw up to ``N`` resumes with ``after=N`` and misses nothing.
+        """
+        self._get(run_id)
+        return self._stream.events(run_id, after, limit)
+
+    def subscribe(self, run_id: str, after: int = 0) -> AsyncIterator[StreamEvent]:
+        """Iterate the run's events after ``after``: the stored ones, then each new one as it happens,
+        until the run's end event (``completed`` / ``failed`` / ``cancelled``).  Works for runs driven by
+        other processes too (it re-reads the store while nothing happens here)."""
+        self._get(run_id)
+        return self._stream.subscribe(run_id, after)
 
     def status(self, run_id: str) -> RunRecord:
         """The run's record as stored now (status, output or error, pending request, ...)."""

@@ -57,6 +57,7 @@ __all__ = [
     "StoreError",
     "StoreLocked",
     "StoreSchemaTooNew",
+    "StreamEvent",
     "add_usage",
     "is_answered",
     "lease_lost",
@@ -163,6 +164,20 @@ class EventRecord:
     n: int
     kind: str
     level: str | None
+    data: Any
+    created_at: float
+
+
+@attrs.frozen
+class StreamEvent:
+    """One entry of a run's durable event stream: ``id`` counts 1, 2, 3... per run, across processes.
+
+    The stream is what ``Runtime.events`` / ``Runtime.subscribe`` and the HTTP API's
+    server-sent events read; ``kind`` is the runtime's event kind (``tool_started``, ``completed``).
+    """
+
+    id: int
+    kind: str
     data: Any
     created_at: float
 
@@ -283,6 +298,22 @@ class Store(Protocol):
         self, run_id: str, events: list[EventRow], *, owner: str | None = None, epoch: int | None = None
     ) -> None: ...
     def list_events(self, run_id: str, limit: int | None = None) -> list[EventRecord]: ...
+
+    def append_stream(self, run_id: str, kind: str, data: Any) -> int:
+        """Append one event to the run's durable stream; returns its id (the run's previous id + 1)."""
+        ...
+
+    def read_stream(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
+        """The run's stream events with ``id > after``, oldest first."""
+        ...
+
+    def set_tenant(self, run_id: str, tenant: str) -> None:
+        """Record which tenant a run belongs to (the HTTP API scopes runs per tenant); a run's first
+        tenant stays (a second call for the same run changes nothing)."""
+        ...
+
+    def get_tenant(self, run_id: str) -> str | None: ...
+    def tenant_runs(self, tenant: str) -> set[str]: ...
     def close(self) -> None: ...
 
 

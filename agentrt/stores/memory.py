@@ -22,6 +22,7 @@ from agentrt.stores.base import (
     EventRow,
     NewRun,
     RunRecord,
+    StreamEvent,
     add_usage,
     is_answered,
     lease_lost,
@@ -43,6 +44,8 @@ class MemoryStore:
         self._results: dict[tuple[str, int], dict[int, tuple[bool, bytes]]] = {}
         self._events: dict[str, dict[tuple[int, int], EventRecord]] = {}
         self._children: dict[str, list[str]] = {}
+        self._stream: dict[str, list[StreamEvent]] = {}
+        self._tenants: dict[str, str] = {}
         self._generation = 0  # bumped whenever new work may be runnable (wait_for_work)
 
     def __repr__(self) -> str:
@@ -358,6 +361,31 @@ class MemoryStore:
     def list_events(self, run_id: str, limit: int | None = None) -> list[EventRecord]:
         events = [e for _k, e in sorted(self._events.get(run_id, {}).items())]
         return events[-limit:] if limit else events
+
+    # -- the durable stream, tenants
+
+    def append_stream(self, run_id: str, kind: str, data: Any) -> int:
+        with self._lock:
+            events = self._stream.setdefault(run_id, [])
+            event = StreamEvent(len(events) + 1, kind, copy.deepcopy(data), time.time())
+            events.append(event)
+            return event.id
+
+    def read_stream(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
+        with self._lock:
+            events = self._stream.get(run_id, [])[max(int(after), 0) :]
+            return events[:limit] if limit else list(events)
+
+    def set_tenant(self, run_id: str, tenant: str) -> None:
+        with self._lock:
+            self._tenants.setdefault(run_id, tenant)
+
+    def get_tenant(self, run_id: str) -> str | None:
+        return self._tenants.get(run_id)
+
+    def tenant_runs(self, tenant: str) -> set[str]:
+        with self._lock:
+            return {r for r, t in self._tenants.items() if t == tenant}
 
     def close(self) -> None:
         pass

@@ -28,6 +28,7 @@ the next use.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import threading
 import time
@@ -45,6 +46,7 @@ from agentrt.stores.base import (
     RunRecord,
     StoreError,
     StoreSchemaTooNew,
+    StreamEvent,
     add_usage,
     is_answered,
     lease_lost,
@@ -125,6 +127,22 @@ MIGRATIONS: list[str] = [
         created_at DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (run_id, seq, n)
     );
+    """,
+    # 1 -> 2: the durable event stream (one id sequence per run) and the tenant of each run
+    """
+    CREATE TABLE agentrt_stream (
+        run_id     TEXT NOT NULL,
+        id         INTEGER NOT NULL,
+        kind       TEXT NOT NULL,
+        data       TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (run_id, id)
+    );
+    CREATE TABLE agentrt_tenants (
+        run_id TEXT PRIMARY KEY,
+        tenant TEXT NOT NULL
+    );
+    CREATE INDEX agentrt_tenants_by_tenant ON agentrt_tenants (tenant);
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -681,6 +699,50 @@ class PostgresStore:
                 (run_id,),
             )
         return [EventRecord(s, n, k, lv, _loads(d), t) for s, n, k, lv, d, t in rows]
+
+    # ------------------------------------------------------------------ the durable stream, tenants
+
+    @_translate
+    def append_stream(self, run_id: str, kind: str, data: Any) -> int:
+        with self._tx() as conn:
+            # One appender per run at a time (processes may append to one run's stream concurrently).
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('agentrt-stream:' || %s))", (run_id,))
+            (last,) = conn.execute(
+                "SELECT COALESCE(MAX(id), 0) FROM agentrt_stream WHERE run_id = %s", (run_id,)
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO agentrt_stream (run_id, id, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",
+                (run_id, last + 1, kind, json.dumps(data, default=repr), time.time()),
+            )
+        return int(last) + 1
+
+    @_translate
+    def read_stream(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
+        sql = (
+            "SELECT id, kind, data, created_at FROM agentrt_stream WHERE run_id = %s AND id > %s ORDER BY id"
+        )
+        params: tuple[Any, ...] = (run_id, int(after))
+        if limit:
+            sql += " LIMIT %s"
+            params += (int(limit),)
+        return [StreamEvent(i, k, json.loads(d), t) for i, k, d, t in self._q(sql, params)]
+
+    @_translate
+    def set_tenant(self, run_id: str, tenant: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO agentrt_tenants (run_id, tenant) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (run_id, tenant),
+            )
+
+    @_translate
+    def get_tenant(self, run_id: str) -> str | None:
+        rows = self._q("SELECT tenant FROM agentrt_tenants WHERE run_id = %s", (run_id,))
+        return rows[0][0] if rows else None
+
+    @_translate
+    def tenant_runs(self, tenant: str) -> set[str]:
+        return {r[0] for r in self._q("SELECT run_id FROM agentrt_tenants WHERE tenant = %s", (tenant,))}
 
     def close(self) -> None:
         with self._listen_lock:

@@ -40,6 +40,7 @@ from agentrt.stores.base import (
     StoreError,
     StoreLocked,
     StoreSchemaTooNew,
+    StreamEvent,
     add_usage,
     is_answered,
     lease_lost,
@@ -121,6 +122,22 @@ MIGRATIONS: list[str] = [
     CREATE INDEX runs_by_owner ON runs (lease_owner) WHERE lease_owner IS NOT NULL;
     CREATE INDEX runs_claimable ON runs (priority DESC, created_at)
         WHERE status IN ('queued', 'running', 'waiting');
+    """,
+    # 4 -> 5: the durable event stream (one id sequence per run) and the tenant of each run
+    """
+    CREATE TABLE stream (
+        run_id     TEXT NOT NULL,
+        id         INTEGER NOT NULL,
+        kind       TEXT NOT NULL,
+        data       TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (run_id, id)
+    );
+    CREATE TABLE tenants (
+        run_id TEXT PRIMARY KEY,
+        tenant TEXT NOT NULL
+    );
+    CREATE INDEX tenants_by_tenant ON tenants (tenant);
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -348,7 +365,7 @@ class SqliteStore:
                 )
             except sqlite3.IntegrityError:
                 raise RunExists(
-                    f"a run with id {run.run_id!r} already exists in {self.path}; choose another --run-id"
+                    f"a run with id {run.run_id!r} already exists in {self.path}; choose another run_id"
                 ) from None
         if run.owner is None:
             self._notify()
@@ -769,6 +786,43 @@ class SqliteStore:
                 (run_id,),
             )
         return [EventRecord(s, n, k, lv, json.loads(d), t) for s, n, k, lv, d, t in rows]
+
+    # ------------------------------------------------------------------ the durable stream, tenants
+
+    @_translate
+    def append_stream(self, run_id: str, kind: str, data: Any) -> int:
+        with self._tx() as conn:
+            (last,) = conn.execute(
+                "SELECT COALESCE(MAX(id), 0) FROM stream WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO stream (run_id, id, kind, data, created_at) VALUES (?, ?, ?, ?, ?)",
+                (run_id, last + 1, kind, json.dumps(data, default=repr), time.time()),
+            )
+        return int(last) + 1
+
+    @_translate
+    def read_stream(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
+        sql = "SELECT id, kind, data, created_at FROM stream WHERE run_id = ? AND id > ? ORDER BY id"
+        params: tuple[Any, ...] = (run_id, int(after))
+        if limit:
+            sql += " LIMIT ?"
+            params += (int(limit),)
+        return [StreamEvent(i, k, json.loads(d), t) for i, k, d, t in self._q(sql, params)]
+
+    @_translate
+    def set_tenant(self, run_id: str, tenant: str) -> None:
+        with self._tx() as conn:
+            conn.execute("INSERT OR IGNORE INTO tenants (run_id, tenant) VALUES (?, ?)", (run_id, tenant))
+
+    @_translate
+    def get_tenant(self, run_id: str) -> str | None:
+        rows = self._q("SELECT tenant FROM tenants WHERE run_id = ?", (run_id,))
+        return rows[0][0] if rows else None
+
+    @_translate
+    def tenant_runs(self, tenant: str) -> set[str]:
+        return {r[0] for r in self._q("SELECT run_id FROM tenants WHERE tenant = ?", (tenant,))}
 
     def close(self) -> None:
         with self._lock:

@@ -280,7 +280,7 @@ def test_two_hundred_concurrent_runs(store):
 def test_unknown_run():
     async def main():
         async with Runtime(MemoryStore()) as rt:
-            with pytest.raises(RunNotFound, match="agentrt runs"):
+            with pytest.raises(RunNotFound, match=r"Runtime\.runs\(\)"):
                 await rt.resume("missing")
             with pytest.raises(RunNotFound):
                 rt.status("missing")

@@ -1,0 +1,123 @@
+"""``agentrt serve``: the HTTP API and the runs page (:mod:`agentrt.asgi`) under uvicorn.
+
+The server is also a worker: its runtime claims and drives the store's runnable runs
+(queued ones, interrupted ones, due timers, runs whose reply arrived while it was down).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import os
+import sys
+from typing import Any
+
+from agentrt._cli.common import (
+    EXIT_USAGE,
+    add_runtime_options,
+    add_store_option,
+    executors,
+    fail,
+    guarded,
+    lease_seconds,
+    open_cli_store,
+    step_budget,
+)
+from agentrt._sdk.agent import Agent, AgentSpecError, load_agent
+
+TOKEN_ENV = "AGENTRT_TOKEN"
+
+
+def register(commands: Any) -> None:
+    serve = commands.add_parser(
+        "serve",
+        help="serve the HTTP API and the runs page",
+        description="Serve the HTTP API (POST /runs, GET /runs, /runs/ID, reply, cancel, events, dump, "
+        "/openapi.json) and the browser page at /. Only the agents named by --import can be started.",
+    )
+    serve.add_argument(
+        "--import",
+        dest="imports",
+        metavar="MODULE",
+        action="append",
+        default=[],
+        help="allow the agents defined at the top level of MODULE (or just MODULE:ATTR); repeatable",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    serve.add_argument(
+        "--token",
+        default=None,
+        help=f"require 'Authorization: Bearer TOKEN' on every API request (default ${TOKEN_ENV})",
+    )
+    add_store_option(serve)
+    add_runtime_options(serve)
+    serve.set_defaults(handler=guarded(cmd_serve))
+
+
+def allowed_agents(imports: list[str]) -> list[Agent]:
+    """The agents named by ``--import`` values: every top-level agent of MODULE, or MODULE:ATTR."""
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+    found: list[Agent] = []
+    for name in imports:
+        if ":" in name:
+            found.append(load_agent(name))
+            continue
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            raise AgentSpecError(f"--import {name}: cannot import it ({exc})") from None
+        agents = [v for k, v in vars(module).items() if isinstance(v, Agent) and not k.startswith("_")]
+        if not agents:
+            raise AgentSpecError(f"--import {name}: the module defines no agent(...) at its top level")
+        found.extend(agents)
+    return found
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from agentrt.asgi import create_app
+    except ImportError as exc:
+        return fail(f"{exc}", EXIT_USAGE)
+    from agentrt._runtime.runtime import Runtime
+    from agentrt.observe import JsonlTraceExporter
+
+    agents = allowed_agents(args.imports)
+    if not agents:
+        print("agentrt serve: no --import given; no agent can be started over HTTP", file=sys.stderr)
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    store = open_cli_store(args)
+    extra: dict[str, Any] = {}
+    if args.max_model_calls is not None:
+        extra["max_model_calls"] = args.max_model_calls
+
+    async def main() -> None:
+        runtime = Runtime(
+            store,
+            step_budget_seconds=step_budget(args),
+            lease_seconds=lease_seconds(),
+            executors=executors(args),
+            on_trace=[trace] if trace is not None else None,
+            **extra,
+        )
+        app = create_app(runtime, agents, token=token, close_runtime=True)
+        config = uvicorn.Config(
+            app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=3
+        )
+        server = uvicorn.Server(config)
+        print(f"agentrt serve: http://{args.host}:{args.port}/ (store {store.location})", file=sys.stderr)
+        await server.serve()
+
+    trace = JsonlTraceExporter(args.trace) if args.trace else None
+    try:
+        asyncio.run(main())
+    finally:
+        if trace is not None:
+            trace.close()
+        store.close()
+    return 0

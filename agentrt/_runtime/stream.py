@@ -1,0 +1,95 @@
+"""The durable event stream: every run's events, numbered once, in the store.
+
+The runtime hands each of its events to :class:`EventStream` (an ``on_trace``
+observer).  It appends the event to the run's stream in the store, which gives
+it the run's next id (1, 2, 3... across processes and restarts), then wakes
+the subscribers of that run.  Readers never see a live event that is not
+stored: :meth:`EventStream.subscribe` reads the store after each wake-up, so the
+history and the live tail are one sequence, and resuming after id ``N`` yields
+exactly the events after ``N`` -- nothing lost, nothing twice.
+
+Streamed model chunks are not stored (there can be thousands per call); they
+stay on ``Runtime(on_chunk=...)`` / ``on_trace``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agentrt.observe import TraceEvent
+from agentrt.stores.base import StreamEvent
+
+__all__ = ["END_KINDS", "UNSTORED_KINDS", "EventStream"]
+
+#: The event that ends a run's stream (a run's last event).
+END_KINDS = frozenset({"completed", "failed", "cancelled"})
+#: Runtime events that are observed but not stored.
+UNSTORED_KINDS = frozenset({"model_chunk"})
+
+#: How often a subscriber re-reads the store when nothing woke it (another process may drive the run).
+DEFAULT_POLL_SECONDS = 0.5
+
+
+class EventStream:
+    """Appends runtime events to the store's per-run stream and wakes the run's subscribers."""
+
+    def __init__(self, store: Any, *, poll_seconds: float = DEFAULT_POLL_SECONDS) -> None:
+        self.store = store
+        self.poll_seconds = poll_seconds
+        self._wakeups: dict[str, asyncio.Event] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread = threading.get_ident()
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._thread = threading.get_ident()
+
+    # -- writing (an on_trace observer)
+
+    def __call__(self, event: TraceEvent) -> None:
+        if event.kind in UNSTORED_KINDS:
+            return
+        data = json.loads(json.dumps(event.data, default=repr))
+        self.store.append_stream(event.run_id, event.kind, data)
+        if threading.get_ident() == self._thread:
+            self._wake(event.run_id)
+        elif self._loop is not None:
+            self._loop.call_soon_threadsafe(self._wake, event.run_id)
+
+    def _wake(self, run_id: str) -> None:
+        wakeup = self._wakeups.pop(run_id, None)
+        if wakeup is not None:
+            wakeup.set()
+
+    # -- reading
+
+    def events(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
+        return list(self.store.read_stream(run_id, after, limit))
+
+    async def subscribe(self, run_id: str, after: int = 0) -> AsyncIterator[StreamEvent]:
+        """Yield the run's events with id > ``after``, then each new one as it is stored, until its end
+        event (``completed`` / ``failed`` / ``cancelled``).  A run that ended without a stored end event
+        (its process died between finishing and recording it) ends the iteration once drained."""
+        while True:
+            # Taken before reading: an event stored between the read and the wait sets this one.
+            wakeup = self._wakeups.setdefault(run_id, asyncio.Event())
+            batch = self.store.read_stream(run_id, after)
+            for event in batch:
+                after = event.id
+                yield event
+                if event.kind in END_KINDS:
+                    return
+            if batch:
+                continue
+            rec = self.store.get_run(run_id)
+            if rec is None or rec.finished:
+                if not self.store.read_stream(run_id, after, 1):
+                    return
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wakeup.wait(), self.poll_seconds)

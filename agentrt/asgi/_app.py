@@ -1,0 +1,413 @@
+"""``create_app``: the Starlette app behind ``agentrt serve`` (see :mod:`agentrt.asgi`).
+
+Why each piece is the way it is:
+
+- Only the agents given to ``create_app`` can be started: a request names one by
+  ``MODULE:ATTR`` (or its ``agent(...)`` name) and that string is only a key into
+  this table, never imported.
+- A reply is journaled in the store (``Runtime.reply``) before the 202 goes out,
+  and the journal takes one reply per question, so a second one gets 409.
+- The event stream reads the store's per-run stream (``Runtime.subscribe``), so
+  the SSE ``id`` is the run's durable event id and a reconnect resumes exactly.
+- With a tenant hook, every run created here is recorded with its tenant; a run
+  of another tenant (or of none) answers 404, as if it did not exist.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import inspect
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from importlib import resources
+from typing import Any
+
+from agentrt._runtime.runtime import Runtime
+from agentrt._runtime.stream import END_KINDS
+from agentrt._sdk.agent import Agent, agent_spec, load_agent
+from agentrt.exceptions import (
+    AgentrtError,
+    LeaseHeld,
+    MissingExecutor,
+    NotWaiting,
+    RunExists,
+    RunNotFound,
+    SchemaError,
+)
+from agentrt.stores.base import RunRecord
+
+try:
+    from sse_starlette.sse import EventSourceResponse
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.middleware import Middleware
+    from starlette.requests import Request
+    from starlette.responses import FileResponse, JSONResponse, Response
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+except ImportError as exc:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        f"agentrt.asgi needs the 'serve' extra ({exc.name} is not installed): pip install 'agentrt[serve]'"
+    ) from exc
+
+__all__ = ["STATUSES", "create_app"]
+
+log = logging.getLogger("agentrt.asgi")
+
+#: Run statuses a ``GET /runs?status=`` may ask for (spec §6.1).
+STATUSES = ("queued", "running", "waiting", "completed", "failed", "cancelled")
+#: Paths served without a token: the page and its assets hold no run data; the page asks for the token.
+PUBLIC_PATHS = ("/", "/static/")
+
+TenantHook = Callable[[Request], "str | Awaitable[str | None] | None"]
+
+
+class ApiError(Exception):
+    """An error answer: ``{"error": {"code": code, "message": message}}`` with ``status``."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+
+
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
+
+
+def _allowed_agents(agents: Iterable[Agent | str]) -> dict[str, Agent]:
+    """Agents by every key a request may use: ``MODULE:ATTR`` and the agent's own name."""
+    table: dict[str, Agent] = {}
+    for item in agents:
+        agent = load_agent(item) if isinstance(item, str) else item
+        if not isinstance(agent, Agent):
+            raise TypeError(
+                f"create_app(agents=[...]) takes agent(...) values or 'MODULE:ATTR', got {item!r}"
+            )
+        spec = item if isinstance(item, str) else agent_spec(agent)
+        if spec:
+            table[spec] = agent
+            canonical = agent_spec(agent)
+            if canonical:
+                table[canonical] = agent
+        table.setdefault(agent.name, agent)
+    return table
+
+
+class _Api:
+    """The handlers, sharing the runtime, the allowed agents and the tenant hook."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        agents: dict[str, Agent],
+        tenant: TenantHook | None,
+        ping_seconds: float,
+        has_token: bool,
+    ) -> None:
+        self.has_token = has_token
+        self.rt = runtime
+        self.agents = agents
+        self.tenant_hook = tenant
+        self.ping_seconds = ping_seconds
+
+    # -- helpers
+
+    async def tenant_of(self, request: Request) -> str | None:
+        if self.tenant_hook is None:
+            return None
+        value = self.tenant_hook(request)
+        if inspect.isawaitable(value):
+            value = await value
+        if value is None:
+            raise ApiError(403, "no_tenant", "this request maps to no tenant; it may not see any run")
+        if not isinstance(value, str):
+            raise TypeError(f"the tenant hook must return a str or None, got {value!r}")
+        return value
+
+    def root_of(self, rec: RunRecord) -> str:
+        """The id of the top-level run of ``rec`` (sub-agent runs belong to their root's tenant)."""
+        seen = 0
+        while rec.parent_id is not None and seen < 1000:
+            parent = self.rt.store.get_run(rec.parent_id)
+            if parent is None:
+                break
+            rec, seen = parent, seen + 1
+        return rec.run_id
+
+    async def visible_run(self, request: Request) -> RunRecord:
+        run_id = request.path_params["run_id"]
+        tenant = await self.tenant_of(request)
+        rec = self.rt.store.get_run(run_id)
+        if rec is not None and tenant is not None and self.rt.store.get_tenant(self.root_of(rec)) != tenant:
+            rec = None
+        if rec is None:
+            raise ApiError(404, "unknown_run", f"no run {run_id!r}; GET /runs lists the runs you can see")
+        return rec
+
+    @staticmethod
+    async def json_body(request: Request) -> dict[str, Any]:
+        raw = await request.body()
+        try:
+            body = json.loads(raw) if raw.strip() else None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ApiError(400, "bad_json", f"the request body is not valid JSON: {exc}") from None
+        if not isinstance(body, dict):
+            raise ApiError(422, "invalid_body", "the request body must be a JSON object")
+        return body
+
+    # -- handlers
+
+    async def start(self, request: Request) -> Response:
+        body = await self.json_body(request)
+        name = body.get("agent")
+        if not isinstance(name, str) or not name:
+            raise ApiError(422, "invalid_field", "field 'agent': required, the name of an allowed agent")
+        agent = self.agents.get(name)
+        if agent is None:
+            allowed = ", ".join(sorted(self.agents)) or "none"
+            raise ApiError(
+                404,
+                "unknown_agent",
+                f"field 'agent': {name!r} is not an agent this server starts (allowed: {allowed}); "
+                "only the agents given to agentrt serve --import or create_app(agents=[...]) can be "
+                "started over HTTP",
+            )
+        run_id = body.get("run_id")
+        if run_id is not None and (not isinstance(run_id, str) or not run_id or "/" in run_id):
+            raise ApiError(422, "invalid_field", "field 'run_id': must be a non-empty string without '/'")
+        tenant = await self.tenant_of(request)
+        run_id = run_id or uuid.uuid4().hex[:12]
+        if self.rt.store.get_run(run_id) is not None:
+            raise ApiError(409, "run_exists", f"field 'run_id': a run {run_id!r} already exists")
+        if tenant is not None:
+            self.rt.store.set_tenant(run_id, tenant)
+            if self.rt.store.get_tenant(run_id) != tenant:
+                raise ApiError(409, "run_exists", f"field 'run_id': a run {run_id!r} already exists")
+        try:
+            await self.rt.start(agent, body.get("input", {}), run_id=run_id)
+        except SchemaError as exc:
+            raise ApiError(422, "invalid_input", f"field '{exc.path}': {exc.problem}") from None
+        except RunExists:
+            raise ApiError(409, "run_exists", f"field 'run_id': a run {run_id!r} already exists") from None
+        except MissingExecutor as exc:
+            raise ApiError(500, "missing_executor", str(exc)) from None
+        rec = self.rt.status(run_id)
+        return JSONResponse({"run_id": run_id, "status": rec.status}, status_code=201)
+
+    async def list_runs(self, request: Request) -> Response:
+        from agentrt._cli.common import result_object
+
+        status = request.query_params.get("status") or None
+        if status is not None and status not in STATUSES:
+            raise ApiError(422, "invalid_field", f"query 'status': must be one of {', '.join(STATUSES)}")
+        limit_text = request.query_params.get("limit")
+        limit = None
+        if limit_text:
+            if not limit_text.isdigit():
+                raise ApiError(422, "invalid_field", "query 'limit': must be a positive integer")
+            limit = int(limit_text) or None
+        tenant = await self.tenant_of(request)
+        runs = self.rt.runs(status=status, limit=None if tenant is not None else limit)
+        if tenant is not None:
+            mine = self.rt.store.tenant_runs(tenant)
+            runs = [r for r in runs if r.run_id in mine or (r.parent_id and self.root_of(r) in mine)]
+            runs = runs[:limit] if limit else runs
+        return JSONResponse({"runs": [result_object(r) for r in runs]})
+
+    async def show(self, request: Request) -> Response:
+        from agentrt._cli.common import show_object
+
+        rec = await self.visible_run(request)
+        return JSONResponse(show_object(self.rt.store, rec, events=200))
+
+    async def reply(self, request: Request) -> Response:
+        rec = await self.visible_run(request)
+        body = await self.json_body(request)
+        if "value" not in body:
+            raise ApiError(422, "invalid_field", "field 'value': required, the answer to the run's question")
+        try:
+            target = await self.rt.reply(rec.run_id, body["value"])
+        except NotWaiting as exc:
+            raise ApiError(409, "not_waiting", str(exc)) from None
+        except LeaseHeld as exc:
+            raise ApiError(409, "lease_held", str(exc)) from None
+        answer: dict[str, Any] = {"run_id": rec.run_id, "status": self.rt.status(rec.run_id).status}
+        if target != rec.run_id:
+            answer["replied_to"] = target
+        return JSONResponse(answer, status_code=202)
+
+    async def cancel(self, request: Request) -> Response:
+        rec = await self.visible_run(request)
+        if rec.finished:
+            raise ApiError(409, "finished", f"run {rec.run_id!r} is {rec.status}; there is nothing to cancel")
+        cancelled = await self.rt.cancel(rec.run_id)
+        answer: dict[str, Any] = {"run_id": rec.run_id, "status": self.rt.status(rec.run_id).status}
+        answer["runs"] = cancelled
+        return JSONResponse(answer, status_code=202)
+
+    async def dump(self, request: Request) -> Response:
+        from agentrt.inspection._render import to_json
+        from agentrt.inspection._runs import dump_run
+
+        rec = await self.visible_run(request)
+        allow = sorted({a.run.__module__ for a in self.agents.values()})
+        try:
+            dump = dump_run(self.rt.store, rec.run_id, None, allow)
+        except AgentrtError as exc:
+            raise ApiError(409, "no_checkpoint", str(exc)) from None
+        return JSONResponse(to_json(dump))
+
+    async def events(self, request: Request) -> Response:
+        after_text = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
+        if not after_text.strip().isdigit():
+            raise ApiError(
+                422, "invalid_field", "Last-Event-ID / query 'after': must be an event id (integer)"
+            )
+        after = int(after_text)
+        rec = await self.visible_run(request)
+        return EventSourceResponse(
+            self._sse(rec.run_id, after),
+            ping=self.ping_seconds,
+            sep="\n",  # one-byte line ends: no client can see half of a CR LF split across reads
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    async def _sse(self, run_id: str, after: int) -> AsyncIterator[dict[str, Any]]:
+        from agentrt._cli.common import result_object
+
+        async for event in self.rt.subscribe(run_id, after):
+            if event.kind in END_KINDS:
+                final = result_object(self.rt.status(run_id))
+                yield {"id": str(event.id), "event": "end", "data": json.dumps(final)}
+                return
+            data = {"id": event.id, "kind": event.kind, "at": event.created_at, "data": event.data}
+            yield {"id": str(event.id), "event": event.kind, "data": json.dumps(data)}
+        # The run ended without a stored end event (its process died while finishing it): say so anyway.
+        yield {"event": "end", "data": json.dumps(result_object(self.rt.status(run_id)))}
+
+    async def page(self, request: Request) -> Response:
+        return FileResponse(str(_static_dir() / "index.html"), media_type="text/html")
+
+    async def openapi(self, request: Request) -> Response:
+        from agentrt.asgi._openapi import document
+
+        return JSONResponse(document(sorted(self.agents), STATUSES, token=self.has_token))
+
+
+class _BearerAuth:
+    """ASGI middleware: API requests need ``Authorization: Bearer TOKEN`` (compared in constant time)."""
+
+    def __init__(self, app: Any, expected: bytes) -> None:
+        self.app = app
+        self.expected = expected
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and not (path == "/" or path.startswith("/static/")):
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                response = _error(
+                    401,
+                    "unauthorized",
+                    f"{'wrong' if given else 'missing'} bearer token: send the header "
+                    "'Authorization: Bearer TOKEN' (the --token / AGENTRT_TOKEN the server was started with)",
+                    {"WWW-Authenticate": "Bearer"},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _static_dir() -> Any:
+    return resources.files("agentrt.asgi") / "static"
+
+
+def create_app(
+    runtime: Runtime,
+    agents: Iterable[Agent | str] = (),
+    *,
+    token: str | None = None,
+    tenant: TenantHook | None = None,
+    close_runtime: bool = False,
+    ping_seconds: float = 15.0,
+) -> Starlette:
+    """The agentrt HTTP API and browser page as an ASGI app, driving runs with ``runtime``.
+
+    - ``agents``: the only agents ``POST /runs`` may start (``agent(...)`` values or ``MODULE:ATTR``).
+    - ``token``: when set, every API request needs ``Authorization: Bearer TOKEN`` (else 401);
+      the page at ``/`` and its assets are public and ask for the token.
+    - ``tenant``: ``tenant(request) -> str`` (or an ``async`` one): runs started through a request
+      belong to its tenant, and a request sees, replies to, cancels and dumps only its tenant's runs.
+      Returning None answers 403.
+    - ``close_runtime``: the app owns the runtime: it enters it at startup (so a worker runtime claims
+      and drives the store's runnable runs: queued, interrupted, due) and closes it at shutdown, as
+      ``agentrt serve`` does.  Otherwise the host enters and closes it (``async with runtime``).
+    - ``ping_seconds``: how often an idle event stream gets a keep-alive comment.
+    """
+    table = _allowed_agents(agents)
+    api = _Api(runtime, table, tenant, ping_seconds, token is not None)
+    expected = f"Bearer {token}".encode() if token is not None else None
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if close_runtime:
+            await runtime.__aenter__()
+        else:
+            runtime._ensure_started()  # binds it to this loop if the host has not used it yet
+        try:
+            yield
+        finally:
+            if close_runtime:
+                await runtime.close()
+
+    def handle(method: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await method(request)
+            except ApiError as exc:
+                return _error(exc.status, exc.code, exc.message, exc.headers)
+            except RunNotFound as exc:
+                return _error(404, "unknown_run", str(exc))
+
+        return endpoint
+
+    routes = [
+        Route("/", handle(api.page), methods=["GET"]),
+        Route("/openapi.json", handle(api.openapi), methods=["GET"]),
+        Route("/runs", handle(api.start), methods=["POST"]),
+        Route("/runs", handle(api.list_runs), methods=["GET"]),
+        Route("/runs/{run_id}", handle(api.show), methods=["GET"]),
+        Route("/runs/{run_id}/reply", handle(api.reply), methods=["POST"]),
+        Route("/runs/{run_id}/cancel", handle(api.cancel), methods=["POST"]),
+        Route("/runs/{run_id}/events", handle(api.events), methods=["GET"]),
+        Route("/runs/{run_id}/dump", handle(api.dump), methods=["GET"]),
+        Mount("/static", StaticFiles(directory=str(_static_dir())), name="static"),
+    ]
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        message = f"{request.method} {request.url.path}: {exc.detail}"
+        if exc.status_code == 404:
+            message += "; see GET /openapi.json for the endpoints"
+        return _error(exc.status_code, code, message, getattr(exc, "headers", None))
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        log.exception("agentrt serve: %s %s failed", request.method, request.url.path)
+        return _error(500, "internal", f"{type(exc).__name__}: {exc}")
+
+    middleware = [Middleware(_BearerAuth, expected=expected)] if expected is not None else []
+    app = Starlette(
+        routes=routes,
+        middleware=middleware,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http_error, Exception: server_error},
+    )
+
+    return app

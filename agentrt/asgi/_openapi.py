@@ -1,0 +1,254 @@
+"""The OpenAPI 3 document of the HTTP API (``GET /openapi.json``), written out rather than inferred:
+it is the contract (spec §6.2) that the tests check the app against with schemathesis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["document"]
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    text = {
+        400: "the body is not valid JSON",
+        401: "missing or wrong bearer token",
+        403: "the request maps to no tenant",
+        404: "unknown run (or a run of another tenant), or unknown agent",
+        409: "conflict (run exists; not waiting on a question; already answered; no checkpoint yet; "
+        "already finished)",
+        422: "a field or parameter is invalid; the message names it",
+        500: "the server cannot do it (e.g. a model executor is missing)",
+    }
+    return {str(c): _json(_ref("Error"), text[c]) for c in codes}
+
+
+_RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = False) -> dict[str, Any]:
+    """The document for a server that starts ``agents`` (the allowed ``agent`` values)."""
+    auth = (401,) if token else ()
+    tenant = (403,)
+    schemas: dict[str, Any] = {
+        "Error": {
+            "type": "object",
+            "required": ["error"],
+            "properties": {
+                "error": {
+                    "type": "object",
+                    "required": ["code", "message"],
+                    "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                }
+            },
+        },
+        "StartRun": {
+            "type": "object",
+            "required": ["agent"],
+            "properties": {
+                "agent": {"type": "string", "enum": agents} if agents else {"type": "string"},
+                "input": {"type": "object"},
+                "run_id": {"type": "string", "minLength": 1, "pattern": "^[^/]+$"},
+            },
+        },
+        "Reply": {"type": "object", "required": ["value"], "properties": {"value": {}}},
+        "Accepted": {
+            "type": "object",
+            "required": ["run_id", "status"],
+            "properties": {
+                "run_id": {"type": "string"},
+                "status": {"type": "string", "enum": list(statuses)},
+                "replied_to": {"type": "string"},
+                "runs": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+        "Run": {
+            "type": "object",
+            "description": "as `agentrt runs --json` prints each run",
+            "required": ["run_id", "status", "agent"],
+            "properties": {
+                "run_id": {"type": "string"},
+                "status": {"type": "string", "enum": list(statuses)},
+                "agent": {"type": "string"},
+                "output": {},
+                "error": {"type": "object"},
+                "seq": {"type": "integer"},
+                "pending": {},
+                "waiting_on": {"type": "string"},
+                "prompt": {},
+                "interrupted": {"type": "boolean"},
+                "parent_id": {"type": "string"},
+                "usage": {"type": "object"},
+            },
+        },
+        "RunDetail": {
+            "description": "as `agentrt show ID --json` prints it",
+            "allOf": [
+                _ref("Run"),
+                {
+                    "type": "object",
+                    "required": ["input", "checkpoints", "children", "events"],
+                    "properties": {
+                        "input": {},
+                        "checkpoints": {"type": "array", "items": {"type": "object"}},
+                        "children": {"type": "array", "items": {"type": "object"}},
+                        "events": {"type": "array", "items": {"type": "object"}},
+                    },
+                },
+            ],
+        },
+        "StreamEvent": {
+            "type": "object",
+            "description": "one server-sent event: `id` the run's durable event id (absent only on an `end` "
+            "sent for a run whose end was not recorded), `event` its kind, `data` JSON text",
+            "required": ["event", "data"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^[0-9]+$"},
+                "event": {"type": "string"},
+                "data": {"type": "string"},
+            },
+        },
+        "Dump": {
+            "type": "object",
+            "description": "as `agentrt dump ID --json` prints it: source, header, frames "
+            "(each with source context, locals and value stack), pending request",
+        },
+    }
+    paths: dict[str, Any] = {
+        "/runs": {
+            "post": {
+                "summary": "Start a run of an allowed agent",
+                "operationId": "startRun",
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": _ref("StartRun")}},
+                },
+                "responses": {
+                    "201": _json(_ref("Accepted"), "the run is recorded and being driven"),
+                    **_errors(400, *auth, *tenant, 404, 409, 422, 500),
+                },
+            },
+            "get": {
+                "summary": "List runs (newest first)",
+                "operationId": "listRuns",
+                "parameters": [
+                    {"name": "status", "in": "query", "schema": {"type": "string", "enum": list(statuses)}},
+                    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                ],
+                "responses": {
+                    "200": _json(
+                        {
+                            "type": "object",
+                            "required": ["runs"],
+                            "properties": {"runs": {"type": "array", "items": _ref("Run")}},
+                        },
+                        "the runs",
+                    ),
+                    **_errors(*auth, *tenant, 422),
+                },
+            },
+        },
+        "/runs/{run_id}": {
+            "get": {
+                "summary": "One run: status, output or error, pending request, checkpoints, events",
+                "operationId": "showRun",
+                "parameters": [_RUN_ID],
+                "responses": {"200": _json(_ref("RunDetail"), "the run"), **_errors(*auth, *tenant, 404)},
+            }
+        },
+        "/runs/{run_id}/reply": {
+            "post": {
+                "summary": "Answer the task.ui.ask the run waits on (journaled before the answer)",
+                "operationId": "replyRun",
+                "parameters": [_RUN_ID],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": _ref("Reply")}}},
+                "responses": {
+                    "202": _json(_ref("Accepted"), "the reply is journaled; the run goes on"),
+                    **_errors(400, *auth, *tenant, 404, 409, 422),
+                },
+            }
+        },
+        "/runs/{run_id}/cancel": {
+            "post": {
+                "summary": "Cancel the run",
+                "operationId": "cancelRun",
+                "parameters": [_RUN_ID],
+                "responses": {
+                    "202": _json(_ref("Accepted"), "cancellation is recorded; `runs`: the runs cancelled"),
+                    **_errors(*auth, *tenant, 404, 409),
+                },
+            }
+        },
+        "/runs/{run_id}/events": {
+            "get": {
+                "summary": "The run's events as server-sent events; `id:` is the run's durable event id",
+                "description": "Each event: `id:` the event id, `event:` its kind, `data:` a JSON object "
+                "`{id, kind, at, data}`. After the run ends: one `event: end` whose data is the final "
+                "status object, then the stream closes. `Last-Event-ID` (or `?after=N`) resumes after N.",
+                "operationId": "runEvents",
+                "parameters": [
+                    _RUN_ID,
+                    {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                    {"name": "Last-Event-ID", "in": "header", "schema": {"type": "integer", "minimum": 0}},
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the event stream",
+                        "content": {"text/event-stream": {"schema": _ref("StreamEvent")}},
+                    },
+                    **_errors(*auth, *tenant, 404, 422),
+                },
+            }
+        },
+        "/runs/{run_id}/dump": {
+            "get": {
+                "summary": "The frame dump of the run's newest checkpoint",
+                "operationId": "dumpRun",
+                "parameters": [_RUN_ID],
+                "responses": {"200": _json(_ref("Dump"), "the dump"), **_errors(*auth, *tenant, 404, 409)},
+            }
+        },
+        "/": {
+            "get": {
+                "summary": "The browser page (public; it asks for the token)",
+                "operationId": "page",
+                "security": [],
+                "responses": {
+                    "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}
+                },
+            }
+        },
+        "/openapi.json": {
+            "get": {
+                "summary": "This document",
+                "operationId": "openapi",
+                "responses": {"200": _json({"type": "object"}, "OpenAPI 3"), **_errors(*auth)},
+            }
+        },
+    }
+    doc: dict[str, Any] = {
+        "openapi": "3.0.3",
+        "info": {"title": "agentrt", "version": _version(), "description": "Durable agent runs over HTTP"},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }
+    if token:
+        doc["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+        doc["security"] = [{"bearer": []}]
+    return doc
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("agentrt")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"

@@ -1,0 +1,71 @@
+"""Dumping a run's checkpoint from a store: what ``agentrt dump RUN`` and ``GET /runs/{id}/dump`` show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentrt.exceptions import AgentrtError, CheckpointNotFound, RunNotFound
+
+__all__ = ["dump_run"]
+
+
+def _import_agent_module(spec: str) -> None:
+    """Import the module of the run's agent (``MODULE:ATTR``), so its code can be resolved."""
+    if spec.startswith("<local>:"):
+        return  # not importable by name; the blob's modules must be allowed explicitly
+    from agentrt._sdk.agent import load_agent
+
+    load_agent(spec)
+
+
+def _load_checkpoint(store: Any, run_id: str, seq: int | None) -> tuple[Any, int, bytes, bool]:
+    rec = store.get_run(run_id)
+    if rec is None:
+        raise RunNotFound(run_id, store.location)
+    if seq is None:
+        latest = store.latest_checkpoint(run_id)
+        if latest is None:
+            raise CheckpointNotFound(
+                f"run {run_id!r} has no checkpoint yet (it has not reached its first await)"
+            )
+        return rec, latest[0], latest[1], True
+    blob = store.get_checkpoint(run_id, seq)
+    if blob is None:
+        from agentrt.inspection._fork import _missing_checkpoint
+
+        raise CheckpointNotFound(_missing_checkpoint(store, run_id, seq))
+    latest = store.latest_checkpoint(run_id)
+    return rec, seq, blob, latest is not None and latest[0] == seq
+
+
+def dump_run(store: Any, run_id: str, seq: int | None, allow: list[str], allow_unsigned: bool = False) -> Any:
+    """The frame dump of checkpoint ``seq`` (None: the newest) of ``run_id`` in ``store``.
+
+    The agent's module is imported first so its code can be resolved; when that fails the
+    dump still shows the header, and says why the frames cannot be shown.  Raises
+    ``RunNotFound`` / ``CheckpointNotFound``.
+    """
+    from agentrt.inspection._build import dump_blob
+    from agentrt.inspection._model import Source
+
+    rec, seq, blob, latest = _load_checkpoint(store, run_id, seq)
+    import_error = None
+    try:
+        _import_agent_module(rec.agent)
+    except AgentrtError as exc:  # the header can still be shown, and why the frames cannot
+        import_error = str(exc)
+    from agentrt.keys import keyring_for_store
+
+    dump = dump_blob(
+        blob,
+        Source("run", run_id, seq, latest, agent=rec.agent),
+        allow_modules=allow,
+        allow_unsigned=allow_unsigned,
+        keyring=keyring_for_store(store),
+        bind=("checkpoint", run_id, seq),
+    )
+    if import_error and dump.frames is None:
+        import attrs
+
+        dump = attrs.evolve(dump, frames_error=f"{import_error} ({dump.frames_error})")
+    return dump

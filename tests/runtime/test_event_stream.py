@@ -1,0 +1,161 @@
+"""The durable event stream behind Runtime.events / subscribe and the SSE ids of agentrt serve."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tests.runtime.agents as A
+from agentrt import Runtime
+from agentrt._sdk.errors import NotWaiting, RunExists, RunNotFound
+from agentrt.stores import MemoryStore, SqliteStore
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_every_kind_of_event_is_stored_with_one_sequence(store):
+    async def main():
+        async with Runtime(store) as rt:
+            run_id = await rt.start(A.asker, {"n": 3})
+            await rt.settle(run_id, timeout=10)
+            await rt.reply(run_id, "yes")
+            await rt.wait(run_id, timeout=10)
+            return run_id, rt.events(run_id)
+
+    run_id, events = run(main())
+    assert [e.id for e in events] == list(range(1, len(events) + 1))
+    kinds = [e.kind for e in events]
+    for kind in ("started", "checkpoint", "notify", "log", "waiting", "replied", "emit", "completed"):
+        assert kind in kinds, kinds
+    assert kinds[0] == "started" and kinds[-1] == "completed"
+    assert kinds.index("waiting") < kinds.index("replied") < kinds.index("emit")
+    waiting = next(e for e in events if e.kind == "waiting")
+    assert waiting.data["prompt"] == {"question": "approve?", "n": 3}
+    assert [e.id for e in store.read_stream(run_id, after=4)] == [e.id for e in events[4:]]
+    assert store.read_stream(run_id, after=2, limit=1)[0].id == 3
+
+
+def test_subscribe_joins_history_and_live_tail_exactly(store):
+    async def main():
+        async with Runtime(store) as rt:
+            run_id = await rt.start(A.fanout, {"n": 4})
+            seen = [e async for e in rt.subscribe(run_id)]
+            again = [e async for e in rt.subscribe(run_id, after=seen[2].id)]
+            finished = [e async for e in rt.subscribe(run_id, after=seen[-1].id)]
+            return seen, again, finished, rt.events(run_id)
+
+    seen, again, finished, stored = run(main())
+    assert seen == stored and seen[-1].kind == "completed"
+    assert again == stored[3:]
+    assert finished == []  # after the end: nothing, and the iteration ends at once
+    assert {"tool_started", "tool_finished"} <= {e.kind for e in seen}
+
+
+def test_subscribers_follow_a_run_while_it_waits_and_goes_on(store):
+    async def main():
+        async with Runtime(store) as rt:
+            run_id = await rt.start(A.asker, {"n": 1})
+
+            async def follow():
+                return [e async for e in rt.subscribe(run_id)]
+
+            followers = [asyncio.ensure_future(follow()) for _ in range(5)]
+            await rt.settle(run_id, timeout=10)
+            await asyncio.sleep(0.05)
+            assert not any(f.done() for f in followers)  # waiting is not the end
+            await rt.reply(run_id, "no")
+            results = await asyncio.wait_for(asyncio.gather(*followers), 10)
+            return results, rt.events(run_id)
+
+    results, stored = run(main())
+    assert all(r == stored for r in results)
+    assert stored[-1].kind == "completed"
+
+
+def test_runs_lists_and_filters(store):
+    async def main():
+        async with Runtime(store) as rt:
+            a = await rt.start(A.asker, {"n": 1})
+            b = await rt.start(A.summer, {"n": 2})
+            await rt.wait(b, timeout=10)
+            await rt.settle(a, timeout=10)
+            return a, b, rt.runs(), rt.runs(status="waiting"), rt.runs(status="completed")
+
+    a, b, every, waiting, completed = run(main())
+    assert {r.run_id for r in every} == {a, b}
+    assert [r.run_id for r in waiting] == [a]
+    assert [r.run_id for r in completed] == [b]
+
+
+def test_events_of_an_unknown_run(store):
+    async def main():
+        async with Runtime(store) as rt:
+            with pytest.raises(RunNotFound):
+                rt.events("nope")
+            with pytest.raises(RunNotFound):
+                rt.subscribe("nope")
+
+    run(main())
+
+
+def test_runtime_takes_a_path_or_a_url(tmp_path: Path):
+    async def main(store):
+        async with Runtime(store) as rt:
+            run_id = await rt.start(A.summer, {"n": 3})
+            return (await rt.wait(run_id, timeout=10)), rt.store
+
+    out, opened = run(main(str(tmp_path / "a.db")))
+    assert out == A.Total(3)  # 0 + 1 + 2
+    assert isinstance(opened, SqliteStore)
+    opened.close()
+    _out, opened = run(main(tmp_path / "b.db"))
+    assert isinstance(opened, SqliteStore) and (tmp_path / "b.db").exists()
+    opened.close()
+    _out, opened = run(main(f"sqlite:///{tmp_path / 'c.db'}"))
+    assert isinstance(opened, SqliteStore) and (tmp_path / "c.db").exists()
+    opened.close()
+    _out, opened = run(main("memory:"))
+    assert isinstance(opened, MemoryStore)
+    with pytest.raises(TypeError, match=r"Runtime\(store=\.\.\.\) takes a store object"):
+        Runtime(store=42)  # type: ignore[arg-type]
+
+
+def test_python_api_errors_name_no_cli_flags(store):
+    async def main():
+        async with Runtime(store) as rt:
+            errors = []
+            for call in (lambda: rt.status("nope"), lambda: rt.events("nope")):
+                with pytest.raises(RunNotFound) as info:
+                    call()
+                errors.append(str(info.value))
+            done = await rt.start(A.summer, {"n": 1}, run_id="r1")
+            await rt.wait(done, timeout=10)
+            with pytest.raises(RunExists) as info:
+                await rt.start(A.summer, {"n": 1}, run_id="r1")
+            errors.append(str(info.value))
+            with pytest.raises(NotWaiting) as info:
+                await rt.reply(done, 1)
+            errors.append(str(info.value))
+            return errors
+
+    for message in run(main()):
+        assert "--" not in message and "agentrt runs" not in message, message
+
+
+def test_the_cli_adds_its_own_hints(tmp_path: Path):
+    store = tmp_path / "s.db"
+    SqliteStore(store).close()
+    out = subprocess.run(
+        [sys.executable, "-m", "agentrt", "resume", "nope", "--store", str(store)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert "no run 'nope'" in out.stderr and "agentrt runs" in out.stderr and "--store" in out.stderr

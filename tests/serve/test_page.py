@@ -1,0 +1,138 @@
+"""The runs page at ``/`` in a real headless Chromium (Debian's package, driven by Playwright):
+it lists runs with live status, follows a run's events, shows its frames and answers its question.
+
+Skipped when /usr/bin/chromium is missing, except in CI (``CI=true``), where it must run.
+Screenshots go to the test's directory, and also to ``$AGENTRT_SCREENSHOTS`` when that is set
+(``docs/serve-page.png`` in the README was taken that way).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.serve.conftest import Server, wait_status
+
+CHROMIUM = os.environ.get("AGENTRT_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+if not os.path.exists(CHROMIUM) and os.environ.get("CI") != "true":
+    pytest.skip(
+        f"no Chromium at {CHROMIUM} (apt-get install -y chromium; or set AGENTRT_CHROMIUM); "
+        "the browser tests run in CI",
+        allow_module_level=True,
+    )
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture
+def browser_page(tmp_path: Path) -> Iterator[object]:
+    with playwright_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            user_data_dir=str(tmp_path / "chromium-profile"),  # fresh profile per test
+            executable_path=CHROMIUM,
+            headless=True,
+            args=ARGS,
+            viewport={"width": 1400, "height": 900},
+        )
+        try:
+            yield context.pages[0] if context.pages else context.new_page()
+        finally:
+            context.close()
+
+
+def screenshot(page: object, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
+    assert path.stat().st_size > 10_000
+    target = os.environ.get("AGENTRT_SCREENSHOTS")
+    if target:
+        shutil.copy(path, Path(target) / name)
+    return path
+
+
+def test_page_lists_runs_follows_events_shows_frames_and_answers(
+    fresh_server: Server, browser_page: object, tmp_path: Path
+) -> None:
+    page = browser_page
+    expect = playwright_api.expect
+    with fresh_server.client() as c:
+        done = c.post("/runs", json={"agent": "steps", "input": {"n": 2}, "run_id": "steps-1"}).json()[
+            "run_id"
+        ]
+        asking = c.post(
+            "/runs", json={"agent": "asker", "input": {"question": "Ship release 1.4?"}, "run_id": "ask-1"}
+        ).json()["run_id"]
+        wait_status(c, done, ("completed",))
+        wait_status(c, asking, ("waiting",))
+
+        page.goto(fresh_server.url + "/")  # type: ignore[attr-defined]
+        # The server wants a token: the page asks for it and keeps it for the session.
+        expect(page.locator("#token-form")).to_be_visible()  # type: ignore[attr-defined]
+        page.fill("#token", fresh_server.token)  # type: ignore[attr-defined]
+        page.click("#token-form button")  # type: ignore[attr-defined]
+        rows = page.locator("#runs tbody tr")  # type: ignore[attr-defined]
+        expect(rows).to_have_count(2)
+        expect(page.locator('#runs tr[data-run="steps-1"] .status')).to_have_text("completed")  # type: ignore[attr-defined]
+        expect(page.locator('#runs tr[data-run="ask-1"] .status')).to_have_text("waiting")  # type: ignore[attr-defined]
+
+        page.click('#runs tr[data-run="ask-1"]')  # type: ignore[attr-defined]
+        expect(page.locator("#run-status")).to_have_text("waiting")  # type: ignore[attr-defined]
+        expect(page.locator("#ask-prompt")).to_contain_text("Ship release 1.4?")  # type: ignore[attr-defined]
+        expect(page.locator('#events li[data-kind="waiting"]')).to_have_count(1)  # type: ignore[attr-defined]
+        # The frame dump: the agent's frame, its source with the suspended line, its locals, the request.
+        frame = page.locator("#dump details.frame").filter(has_text="run_asker")  # type: ignore[attr-defined]
+        expect(frame).to_have_count(1)
+        expect(frame.locator("pre.src .cur")).to_contain_text("task.ui.ask")
+        expect(frame.locator("dl.vars dt").filter(has_text="input")).to_have_count(1)
+        expect(page.locator("#pending")).to_contain_text("ask")  # type: ignore[attr-defined]
+        screenshot(page, tmp_path, "serve-page.png")
+
+        # Answer the question from the page: the run goes on live, to its end.
+        page.fill("#ask-value", '{"approve": true}')  # type: ignore[attr-defined]
+        page.click("#ask button")  # type: ignore[attr-defined]
+        expect(page.locator('#events li[data-kind="end"]')).to_have_count(1, timeout=30_000)  # type: ignore[attr-defined]
+        expect(page.locator("#run-status")).to_have_text("completed")  # type: ignore[attr-defined]
+        expect(page.locator('#runs tr[data-run="ask-1"] .status')).to_have_text("completed")  # type: ignore[attr-defined]
+        final = wait_status(c, asking, ("completed",))
+        assert final["output"]["reply"] == {"approve": True}
+        # Every event the page showed, once, in order, as the store has them.
+        shown = page.locator("#events li").evaluate_all(
+            "els => els.map(e => [Number(e.value), e.dataset.kind])"
+        )  # type: ignore[attr-defined]
+        from tests.serve.conftest import sse_events
+
+        with c.stream("GET", f"/runs/{asking}/events") as response:
+            stored = [[int(i), "end" if e == "end" else e] for i, e, _d in sse_events(response) if i]
+        assert shown == stored
+        screenshot(page, tmp_path, "serve-page-completed.png")
+
+
+def test_page_follows_a_live_run(fresh_server: Server, browser_page: object, tmp_path: Path) -> None:
+    page = browser_page
+    expect = playwright_api.expect
+    page.goto(fresh_server.url + "/#live-1")  # type: ignore[attr-defined]
+    page.fill("#token", fresh_server.token)  # type: ignore[attr-defined]
+    page.click("#token-form button")  # type: ignore[attr-defined]
+    with fresh_server.client() as c:
+        c.post("/runs", json={"agent": "steps", "input": {"n": 6, "delay": 0.3}, "run_id": "live-1"})
+        page.click('#runs tr[data-run="live-1"]')  # type: ignore[attr-defined]
+        expect(page.locator("#run-status")).to_have_text("running")  # type: ignore[attr-defined]
+        expect(page.locator('#events li[data-kind="tool_finished"]')).to_have_count(6, timeout=30_000)  # type: ignore[attr-defined]
+        expect(page.locator('#events li[data-kind="end"]')).to_have_count(1, timeout=30_000)  # type: ignore[attr-defined]
+        expect(page.locator('#runs tr[data-run="live-1"] .status')).to_have_text("completed")  # type: ignore[attr-defined]
+        ids = page.locator("#events li").evaluate_all("els => els.map(e => Number(e.value))")  # type: ignore[attr-defined]
+        assert ids == list(range(1, len(ids) + 1))

@@ -1,0 +1,55 @@
+"""The durable event stream and run tenants, on every backend (memory, SQLite, a real PostgreSQL)."""
+
+from __future__ import annotations
+
+import threading
+
+from agentrt.stores import NewRun
+
+
+def test_stream_ids_count_per_run_across_handles(open_handle):
+    a, b = open_handle(), open_handle()
+    a.create_run(NewRun("r1", "m:a", {}))
+    a.create_run(NewRun("r2", "m:a", {}))
+    assert a.append_stream("r1", "started", {"agent": "a"}) == 1
+    assert b.append_stream("r1", "tool_started", {"tool": "t", "n": [1, 2]}) == 2
+    assert a.append_stream("r2", "started", {}) == 1
+    assert b.append_stream("r1", "completed", {"output": None}) == 3
+    events = b.read_stream("r1")
+    assert [(e.id, e.kind) for e in events] == [(1, "started"), (2, "tool_started"), (3, "completed")]
+    assert events[1].data == {"tool": "t", "n": [1, 2]} and events[1].created_at > 0
+    assert [e.id for e in a.read_stream("r1", after=1)] == [2, 3]
+    assert [e.id for e in a.read_stream("r1", after=1, limit=1)] == [2]
+    assert a.read_stream("r1", after=3) == [] and a.read_stream("nope") == []
+
+
+def test_concurrent_appends_get_distinct_ids(open_handle):
+    handles = [open_handle() for _ in range(4)]
+    handles[0].create_run(NewRun("r", "m:a", {}))
+    got: list[int] = []
+    lock = threading.Lock()
+
+    def append(h):
+        for i in range(25):
+            n = h.append_stream("r", "log", {"i": i})
+            with lock:
+                got.append(n)
+
+    threads = [threading.Thread(target=append, args=(h,)) for h in handles]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(got) == list(range(1, 101))
+    assert [e.id for e in handles[1].read_stream("r")] == list(range(1, 101))
+
+
+def test_a_runs_first_tenant_stays(store):
+    store.set_tenant("r1", "acme")
+    store.set_tenant("r1", "globex")  # a second claim changes nothing
+    store.set_tenant("r2", "acme")
+    store.set_tenant("r3", "globex")
+    assert store.get_tenant("r1") == "acme" and store.get_tenant("nope") is None
+    assert store.tenant_runs("acme") == {"r1", "r2"}
+    assert store.tenant_runs("globex") == {"r3"}
+    assert store.tenant_runs("initech") == set()
