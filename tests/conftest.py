@@ -4,10 +4,30 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 
 import pytest
 
 from tests import pgcluster
+
+
+_KEY_DIR: str | None = None
+
+
+def pytest_configure(config):
+    """Blobs written without a store are signed with the project key; give the session (and the
+    processes it starts) a key file of its own instead of creating one in the runner's home."""
+    global _KEY_DIR
+    if "AGENTRT_KEY_FILE" not in os.environ:
+        _KEY_DIR = tempfile.mkdtemp(prefix="agentrt-test-key-")
+        os.environ["AGENTRT_KEY_FILE"] = os.path.join(_KEY_DIR, "blob.key")
+
+
+def pytest_unconfigure(config):
+    if _KEY_DIR is not None:
+        os.environ.pop("AGENTRT_KEY_FILE", None)
+        shutil.rmtree(_KEY_DIR, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

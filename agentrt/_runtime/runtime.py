@@ -374,7 +374,13 @@ class Runtime:
         self._ensure_started()
         target = self._reply_target(self._get(run_id))
         if not self.worker:  # a client records the reply; the store wakes the run for a worker
-            if not self.store.put_result(target.run_id, target.seq, 0, True, encode_value(value)):
+            if not self.store.put_result(
+                target.run_id,
+                target.seq,
+                0,
+                True,
+                encode_result(self.store, target.run_id, target.seq, 0, True, value),
+            ):
                 raise NotWaiting(
                     f"run {target.run_id!r} already has a reply for its question (seq {target.seq})"
                 )
@@ -691,7 +697,9 @@ class Runtime:
             raise
         except Exception as exc:  # a failure of the host (store, codec): the run stays resumable
             self._emit("driver_error", run_id, error=f"{type(exc).__name__}: {exc}")
-            self._evict(live, release=True)
+            # The lease is kept until it expires: a worker retries the run after lease_seconds
+            # instead of claiming it again at once, in a loop, while the cause persists.
+            self._evict(live, release=False)
             self._driver_errors[run_id] = exc
         finally:
             self._drivers.pop(run_id, None)
