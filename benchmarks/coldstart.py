@@ -109,7 +109,10 @@ def run(rounds: int, python: str) -> dict[str, Any]:
         store = os.path.join(tmp, "empty.db")
         cmds = commands(python, store)
         names = list(cmds)
-        samples: dict[str, dict[str, list[float]]] = {"warm": {n: [] for n in names}, "cold": {n: [] for n in names}}
+        samples: dict[str, dict[str, list[float]]] = {
+            "warm": {n: [] for n in names},
+            "cold": {n: [] for n in names},
+        }
         for name in names:  # one untimed run each: .pyc written, the empty store created
             _time(cmds[name], _env(None))
         for r in range(rounds):
@@ -123,21 +126,26 @@ def run(rounds: int, python: str) -> dict[str, Any]:
     for column, per_name in samples.items():
         cells = {name: spread(values) for name, values in per_name.items()}
         floor = cells["floor: import asyncio, attrs"]["median"]
-        for name, cell in cells.items():
+        for cell in cells.values():
             cell["ratio_to_floor"] = cell["median"] / floor
         out[column] = cells
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="smoke: 1 round, no ratio asserted")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 15; quick 1)")
     args = parser.parse_args(argv)
     rounds = args.rounds or (1 if args.quick else 15)
     python = sys.executable
     started = time.monotonic()
-    print(f"benchmarks/coldstart.py ({'quick' if args.quick else 'full'}) on CPython {platform.python_version()}")
+    print(
+        f"benchmarks/coldstart.py ({'quick' if args.quick else 'full'}) "
+        f"on CPython {platform.python_version()}"
+    )
     cells = run(rounds, python)
     result: dict[str, Any] = {
         "python": platform.python_version(),
@@ -156,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {column} (.pyc {'present' if column == 'warm' else 'absent'}):")
         for name, cell in cells[column].items():
             print(
-                f"    {name:<30} {cell['median'] * 1e3:7.1f} ms  IQR {cell['q1'] * 1e3:6.1f}-{cell['q3'] * 1e3:6.1f}"
+                f"    {name:<30} {cell['median'] * 1e3:7.1f} ms  "
+                f"IQR {cell['q1'] * 1e3:6.1f}-{cell['q3'] * 1e3:6.1f}"
                 f"  x{cell['ratio_to_floor']:.2f} of the floor"
             )
     for name in ("import agentrt", "agentrt runs (empty store)"):

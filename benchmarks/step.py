@@ -89,7 +89,9 @@ async def step_run(input: StepInput, task: Task) -> StepOutput:
     return StepOutput(acc)
 
 
-step_agent = agent(input=StepInput, output=StepOutput, tools=[async_step, sync_step], run=step_run, name="step")
+step_agent = agent(
+    input=StepInput, output=StepOutput, tools=[async_step, sync_step], run=step_run, name="step"
+)
 
 
 def _agent() -> Any:
@@ -155,7 +157,10 @@ def floor_per_call(db: Path, n: int, synchronous: str, result_size: int, ckpt_si
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(f"PRAGMA synchronous={synchronous}")
     conn.execute("CREATE TABLE runs (run_id TEXT PRIMARY KEY, seq INTEGER)")
-    conn.execute("CREATE TABLE results (run_id TEXT, seq INTEGER, idx INTEGER, blob BLOB, PRIMARY KEY (run_id, seq, idx))")
+    conn.execute(
+        "CREATE TABLE results (run_id TEXT, seq INTEGER, idx INTEGER, blob BLOB, "
+        "PRIMARY KEY (run_id, seq, idx))"
+    )
     conn.execute("CREATE TABLE checkpoints (run_id TEXT, seq INTEGER, blob BLOB, PRIMARY KEY (run_id, seq))")
     conn.execute("INSERT INTO runs VALUES ('r', 0)")
     result_blob, ckpt_blob = os.urandom(result_size), os.urandom(ckpt_size)
@@ -217,7 +222,11 @@ def thread_hop_per_call(n: int) -> float:
 
 def spread(samples: list[float]) -> dict[str, Any]:
     ordered = sorted(samples)
-    q1, q3 = (statistics.quantiles(ordered, n=4, method="inclusive")[::2]) if len(ordered) >= 4 else (ordered[0], ordered[-1])
+    q1, q3 = (
+        (statistics.quantiles(ordered, n=4, method="inclusive")[::2])
+        if len(ordered) >= 4
+        else (ordered[0], ordered[-1])
+    )
     return {
         "median_us": statistics.median(ordered) * 1e6,
         "q1_us": q1 * 1e6,
@@ -260,7 +269,11 @@ def run(rounds: int, n: int, work: Path) -> dict[str, Any]:
         floor = rows[f"floor: plain sqlite3 [{sync_mode}]"]["median_us"]
         a = rows[f"agentrt async tool [{sync_mode}]"]["median_us"]
         s = rows[f"agentrt sync tool [{sync_mode}]"]["median_us"]
-        targets[f"async tool / floor [{sync_mode}]"] = {"ratio": a / floor, "target": TARGET_ASYNC, "met": a / floor <= TARGET_ASYNC}
+        targets[f"async tool / floor [{sync_mode}]"] = {
+            "ratio": a / floor,
+            "target": TARGET_ASYNC,
+            "met": a / floor <= TARGET_ASYNC,
+        }
         sync_ratio = (s - hop) / floor
         targets[f"(sync tool - thread hop) / floor [{sync_mode}]"] = {
             "ratio": sync_ratio,
@@ -279,7 +292,9 @@ def run(rounds: int, n: int, work: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="smoke: 2 rounds of 40 calls, no ratio asserted")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 9; quick 2)")
     parser.add_argument("--calls", type=int, default=None, help="tool calls per run (default 400; quick 40)")
@@ -287,7 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (2 if args.quick else 9)
     n = args.calls or (40 if args.quick else 400)
     started = time.monotonic()
-    print(f"benchmarks/step.py ({'quick' if args.quick else 'full'}) on CPython {platform.python_version()}", flush=True)
+    print(
+        f"benchmarks/step.py ({'quick' if args.quick else 'full'}) on CPython {platform.python_version()}",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="agentrt-step-") as tmp:
         out = run(rounds, n, Path(tmp))
     result = {
