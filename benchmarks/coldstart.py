@@ -66,14 +66,22 @@ def commands(python: str, store: str) -> dict[str, list[str]]:
         "python -c pass": [python, "-c", "pass"],
         "floor: import asyncio, attrs": [python, "-c", "import asyncio, attrs"],
         "import agentrt": [python, "-c", "import agentrt"],
+        "from agentrt import Runtime, agent, tool": [
+            python,
+            "-c",
+            "from agentrt import Runtime, agent, tool",
+        ],
         "agentrt runs (empty store)": [python, "-m", "agentrt", "runs", "--store", store],
         "agentrt --help": [python, "-m", "agentrt", "--help"],
     }
 
 
+TREE = REPO  # whose agentrt is measured (--tree: another checkout, e.g. for a before/after)
+
+
 def _env(cold_dir: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONPATH"] = str(REPO)  # this checkout's agentrt, installed or not
+    env["PYTHONPATH"] = str(TREE)  # this checkout's agentrt, installed or not
     if cold_dir is not None:
         env["PYTHONPYCACHEPREFIX"] = cold_dir
     return env
@@ -81,7 +89,7 @@ def _env(cold_dir: str | None) -> dict[str, str]:
 
 def _time(cmd: list[str], env: dict[str, str]) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.run(cmd, env=env, cwd=TREE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed (exit {proc.returncode}): {proc.stderr.decode()[-800:]}")
@@ -91,7 +99,7 @@ def _time(cmd: list[str], env: dict[str, str]) -> float:
 def importtime(python: str, code: list[str], top: int = 15) -> list[dict[str, Any]]:
     """The ``top`` modules with the largest cumulative import time (warm ``.pyc``)."""
     proc = subprocess.run(
-        [python, "-X", "importtime", *code], env=_env(None), cwd=REPO, capture_output=True, text=True
+        [python, "-X", "importtime", *code], env=_env(None), cwd=TREE, capture_output=True, text=True
     )
     rows = []
     for line in proc.stderr.splitlines():
@@ -138,7 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="smoke: 1 round, no ratio asserted")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 15; quick 1)")
+    parser.add_argument("--tree", default=None, help="measure the agentrt of another checkout (before/after)")
+    parser.add_argument("--tag", default="", help="suffix of the result file name (with --tree)")
     args = parser.parse_args(argv)
+    global TREE
+    TREE = Path(args.tree).resolve() if args.tree else REPO
     rounds = args.rounds or (1 if args.quick else 15)
     python = sys.executable
     started = time.monotonic()
@@ -152,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         "mode": "quick" if args.quick else "full",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "rounds": rounds,
-        "command": "python benchmarks/coldstart.py" + (" --quick" if args.quick else ""),
+        "command": "python "
+        + " ".join(["benchmarks/coldstart.py", *(argv if argv is not None else sys.argv[1:])]),
+        "tree": str(TREE),
         "target_ratio": TARGET,
         "columns": cells,
         "importtime": {
@@ -173,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         result.setdefault("targets", {})[name] = {"ratio": ratio, "target": TARGET, "met": ratio <= TARGET}
     RESULTS.mkdir(exist_ok=True)
     py = ".".join(platform.python_version_tuple()[:2])
-    path = RESULTS / f"coldstart-{py}{'-quick' if args.quick else ''}.json"
+    path = RESULTS / f"coldstart-{py}{args.tag}{'-quick' if args.quick else ''}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(f"  wrote {path.relative_to(REPO)} in {time.monotonic() - started:.1f} s")
     return 0  # a benchmark reports; it never fails on a ratio (CI runs --quick on noisy machines)
