@@ -225,11 +225,35 @@ def build(py: str, quick: bool) -> str:
     ]
     if quick:
         lines += ["**Smoke run (--quick): these numbers only prove that the benchmarks run.**", ""]
+    sources = []
+    for stem, data in (("step", step), ("coldstart", cold), ("checkpoint", ckpt), ("resume", resume)):
+        path = RESULTS / f"{stem}-{py}{'-quick' if quick else ''}.json"
+        if data is not None:
+            when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(path.stat().st_mtime))
+            sources.append(f"`{path.name}` ({when})")
+        else:
+            sources.append(f"`{path.name}` (missing)")
+    lines += ["Sources: " + ", ".join(sources) + ".", ""]
     lines += ["## Targets (issue 16)", "", *targets_table(step, cold, ckpt, resume), ""]
     if step:
         lines += step_section(step)
     if cold:
         lines += cold_section(cold)
+    before = None if quick else _load("coldstart", f"{py}-before", False)
+    if before:
+        lines += [
+            f"Before the lazy imports (`{before['command']}`, a checkout of the previous commit, "
+            "its own floor): "
+            + "; ".join(
+                f"`{name}` {c['ratio_to_floor']:.2f}× warm, "
+                f"{before['columns']['cold'][name]['ratio_to_floor']:.2f}× cold"
+                for name, c in before["columns"]["warm"].items()
+                if name in ("import agentrt", "agentrt runs (empty store)")
+            )
+            + f"; `import agentrt` imported {before['importtime']['import agentrt'][0]['modules_imported']} "
+            "modules.",
+            "",
+        ]
     if resume:
         lines += resume_section(resume)
     plots = sorted(p.name for p in RESULTS.glob(f"*-{py}{'-quick' if quick else ''}.png"))
