@@ -229,7 +229,9 @@ def build(py: str, quick: bool) -> str:
     for stem, data in (("step", step), ("coldstart", cold), ("checkpoint", ckpt), ("resume", resume)):
         path = RESULTS / f"{stem}-{py}{'-quick' if quick else ''}.json"
         if data is not None:
-            when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(path.stat().st_mtime))
+            when = data.get("created_utc") or time.strftime(
+                "%Y-%m-%d %H:%M UTC", time.gmtime(path.stat().st_mtime)
+            )
             sources.append(f"`{path.name}` ({when})")
         else:
             sources.append(f"`{path.name}` (missing)")
