@@ -43,7 +43,8 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
-        parser.exit(message=f"{parser.prog} {_version()}\n")
+        sys.stdout.write(f"{parser.prog} {_version()}\n")  # on stdout, as argparse's own action
+        parser.exit()
 
 
 #: The module registering each subcommand (its ``register(commands)`` adds the command's parser).
