@@ -6,7 +6,7 @@
 #   make demo                    examples/crash_demo.py: SIGKILL an agent mid-run, finish it with agentrt resume
 #   make demo DEMO_EXECUTOR=offline   ... with the in-process model executor instead of the HTTP one
 #   make test-roundtrip           the suite under the --agentrt-roundtrip plugin (CI runs it)
-#   make bench [BENCH_ARGS=...]  benchmarks/step, coldstart, checkpoint, resume, llm -> results/summary.md
+#   make bench [BENCH_ARGS=...]  benchmarks/step, coldstart, trap, checkpoint, resume, llm -> summary.md
 #   make bench-smoke             ... each with --quick (proves they run; no timing ratio is asserted)
 #   make lint                    ruff check, ruff format --check, mypy (3.12 venv with .[dev])
 #   make clean
@@ -179,6 +179,7 @@ bench bench-smoke:
 	quick=$(if $(filter bench-smoke,$@),--quick)
 	.venv-$$v/bin/python benchmarks/step.py $$quick
 	.venv-$$v/bin/python benchmarks/coldstart.py $$quick
+	.venv-$$v/bin/python benchmarks/trap.py $$quick
 	.venv-$$v/bin/python benchmarks/checkpoint.py $$quick $(BENCH_ARGS)
 	.venv-$$v/bin/python benchmarks/resume.py $$quick
 	.venv-$$v/bin/python benchmarks/llm.py $$quick

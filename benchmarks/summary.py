@@ -41,7 +41,7 @@ def _cell(c: dict[str, Any]) -> str:
     return f"{_ms(c['median'])} [{_ms(c['q1'])}–{_ms(c['q3'])}]"
 
 
-def targets_table(step: Any, cold: Any, ckpt: Any, resume: Any) -> list[str]:
+def targets_table(step: Any, cold: Any, ckpt: Any, resume: Any, trap: Any = None) -> list[str]:
     out = [
         "| measurement | setting | value | floor (same run) | target | status | command |",
         "|---|---|---|---|---|---|---|",
@@ -104,6 +104,15 @@ def targets_table(step: Any, cold: Any, ckpt: Any, resume: Any) -> list[str]:
             )
     else:
         out.append("| checkpoint | — | no result (run `python benchmarks/checkpoint.py`) | | | | |")
+    if trap:
+        t = trap["target"]
+        floor = trap["rows"]["floor: @types.coroutine trap"]["median_ns"]
+        out.append(
+            f"| suspend trap, per suspension | in memory, driven by `coro.send` | "
+            f"{trap['rows']['agentrt suspend']['median_ns']:,.0f} ns = {t['ratio']:.2f}× floor | "
+            f"{floor:,.0f} ns (`@types.coroutine` trap) | ≤ {t['target']}× | {_ok(t['met'])} | "
+            f"`{trap['command']}` |"
+        )
     if resume and "agentrt_flatness" in resume:
         f = resume["agentrt_flatness"]
         ns = resume["ns"]
@@ -213,6 +222,7 @@ def resume_section(resume: dict[str, Any]) -> list[str]:
 def build(py: str, quick: bool) -> str:
     step, cold = _load("step", py, quick), _load("coldstart", py, quick)
     ckpt, resume = _load("checkpoint", py, quick), _load("resume", py, quick)
+    trap = _load("trap", py, quick)
     lines = [
         "# agentrt benchmark summary",
         "",
@@ -226,7 +236,13 @@ def build(py: str, quick: bool) -> str:
     if quick:
         lines += ["**Smoke run (--quick): these numbers only prove that the benchmarks run.**", ""]
     sources = []
-    for stem, data in (("step", step), ("coldstart", cold), ("checkpoint", ckpt), ("resume", resume)):
+    for stem, data in (
+        ("step", step),
+        ("coldstart", cold),
+        ("trap", trap),
+        ("checkpoint", ckpt),
+        ("resume", resume),
+    ):
         path = RESULTS / f"{stem}-{py}{'-quick' if quick else ''}.json"
         if data is not None:
             when = data.get("created_utc") or time.strftime(
@@ -236,7 +252,7 @@ def build(py: str, quick: bool) -> str:
         else:
             sources.append(f"`{path.name}` (missing)")
     lines += ["Sources: " + ", ".join(sources) + ".", ""]
-    lines += ["## Targets (issue 16)", "", *targets_table(step, cold, ckpt, resume), ""]
+    lines += ["## Targets (issue 16)", "", *targets_table(step, cold, ckpt, resume, trap), ""]
     if step:
         lines += step_section(step)
     if cold:
