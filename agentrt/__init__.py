@@ -10,31 +10,31 @@ from agentrt._lazy import lazy_exports
 if TYPE_CHECKING:
     from agentrt._codec import serializable as serializable
     from agentrt._runtime import Runtime as Runtime
-    from agentrt._sdk import Agent as Agent
-    from agentrt._sdk import AgentSpecError as AgentSpecError
-    from agentrt._sdk import Fulfilled as Fulfilled
-    from agentrt._sdk import LeaseHeld as LeaseHeld
-    from agentrt._sdk import NotWaiting as NotWaiting
-    from agentrt._sdk import Progress as Progress
-    from agentrt._sdk import Rejected as Rejected
-    from agentrt._sdk import RunFailed as RunFailed
-    from agentrt._sdk import RunNotFound as RunNotFound
-    from agentrt._sdk import SchemaError as SchemaError
-    from agentrt._sdk import StepBudgetExceeded as StepBudgetExceeded
-    from agentrt._sdk import Task as Task
-    from agentrt._sdk import Tool as Tool
-    from agentrt._sdk import ToolError as ToolError
-    from agentrt._sdk import agent as agent
-    from agentrt._sdk import omit as omit
-    from agentrt._sdk import pick as pick
-    from agentrt._sdk import progress as progress
-    from agentrt._sdk import tool as tool
-    from agentrt._sdk import ui_tools as ui_tools
+    from agentrt._sdk.agent import Agent as Agent
+    from agentrt._sdk.agent import agent as agent
+    from agentrt._sdk.errors import AgentSpecError as AgentSpecError
+    from agentrt._sdk.errors import LeaseHeld as LeaseHeld
+    from agentrt._sdk.errors import NotWaiting as NotWaiting
+    from agentrt._sdk.errors import RunFailed as RunFailed
+    from agentrt._sdk.errors import RunNotFound as RunNotFound
+    from agentrt._sdk.errors import SchemaError as SchemaError
+    from agentrt._sdk.errors import StepBudgetExceeded as StepBudgetExceeded
+    from agentrt._sdk.errors import ToolError as ToolError
+    from agentrt._sdk.requests import Fulfilled as Fulfilled
+    from agentrt._sdk.requests import Progress as Progress
+    from agentrt._sdk.requests import Rejected as Rejected
     from agentrt._sdk.requests import ToolCall as ToolCall
+    from agentrt._sdk.requests import progress as progress
     from agentrt._sdk.stateful import ToolResult as ToolResult
     from agentrt._sdk.stateful import ask as ask
     from agentrt._sdk.stateful import call_tools as call_tools
     from agentrt._sdk.stateful import output as output
+    from agentrt._sdk.task import Task as Task
+    from agentrt._sdk.tools import Tool as Tool
+    from agentrt._sdk.tools import omit as omit
+    from agentrt._sdk.tools import pick as pick
+    from agentrt._sdk.tools import tool as tool
+    from agentrt._sdk.tools import ui_tools as ui_tools
     from agentrt.exceptions import AgentrtError as AgentrtError
     from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
     from agentrt.exceptions import CorruptBlob as CorruptBlob
