@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from agentrt._sdk.tools import pick as pick
     from agentrt._sdk.tools import tool as tool
     from agentrt._sdk.tools import ui_tools as ui_tools
+    from agentrt._upgrade import migrate as migrate
     from agentrt.exceptions import AgentrtError as AgentrtError
     from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
     from agentrt.exceptions import CorruptBlob as CorruptBlob
@@ -78,6 +79,7 @@ _EXPORTS = {
     "ask": "agentrt._sdk.stateful",
     "call_tools": "agentrt._sdk.stateful",
     "output": "agentrt._sdk.stateful",
+    "migrate": "agentrt._upgrade",
     "AgentrtError": "agentrt.exceptions",
     "CannotCrossAwait": "agentrt.exceptions",
     "CorruptBlob": "agentrt.exceptions",
@@ -129,6 +131,7 @@ __all__ = [
     "ask",
     "call_tools",
     "llm_agent",
+    "migrate",
     "omit",
     "output",
     "pick",

@@ -53,11 +53,13 @@ _COMMAND_MODULES = {
     "dump": "agentrt.inspect._cli",
     "diff": "agentrt.inspect._cli",
     "fork": "agentrt.inspect._cli",
+    "keygen": "agentrt._cli.keygen",
     "teams": "agentrt.teams._cli",
     "run": "agentrt._cli.drive",
     "resume": "agentrt._cli.drive",
     "runs": "agentrt._cli.inspect_cmds",
     "show": "agentrt._cli.inspect_cmds",
+    "upgrade": "agentrt._upgrade._cli",
 }
 
 

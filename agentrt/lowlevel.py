@@ -17,9 +17,13 @@ from typing import Any, ClassVar, Generic, TypeVar
 import attrs
 
 from agentrt import _codec
+from agentrt import keys as _keys
+from agentrt._codec._decode import Requirement as _Requirement
+from agentrt._codec._decode import unsigned_allowed as _unsigned_allowed
 from agentrt._frames import abandon as _abandon
 from agentrt._frames import install as _install_frames
 from agentrt._frames import restored_pending
+from agentrt._frames._validate import register_trap_type as _register_trap_type
 from agentrt.exceptions import CorruptBlob, ForeignAwaitable
 
 __all__ = ["Done", "Machine", "suspend"]
@@ -27,6 +31,8 @@ __all__ = ["Done", "Machine", "suspend"]
 T = TypeVar("T")
 
 _install_frames()
+
+_CHECKPOINT: tuple[str, str | None, int | None] = ("checkpoint", None, None)
 
 
 @_codec.serializable
@@ -82,6 +88,9 @@ class _Trap:
 
     def __repr__(self) -> str:
         return f"suspend({self.payload!r})"
+
+
+_register_trap_type(_Trap)
 
 
 def suspend(payload: Any) -> Any:
@@ -241,11 +250,22 @@ class Machine:
             self.discard()
 
     def get(self, *, use_cloudpickle: bool = False) -> bytes:
-        """Checkpoint the suspended chain to bytes; the machine stays usable."""
+        """Checkpoint the suspended chain to bytes, signed with the project's key; the machine stays usable.
+
+        The key is ``AGENTRT_BLOB_KEY``, else the project key file (created on first
+        use; see :mod:`agentrt.keys`).
+        """
+        ring = _keys.project_keyring(create=True)
+        return self._signed_get(ring.write if ring is not None else b"", _CHECKPOINT, use_cloudpickle)
+
+    def _signed_get(
+        self, key: bytes, bind: tuple[str, str | None, int | None], use_cloudpickle: bool = False
+    ) -> bytes:
+        """``get()`` signed with ``key`` and bound to ``bind`` (the runtime binds run id and sequence)."""
         if not self._started or self._finished:
             state = "finished" if self._finished else "not started (call step() first)"
             raise RuntimeError(f"Machine.get() needs a suspended agent; this one is {state}.")
-        return _codec.dumps(self._coro, use_cloudpickle=use_cloudpickle)
+        return _codec.dumps(self._coro, use_cloudpickle=use_cloudpickle, key=key, bind=bind)
 
     @classmethod
     def set(
@@ -254,19 +274,57 @@ class Machine:
         *,
         allow_modules: tuple[str, ...] = (),
         allow_cloudpickle: bool = False,
+        allow_unsigned: bool = False,
     ) -> Machine:
         """Rebuild a suspended machine from ``blob``.
 
         Code and classes are resolved only in modules already imported or named in
-        ``allow_modules``; nothing named only by the blob is imported or run.
+        ``allow_modules``; nothing named only by the blob is imported or run.  The
+        blob must be signed with a key of this project (``AGENTRT_BLOB_KEY`` or the
+        project key file) unless ``allow_unsigned=True`` (or ``AGENTRT_ALLOW_UNSIGNED=1``):
+        an unsigned blob still goes through every safety check, but it can resume any
+        imported coroutine at any of its awaits with locals of its author's choosing.
         """
-        coro = _codec.loads(blob, allow_modules=allow_modules, allow_cloudpickle=allow_cloudpickle)
-        if not inspect.iscoroutine(coro):
-            raise CorruptBlob(f"the blob holds a {type(coro).__name__}, not a suspended agent coroutine")
-        trap = restored_pending(coro)
-        if type(trap) is not _Trap:
-            _abandon(coro)
-            raise CorruptBlob(
-                f"the restored agent re-suspended on {type(trap).__name__}, not on an agentrt suspend()"
-            )
+        ring = _keys.project_keyring()
+        requirement = _Requirement(
+            signed=not _unsigned_allowed(allow_unsigned),
+            kind="checkpoint",
+            unsigned_hint="Machine.set(blob, allow_unsigned=True)",
+        )
+        return cls._set_checked(blob, ring, requirement, allow_modules, allow_cloudpickle)
+
+    @classmethod
+    def _set_checked(
+        cls,
+        blob: bytes,
+        ring: _keys.Keyring | None,
+        requirement: _Requirement,
+        allow_modules: tuple[str, ...] = (),
+        allow_cloudpickle: bool = False,
+    ) -> Machine:
+        """``set()`` with the keys and requirement the caller chose (the runtime binds run and sequence)."""
+        session: list[Any] = []
+        coro = _codec.loads(
+            blob,
+            allow_modules=allow_modules,
+            allow_cloudpickle=allow_cloudpickle,
+            keys=ring.read if ring is not None else (),
+            key_source=ring.source if ring is not None else "",
+            require=requirement,
+            session=session,
+        )
+        try:
+            if not inspect.iscoroutine(coro):
+                raise CorruptBlob(f"the blob holds a {type(coro).__name__}, not a suspended agent coroutine")
+            trap = restored_pending(coro)
+            if type(trap) is not _Trap:
+                raise CorruptBlob(
+                    f"the restored agent re-suspended on {type(trap).__name__}, not on an agentrt suspend()"
+                )
+        except BaseException:
+            for ctx in session:
+                ctx.refuse()  # no finally / __exit__ of anything the blob built runs
+            raise
+        for ctx in session:
+            ctx.accept()
         return cls._restored(coro, trap.payload)

@@ -17,14 +17,18 @@ the flag may not call referencing reconstructors at all.
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
+import attrs
+
 from agentrt._codec import _wire
+from agentrt._codec._bounds import check_bounds, describe_error, short
 from agentrt._codec._code_identity import resolve_code
-from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, unpack
+from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, Envelope, unpack
 from agentrt._codec._reconstruct import RECONSTRUCTORS, DecodeContext
 from agentrt._codec._scan import check_payload
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
@@ -70,7 +74,7 @@ class _Loader(pickle.Unpickler):
         if self.mode == CLOUD:
             return super().find_class(module, name)
         raise CorruptBlob(
-            f"blob names {module!r:.{_MAX_MESSAGE_CHARS}}.{name!r:.{_MAX_MESSAGE_CHARS}}, "
+            f"blob names {short(module, 80)}.{short(name, 80)}, "
             "which is not an agentrt "
             "reconstructor: it was modified or was not written by agentrt; nothing was executed"
         )
@@ -89,23 +93,89 @@ def _unpickle(payload: bytes, ctx: DecodeContext | None, mode: str) -> Any:
     return obj
 
 
+@attrs.frozen
+class Requirement:
+    """What a caller accepts from a blob: whether it must be signed, and what it must be bound to.
+
+    ``kind`` is the use (``checkpoint``, ``value``, ``error``); ``run_id`` and ``seq``, when
+    not None, must match the binding exactly, so a genuine blob of another run, another
+    sequence number or another use is refused (replay, transplant, kind confusion).
+    ``unsigned_hint`` names the caller's opt-in for unsigned blobs in the refusal.
+    """
+
+    signed: bool
+    kind: str | None  # None: any use (a dump shows whatever it is given)
+    run_id: str | None = None
+    seq: int | None = None
+    unsigned_hint: str = ""
+
+    def check(self, envelope: Envelope) -> None:
+        if not envelope.keyed:
+            if self.signed:
+                raise CorruptBlob(
+                    "agentrt blob is not signed, so it is refused: an unsigned blob can resume any "
+                    "imported coroutine at any await with locals of its author's choosing. Sign "
+                    f"blobs with a key (Machine.get() does by default; `agentrt keygen`), or opt in: "
+                    f"{self.unsigned_hint or 'allow_unsigned=True'} (or {UNSIGNED_ENV}=1)"
+                )
+            return
+        bind = envelope.bind
+        if self.kind is None:
+            return
+        if bind is None or bind[0] != self.kind:
+            got = "no use" if bind is None else f"use {short(bind[0], 40)}"
+            raise CorruptBlob(
+                f"agentrt blob was signed for {got}, not for a {self.kind}: a genuine blob was put "
+                "where it does not belong (kind confusion)"
+            )
+        if (self.run_id is not None and bind[1] != self.run_id) or (
+            self.seq is not None and bind[2] != self.seq
+        ):
+            raise CorruptBlob(
+                f"agentrt blob is a {self.kind} of run {short(bind[1], 60)} at sequence {short(bind[2])}, "
+                f"not of run {short(self.run_id, 60)} at sequence {short(self.seq)}: a genuine blob was "
+                "replayed or moved to another run"
+            )
+
+
+UNSIGNED_ENV = "AGENTRT_ALLOW_UNSIGNED"
+
+
+def unsigned_allowed(explicit: bool) -> bool:
+    """The caller's opt-in for unsigned blobs: its own flag, or ``AGENTRT_ALLOW_UNSIGNED=1``."""
+    return explicit or (UNSIGNED_ENV in os.environ and os.environ[UNSIGNED_ENV] in ("1", "true", "yes"))
+
+
 def _describe(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= _MAX_MESSAGE_CHARS else text[:_MAX_MESSAGE_CHARS] + "..."
+    return describe_error(exc, _MAX_MESSAGE_CHARS)
 
 
-def loads(blob: bytes, *, allow_modules: Iterable[str] = (), allow_cloudpickle: bool = False) -> object:
+def loads(
+    blob: bytes,
+    *,
+    allow_modules: Iterable[str] = (),
+    allow_cloudpickle: bool = False,
+    keys: Sequence[bytes] | None = None,
+    key_source: str = "",
+    require: Requirement | None = None,
+    session: list[DecodeContext] | None = None,
+) -> object:
     """Rebuild the value held by ``blob``.
 
     Code and classes are looked up only in modules already imported or named in
     ``allow_modules``.  Raises ``CorruptBlob`` for truncated, modified or
     malformed blobs and ``IncompatibleBlob`` when the blob was written by other
-    code, another Python minor or another format version.
+    code, another Python minor or another format version.  A signed blob must
+    verify with one of ``keys`` (default: ``AGENTRT_BLOB_KEY``).  ``require`` says
+    what the caller accepts (signed only, and which binding); ``session`` receives
+    the decode context, so a caller that refuses the result can abandon what it built.
     """
     if isinstance(allow_modules, str):
         raise TypeError(f"allow_modules takes module names, e.g. allow_modules=({allow_modules!r},)")
     allowed = frozenset(allow_modules) if allow_modules else _NO_MODULES
-    envelope = unpack(blob)
+    envelope = unpack(blob, keys, key_source)
+    if require is not None:
+        require.check(envelope)
     cloud = bool(envelope.flags & FLAG_CLOUDPICKLE)
     if cloud and not allow_cloudpickle:
         raise IncompatibleBlob(
@@ -115,9 +185,16 @@ def loads(blob: bytes, *, allow_modules: Iterable[str] = (), allow_cloudpickle: 
     codes = [resolve_code(code.module, code.qualname, code.digest, allowed) for code in envelope.codes]
     referencing = bool(envelope.flags & FLAG_REFERENCING)
     ctx = DecodeContext(envelope.codes, codes, allowed, verified=referencing or cloud)
+    ctx.signed = envelope.keyed  # extensions relax nothing else for it (see _frames._validate)
+    if session is not None:
+        session.append(ctx)
     try:
-        if not envelope.keyed and not cloud:
+        if not cloud:
+            # the opcode allowlist is C-speed: even a key holder's blob never reaches the C
+            # unpickler's sharp edges (gh-115952); the Python-speed bounds walk is for the unsigned
             check_payload(envelope.payload)
+            if not envelope.keyed:
+                check_bounds(envelope.payload, len(blob))
         if cloud:
             mode = CLOUD
         elif referencing:
@@ -128,11 +205,18 @@ def loads(blob: bytes, *, allow_modules: Iterable[str] = (), allow_cloudpickle: 
             mode = STRICT
         obj = _unpickle(envelope.payload, ctx, mode)
         ctx.finish_graph()
+        ctx.run_after_load()
     except (CorruptBlob, IncompatibleBlob):
+        ctx.refuse()
         raise
     except Exception as exc:
+        ctx.refuse()
         raise CorruptBlob(
             f"blob payload cannot be decoded ({_describe(exc)}); it was truncated or modified"
         ) from exc
-    ctx.run_after_load()
+    except BaseException:
+        ctx.refuse()
+        raise
+    if session is None:
+        ctx.accept()  # otherwise the caller accepts or refuses once it has checked the result
     return obj

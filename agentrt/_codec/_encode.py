@@ -14,7 +14,7 @@ import pickle
 import types
 
 from agentrt._codec._code_identity import code_digest, findable
-from agentrt._codec._format import FLAG_CLOUDPICKLE, pack
+from agentrt._codec._format import FLAG_CLOUDPICKLE, blob_key, pack
 from agentrt._codec._paths import explain_failure, explain_refusal
 from agentrt._codec._reduce import Refused, Unresolvable, reduce_value
 from agentrt.exceptions import AgentrtError
@@ -80,13 +80,21 @@ def _encoder(buffer: io.BytesIO, use_cloudpickle: bool) -> CodeTable:
     return Encoder(buffer, PROTOCOL)
 
 
-def dumps(root: object, *, use_cloudpickle: bool = False) -> bytes:
+def dumps(
+    root: object,
+    *,
+    use_cloudpickle: bool = False,
+    key: bytes | None = None,
+    bind: tuple[str, str | None, int | None] | None = None,
+) -> bytes:
     """Encode ``root`` and everything it reaches into a self-describing blob.
 
     Raises ``CannotCrossAwait`` naming the first value that cannot be held and
     the path to it.  ``use_cloudpickle=True`` writes a cloudpickle payload
     instead (frames still go through the extensions); such blobs only load with
-    ``allow_cloudpickle=True``.
+    ``allow_cloudpickle=True``.  The blob is signed with ``key`` (default: the first
+    key of ``AGENTRT_BLOB_KEY``; b"" writes an unsigned blob) and records ``bind``, the
+    use it was written for (kind, run id, sequence), under the signature.
     """
     buffer = io.BytesIO()
     encoder = _encoder(buffer, use_cloudpickle)
@@ -102,4 +110,4 @@ def dumps(root: object, *, use_cloudpickle: bool = False) -> bytes:
     if refusal is not None:
         raise explain_refusal(root, refusal)
     flags = encoder.flags | (FLAG_CLOUDPICKLE if use_cloudpickle else 0)
-    return pack(encoder.codes, flags, buffer.getbuffer())
+    return pack(encoder.codes, flags, buffer.getbuffer(), blob_key() if key is None else key, bind)

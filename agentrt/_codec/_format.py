@@ -6,11 +6,13 @@ Layout (all integers little-endian)::
     4   1  format version (1)
     5   1  Python major that wrote the blob
     6   1  Python minor that wrote the blob
-    7   1  flags: bit 0 cloudpickle payload, bit 1 payload uses referencing reconstructors
+    7   1  flags: bit 0 cloudpickle payload, bit 1 payload uses referencing reconstructors,
+           bit 2 signed (the digest is keyed)
     8   4  header length H
-    12  H  header: compact JSON {"codes": [[module, qualname, digest], ...]}
-    12+H 32 blake2b-256 over bytes [0, 12+H) followed by the payload,
-           keyed with AGENTRT_BLOB_KEY when that variable is set
+    12  H  header: compact JSON {"codes": [[module, qualname, digest], ...]}, plus
+           "bind": [kind, run id, sequence] when the writer bound the blob to a use
+    12+H 32 blake2b-256 over bytes [0, 12+H) followed by the payload, keyed with the
+           writer's blob key when flag bit 2 is set (see ``agentrt.keys``)
     44+H .. pickle payload (protocol 5)
 
 The prefix, the header and the digest position are frozen across format
@@ -25,13 +27,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import struct
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import attrs
 
+from agentrt._codec._bounds import short
 from agentrt._codec._compat import PYTHON_MAJOR, PYTHON_MINOR
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 
@@ -39,14 +41,14 @@ MAGIC = b"ARTB"
 FORMAT_VERSION = 1
 FLAG_CLOUDPICKLE = 1
 FLAG_REFERENCING = 2
-KNOWN_FLAGS = FLAG_CLOUDPICKLE | FLAG_REFERENCING
+FLAG_SIGNED = 4
+KNOWN_FLAGS = FLAG_CLOUDPICKLE | FLAG_REFERENCING | FLAG_SIGNED
 DIGEST_SIZE_BYTES = 32
 KEY_ENV = "AGENTRT_BLOB_KEY"
 
 _PREFIX = struct.Struct("<4sBBBBI")
 PREFIX_SIZE_BYTES = _PREFIX.size  # 12
 _EMPTY_HEADER = b'{"codes":[]}'
-_MAX_KEY_BYTES = 64  # blake2b's key limit
 
 
 @attrs.frozen
@@ -75,32 +77,26 @@ class Envelope(NamedTuple):
     flags: int
     codes: tuple[CodeIdentity, ...]
     payload: bytes
-    keyed: bool
+    keyed: bool  # signed, and the signature verified with a key of this process
+    bind: tuple[str, str | None, int | None] | None  # what the writer bound the blob to
 
 
-_key_cache: tuple[object, bytes] = (None, b"")
-# os.environ keeps the encoded environment in ``_data``; reading it directly saves
-# the key encoding and value decoding of ``os.environ.get`` on every dumps/loads.
-_environ_data: Any = getattr(os.environ, "_data", None)
-_environ_key: Any = os.environ.encodekey(KEY_ENV) if hasattr(os.environ, "encodekey") else KEY_ENV
+Bind = tuple[str, "str | None", "int | None"]
 
 
 def blob_key() -> bytes:
-    """The digest key from ``AGENTRT_BLOB_KEY``: its UTF-8 bytes, hashed if over 64 bytes (b"" if unset)."""
-    global _key_cache
-    if isinstance(_environ_data, dict):
-        raw: object = _environ_data.get(_environ_key)
-    else:  # pragma: no cover - an os.environ without _data
-        raw = os.environ.get(KEY_ENV)
-    cached_raw, cached_key = _key_cache
-    if raw == cached_raw:
-        return cached_key
-    text = os.environ.get(KEY_ENV)
-    key = b"" if not text else text.encode("utf-8", "surrogateescape")
-    if len(key) > _MAX_KEY_BYTES:
-        key = hashlib.blake2b(key).digest()
-    _key_cache = (raw, key)
-    return key
+    """The key new blobs are signed with by default: the first of ``AGENTRT_BLOB_KEY`` (b"" if unset)."""
+    from agentrt.keys import env_keyring
+
+    ring = env_keyring()
+    return ring.write if ring is not None else b""
+
+
+def default_read_keys() -> tuple[bytes, ...]:
+    from agentrt.keys import env_keyring
+
+    ring = env_keyring()
+    return ring.read if ring is not None else ()
 
 
 def _digest(head: bytes | memoryview, payload: bytes | memoryview, key: bytes) -> bytes:
@@ -109,30 +105,41 @@ def _digest(head: bytes | memoryview, payload: bytes | memoryview, key: bytes) -
     return h.digest()
 
 
-_HEADERS: dict[tuple[tuple[str, str, str], ...], bytes] = {}
-_PARSED: dict[bytes, tuple[CodeIdentity, ...]] = {}
+_HEADERS: dict[tuple[object, ...], bytes] = {}
+_PARSED: dict[bytes, tuple[tuple[CodeIdentity, ...], Bind | None]] = {}
 _MAX_CACHED_HEADERS = 1024  # a process checkpoints a bounded set of chains; never grow without bound
 
 
-def _header_bytes(codes: Sequence[tuple[str, str, str]]) -> bytes:
+def _header_bytes(codes: Sequence[tuple[str, str, str]], bind: Bind | None) -> bytes:
     """The JSON header for a code table, cached: a run checkpoints the same chain again and again."""
-    if not codes:
+    if not codes and bind is None:
         return _EMPTY_HEADER
-    key = tuple(codes)
+    key = (tuple(codes), bind)
     header = _HEADERS.get(key)
     if header is None:
-        header = json.dumps({"codes": list(codes)}, separators=(",", ":")).encode()
+        content: dict[str, Any] = {"codes": list(codes)}
+        if bind is not None:
+            content["bind"] = list(bind)
+        header = json.dumps(content, separators=(",", ":")).encode()
         if len(_HEADERS) >= _MAX_CACHED_HEADERS:
             _HEADERS.clear()
         _HEADERS[key] = header
     return header
 
 
-def pack(codes: Sequence[tuple[str, str, str]], flags: int, payload: bytes | memoryview) -> bytes:
-    """Assemble a blob around ``payload``."""
-    header = _header_bytes(codes)
+def pack(
+    codes: Sequence[tuple[str, str, str]],
+    flags: int,
+    payload: bytes | memoryview,
+    key: bytes = b"",
+    bind: Bind | None = None,
+) -> bytes:
+    """Assemble a blob around ``payload``, signed with ``key`` when it is not empty."""
+    header = _header_bytes(codes, bind)
+    if key:
+        flags |= FLAG_SIGNED
     head = _PREFIX.pack(MAGIC, FORMAT_VERSION, PYTHON_MAJOR, PYTHON_MINOR, flags, len(header)) + header
-    return b"".join((head, _digest(head, payload, blob_key()), payload))
+    return b"".join((head, _digest(head, payload, key), payload))
 
 
 def _split(blob: bytes) -> tuple[int, int, int, int, int, int]:
@@ -150,33 +157,50 @@ def _split(blob: bytes) -> tuple[int, int, int, int, int, int]:
     return version, major, minor, flags, header_len, PREFIX_SIZE_BYTES + header_len
 
 
-def _parse_codes(raw: bytes | memoryview) -> tuple[CodeIdentity, ...]:
+def _parse_header(raw: bytes | memoryview) -> tuple[tuple[CodeIdentity, ...], Bind | None]:
     if raw == _EMPTY_HEADER:
-        return ()
+        return (), None
     raw = bytes(raw)
     cached = _PARSED.get(raw)
     if cached is None:
-        cached = _parse_codes_uncached(raw)
+        cached = _parse_header_uncached(raw)
         if len(_PARSED) >= _MAX_CACHED_HEADERS:
             _PARSED.clear()
         _PARSED[raw] = cached
     return cached
 
 
-def _parse_codes_uncached(raw: bytes) -> tuple[CodeIdentity, ...]:
+def _parse_codes(raw: bytes | memoryview) -> tuple[CodeIdentity, ...]:
+    return _parse_header(raw)[0]
+
+
+def _parse_header_uncached(raw: bytes) -> tuple[tuple[CodeIdentity, ...], Bind | None]:
     try:
         header = json.loads(bytes(raw))
     except (ValueError, UnicodeDecodeError) as exc:
         raise CorruptBlob(f"blob header is not valid JSON: {exc}") from exc
+    except RecursionError:  # a header nested deeper than the parser's recursion limit
+        raise CorruptBlob("blob header is JSON nested too deep; agentrt writes a flat code table") from None
     codes = header.get("codes") if isinstance(header, dict) else None
     if not isinstance(codes, list):
         raise CorruptBlob("blob header has no code table")
     table = []
     for entry in codes:
         if not (isinstance(entry, list) and len(entry) == 3 and all(isinstance(part, str) for part in entry)):
-            raise CorruptBlob(f"blob header has a malformed code entry: {entry!r:.80}")
+            raise CorruptBlob(f"blob header has a malformed code entry: {short(entry, 80)}")
         table.append(CodeIdentity(*entry))
-    return tuple(table)
+    bind = header.get("bind")
+    if bind is not None:
+        if not (
+            isinstance(bind, list)
+            and len(bind) == 3
+            and isinstance(bind[0], str)
+            and (bind[1] is None or isinstance(bind[1], str))
+            and (bind[2] is None or type(bind[2]) is int)
+        ):
+            raise CorruptBlob(f"blob header has a malformed binding: {short(bind, 80)}")
+        bind = (bind[0], bind[1], bind[2])
+    return tuple(table), bind
 
 
 def _check_compatible(version: int, major: int, minor: int, flags: int) -> None:
@@ -197,25 +221,40 @@ def _check_compatible(version: int, major: int, minor: int, flags: int) -> None:
         )
 
 
-def unpack(blob: bytes) -> Envelope:
-    """Verify ``blob`` (length, digest, then version) and return its parts."""
+def unpack(blob: bytes, keys: Sequence[bytes] | None = None, key_source: str = "") -> Envelope:
+    """Verify ``blob`` (length, digest, then version) and return its parts.
+
+    A signed blob must verify with one of ``keys`` (default: ``AGENTRT_BLOB_KEY``); an
+    unsigned one with the plain digest, and comes back with ``keyed`` False.
+    """
     version, major, minor, flags, _, payload_start = _split(blob)
     digest_end = payload_start + DIGEST_SIZE_BYTES
     if type(blob) is not bytes:
         blob = bytes(blob)
-    key = blob_key()
     payload = blob[digest_end:]
-    if not hmac.compare_digest(_digest(blob[:payload_start], payload, key), blob[payload_start:digest_end]):
-        hint = (
-            " (or it was written with a different AGENTRT_BLOB_KEY)"
-            if key
-            else " (or it was written with AGENTRT_BLOB_KEY set: set the same key to read it)"
-        )
-        raise CorruptBlob(f"agentrt blob: digest mismatch — the blob was truncated or modified{hint}")
+    stored = blob[payload_start:digest_end]
+    head = blob[:payload_start]
+    signed = bool(flags & FLAG_SIGNED)
+    if signed:
+        candidates = default_read_keys() if keys is None else keys
+        where = key_source or f"${KEY_ENV}"
+        if not candidates:
+            raise CorruptBlob(
+                "agentrt blob is signed, but this process has no blob key to verify it: set "
+                f"{KEY_ENV} (or the key file) to the key of the process or store that wrote it"
+            )
+        if not any(hmac.compare_digest(_digest(head, payload, key), stored) for key in candidates):
+            raise CorruptBlob(
+                "agentrt blob: digest mismatch — the blob was modified, or it was signed with a key "
+                f"that is not among this process's keys ({where}); add the old key after the new "
+                "one to read blobs from before a rotation"
+            )
+    elif not hmac.compare_digest(_digest(head, payload, b""), stored):
+        raise CorruptBlob("agentrt blob: digest mismatch — the blob was truncated or modified")
     if version != FORMAT_VERSION or major != PYTHON_MAJOR or minor != PYTHON_MINOR or flags & ~KNOWN_FLAGS:
         _check_compatible(version, major, minor, flags)
-    codes = _parse_codes(blob[PREFIX_SIZE_BYTES:payload_start])
-    return tuple.__new__(Envelope, (flags, codes, payload, bool(key)))  # skips NamedTuple's Python __new__
+    codes, bind = _parse_header(blob[PREFIX_SIZE_BYTES:payload_start])
+    return tuple.__new__(Envelope, (flags, codes, payload, signed, bind))  # skips NamedTuple's __new__
 
 
 def read_header(blob: bytes) -> Header:

@@ -176,6 +176,12 @@ def classify(obj: object) -> Refusal:
             return Refusal("AR111", name, FIX_INTERNAL_AWAITABLE.format(name=name))
         return Refusal("AR101", name, FIX_AWAITABLE)
     if isinstance(obj, (types.BuiltinMethodType, types.MethodWrapperType, types.MethodType)):
+        owner = getattr(obj, "__self__", None)
+        exits = ("__exit__", "__aexit__")
+        if getattr(obj, "__name__", None) in exits and owner is not None and _is_resource(owner):
+            # ``with lock:`` / ``with open(...)`` across an await keeps the bound __exit__ on the
+            # stack: the problem is the lock or file, as ``agentrt check`` reports it (AR112)
+            return Refusal("AR112", type_name(type(owner)), FIX_RESOURCE)
         return Refusal("AR106", name, bound_method_fix(obj))
     if isinstance(obj, types.ModuleType):
         return Refusal(

@@ -186,7 +186,9 @@ def _walk(
         seen.add(id(obj))
         verdict = verdict_of(obj)
         if verdict is not None:
-            if binder is not None:  # the object a method/partial is bound to: report the callable (AR106)
+            if binder is not None and not (verdict.code == "AR112" and _is_exit(binder[0])):
+                # the object a method/partial is bound to: report the callable (AR106); a lock or
+                # file held through its bound __exit__ is reported itself (AR112)
                 parent, parent_path, parent_where = binder
                 return (
                     parent,
@@ -315,3 +317,8 @@ def explain_failure(root: object, exc: Exception, *, use_cloudpickle: bool = Fal
     verdict_of = _cloudpickle_probe() if use_cloudpickle else probe
     found = None if isinstance(exc, RecursionError) else _walk(root, verdict_of)
     return _error(found, fallback)
+
+
+def _is_exit(method: object) -> bool:
+    """A bound ``__exit__`` / ``__aexit__``: what a ``with`` block keeps on the stack across an await."""
+    return getattr(method, "__name__", None) in ("__exit__", "__aexit__")

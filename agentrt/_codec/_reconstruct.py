@@ -25,6 +25,7 @@ from types import CodeType
 from typing import Any
 
 from agentrt._codec import _wire
+from agentrt._codec._bounds import describe_error, short
 from agentrt._codec._compat import TPFLAGS_HEAPTYPE
 from agentrt._codec._extension import Extension, extension_named
 from agentrt._codec._format import CodeIdentity
@@ -90,9 +91,12 @@ class DecodeContext:
         self._codes = codes
         self.allow_modules = allow_modules
         self.verified = verified
+        self.signed = False
         self._pending: dict[int, tuple[Any, Applier, Any]] = {}
         self._fixups: list[Callable[[], None]] = []
         self._after: list[Callable[[], None]] = []
+        self._refuse: list[Callable[[], None]] = []
+        self._accept: list[Callable[[], None]] = []
 
     # --- the seam (DecodeContext protocol) ---
 
@@ -106,6 +110,25 @@ class DecodeContext:
 
     def after_load(self, callback: Callable[[], None]) -> None:
         self._after.append(callback)
+
+    def on_refuse(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` if this load is refused, by the codec or by its caller (see :meth:`refuse`)."""
+        self._refuse.append(callback)
+
+    def refuse(self) -> None:
+        """The load is refused: let extensions drop what they built without running any of it."""
+        callbacks, self._refuse, self._accept = self._refuse, [], []
+        for callback in callbacks:
+            callback()
+
+    def on_accept(self, callback: Callable[[], None]) -> None:
+        self._accept.append(callback)
+
+    def accept(self) -> None:
+        """The result is kept: extensions may now keep what they cached for it (e.g. on disk)."""
+        callbacks, self._accept, self._refuse = self._accept, [], []
+        for callback in callbacks:
+            callback()
 
     # --- bookkeeping ---
 
@@ -124,7 +147,7 @@ class DecodeContext:
             except AgentrtError:
                 raise
             except Exception as exc:
-                raise CorruptBlob(f"restoring the blob failed after decoding: {exc!r}") from exc
+                raise CorruptBlob(f"restoring the blob failed after decoding: {describe_error(exc)}") from exc
 
 
 # --- state --------------------------------------------------------------------------------
@@ -234,7 +257,7 @@ def r_pattern(ctx: DecodeContext, pattern: str | bytes, flags: int) -> re.Patter
 
 @_reconstructor("const")
 def r_const(ctx: DecodeContext, name: str) -> Any:
-    _require(name in ("Ellipsis", "NotImplemented"), f"unknown constant {name!r:.40}")
+    _require(name in ("Ellipsis", "NotImplemented"), f"unknown constant {short(name, 40)}")
     return Ellipsis if name == "Ellipsis" else NotImplemented
 
 
@@ -318,7 +341,7 @@ def _is_iterator(obj: object) -> bool:
 def r_seqiter(ctx: DecodeContext, kind: str, seq: Any, index: int | None) -> Any:
     spec = _SEQ_MAKERS.get(kind) if type(kind) is str else None
     if spec is None:
-        raise _corrupt(f"unknown iterator kind {kind!r:.40}")
+        raise _corrupt(f"unknown iterator kind {short(kind, 40)}")
     expected, make = spec
     _require(
         isinstance(seq, expected) and (index is None or (type(index) is int and index >= -1)),
@@ -337,7 +360,7 @@ def r_seqiter(ctx: DecodeContext, kind: str, seq: Any, index: int | None) -> Any
 def r_dictiter(ctx: DecodeContext, kind: str, owner: dict[Any, Any] | None, consumed: int) -> Any:
     make = _DICT_MAKERS.get(kind) if type(kind) is str else None
     if make is None:
-        raise _corrupt(f"unknown dict iterator kind {kind!r:.40}")
+        raise _corrupt(f"unknown dict iterator kind {short(kind, 40)}")
     if owner is None:
         owner, consumed = {}, 0
     _require(isinstance(owner, dict) and type(consumed) is int and consumed >= 0, "dict iterator arguments")
@@ -388,7 +411,7 @@ _KIND_CHECKS: dict[str, Callable[[object], bool]] = {
 @_reconstructor("ref")
 def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
     _require(type(module) is str and type(qualname) is str and type(kind) is str, "reference arguments")
-    _require(kind == "module" or kind in _KIND_CHECKS, f"unknown reference kind {kind!r:.40}")
+    _require(kind == "module" or kind in _KIND_CHECKS, f"unknown reference kind {short(kind, 40)}")
     module_obj = find_module(module, ctx.allow_modules)
     if kind == "module":
         _require(qualname == "", "module reference with a qualname")
@@ -476,11 +499,11 @@ def r_bmethod(ctx: DecodeContext, owner: Any, name: str) -> Any:
     if isinstance(owner, type):
         _require(
             isinstance(descriptor, types.ClassMethodDescriptorType),
-            f"{name!r:.40} is not a builtin classmethod",
+            f"{short(name, 40)} is not a builtin classmethod",
         )
         bound = descriptor.__get__(None, owner)  # type: ignore[union-attr]
     else:
-        _require(isinstance(descriptor, _C_METHOD_DESCRIPTORS), f"{name!r:.40} is not a builtin method")
+        _require(isinstance(descriptor, _C_METHOD_DESCRIPTORS), f"{short(name, 40)} is not a builtin method")
         bound = descriptor.__get__(owner, cls)  # type: ignore[union-attr]
     _require(getattr(bound, "__self__", None) is owner, "builtin method not bound to its owner")
     return bound
@@ -544,12 +567,57 @@ def _apply_exception(ctx: DecodeContext, exc: BaseException, state: Any, extra: 
     if members is not None:
         known = dict(native_members(type(exc)))
         _require(type(members) is tuple, "exception fields")
-        for name, value in members:
-            descriptor = known.get(name)
+        for member in members:
+            _require(type(member) is tuple and len(member) == 2, "exception field")
+            name, value = member
+            descriptor = known.get(name) if type(name) is str else None
             if descriptor is None:
-                raise _corrupt(f"exception field {name!r:.40}")
+                raise _corrupt(f"exception field {short(name, 40)}")
+            _check_native_field(exc, name, value)
             with contextlib.suppress(AttributeError):  # read-only fields were set from args by __new__
                 descriptor.__set__(exc, value)
+        if isinstance(exc, UnicodeError):
+            _check_unicode_error(exc)
+
+
+#: the C-level exception fields that C code reads without checking their type, and the types they need
+_NATIVE_FIELD_TYPES: dict[tuple[type, str], tuple[type, ...]] = {
+    (UnicodeError, "encoding"): (str,),
+    (UnicodeError, "reason"): (str,),
+    (UnicodeError, "object"): (str, bytes),
+    (UnicodeError, "start"): (int,),
+    (UnicodeError, "end"): (int,),
+    (OSError, "errno"): (int,),
+    (OSError, "strerror"): (str,),
+    (OSError, "filename"): (str, bytes, int),
+    (OSError, "filename2"): (str, bytes, int),
+    (OSError, "characters_written"): (int,),
+}
+
+
+def _check_native_field(exc: BaseException, name: str, value: Any) -> None:
+    """Refuse a value C code would misread (the encoder never writes None: unset fields are omitted)."""
+    _require(value is not None, f"exception field {short(name, 40)} is None")
+    for (owner, field), allowed in _NATIVE_FIELD_TYPES.items():
+        if field == name and isinstance(exc, owner):
+            _require(type(value) in allowed, f"exception field {name} is a {type(value).__name__}")
+
+
+def _check_unicode_error(exc: UnicodeError) -> None:
+    """start/end inside ``object``, which must be bytes for a decode error and str otherwise.
+
+    ``UnicodeDecodeError.__str__`` indexes ``object`` at ``start`` without a bounds check:
+    ``start=-2**40`` read from a blob would crash the process when the error is printed.
+    """
+    obj, start, end = (getattr(exc, name, None) for name in ("object", "start", "end"))
+    if obj is None:
+        return  # never set (None values are refused above): the C code checks for it
+    wanted = bytes if isinstance(exc, UnicodeDecodeError) else str
+    _require(type(obj) is wanted, f"{type(exc).__name__}.object is not {wanted.__name__}")
+    _require(
+        type(start) is int and type(end) is int and 0 <= start <= len(obj) and 0 <= end <= len(obj),
+        f"{type(exc).__name__}.start/end outside its object",
+    )
 
 
 @_reconstructor("exc")
@@ -606,7 +674,7 @@ def _apply_default_state(obj: Any, state: Any) -> None:
         for key, value in slots.items():
             descriptor = _slot(type(obj), key) if type(key) is str else None
             if descriptor is None:
-                raise _corrupt(f"{type_name(type(obj))} has no slot {key!r:.40}")
+                raise _corrupt(f"{type_name(type(obj))} has no slot {short(key, 40)}")
             descriptor.__set__(obj, value)
 
 
@@ -657,7 +725,7 @@ def r_ext(ctx: DecodeContext, name: str, *args: Any) -> Any:
     ext = extension_named(name)
     if ext is None:
         raise IncompatibleBlob(
-            f"blob needs the agentrt extension {name!r:.60}, which is not registered in this process; "
+            f"blob needs the agentrt extension {short(name, 60)}, which is not registered in this process; "
             "import agentrt.lowlevel (or the package that provides it) before loading"
         )
     _require(

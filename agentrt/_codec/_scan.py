@@ -9,8 +9,8 @@ NEWOBJ, INST or GLOBAL act on objects without going through ``find_class``.
 
 The check is one compiled regular expression run by the ``re`` engine over the
 payload -- C speed, one Python step per long string and per 64 KiB frame -- so
-it costs a fraction of the unpickling itself.  Blobs authenticated with
-``AGENTRT_BLOB_KEY`` skip it: only agentrt could have written them.
+it costs a fraction of the unpickling itself.  Signed blobs are checked too: a
+key holder's bug (or a fuzzer's) must not reach those edges either.
 """
 
 from __future__ import annotations

@@ -24,7 +24,9 @@ from typing import Any
 
 import attrs
 
+from agentrt._codec._bounds import describe_error
 from agentrt._codec._extension import DecodeContext, EncodeContext, Location, register_extension
+from agentrt._frames import _diskcache, _validate
 from agentrt._frames import _layout as L
 from agentrt._frames._capture import (
     FINISHED,
@@ -37,6 +39,7 @@ from agentrt._frames._capture import (
 )
 from agentrt._frames._liveness import Site, SiteKind, analyze
 from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
+from agentrt._frames._sites import record_info
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob, UnsupportedSuspension
 
 __all__ = ["abandon", "install", "restored_pending"]
@@ -75,6 +78,28 @@ class _LoadSession:
     """Frame objects restored by one decode, primed together once the graph is complete."""
 
     restored: dict[int, _Restored] = attrs.Factory(dict)
+    built: list[Any] = attrs.Factory(list)  # every object this load made, primed or not
+    signed: bool = False  # the blob was signed with a key of this process
+    new_plans: int = 0  # frame shapes this load validated for the first time
+
+    disk_writes: list[Any] | None = None  # resume code held back until the load is accepted
+
+    def accept(self) -> None:
+        """The caller kept the result: resume code synthesized for it may now go to the disk cache."""
+        if self.disk_writes is not None:
+            _diskcache.end_deferred(self.disk_writes, write=True)
+            self.disk_writes = None
+
+    def abandon_all(self) -> None:
+        """The load was refused: drop every frame it built without running ``finally`` / ``__exit__``."""
+        if self.disk_writes is not None:
+            _diskcache.end_deferred(self.disk_writes, write=False)
+            self.disk_writes = None
+        built, self.built = self.built, []
+        self.restored = {}
+        for obj in built:
+            with contextlib.suppress(Exception):
+                abandon(obj)
 
     def prime(self) -> None:
         entries = list(self.restored.values())
@@ -91,6 +116,10 @@ class _LoadSession:
         for entry in entries:
             if len(entry.state) != entry.plan.expected_len:
                 raise CorruptBlob(f"frame state of {_describe(entry)} was never filled in")
+        built = {id(obj) for obj in self.built}
+        for entry in entries:
+            if entry.plan.checks:
+                _validate.check_values(entry.plan.code, entry.plan.checks, entry.state, built, self.signed)
         delegated: set[int] = set()
         for entry in entries:
             if entry.plan.site is not None and entry.plan.site.kind is SiteKind.AWAIT:
@@ -106,7 +135,7 @@ class _LoadSession:
             except (CorruptBlob, IncompatibleBlob):
                 raise
             except BaseException as error:
-                raise CorruptBlob(f"restoring {_describe(entry)} failed: {error!r}") from error
+                raise CorruptBlob(f"restoring {_describe(entry)} failed: {describe_error(error)}") from error
 
     def __del__(self) -> None:
         # A load that failed before priming leaves unstarted objects behind; let them
@@ -189,9 +218,14 @@ def _agen_of(asend: Any) -> Any:
 def _session(ctx: Any) -> _LoadSession:
     session = getattr(ctx, "frame_session", None)
     if session is None:
-        session = _LoadSession()
+        session = _LoadSession(signed=bool(getattr(ctx, "signed", False)))
         ctx.frame_session = session
         ctx.after_load(session.prime)
+        on_refuse = getattr(ctx, "on_refuse", None)
+        if on_refuse is not None:
+            on_refuse(session.abandon_all)
+            ctx.on_accept(session.accept)
+            session.disk_writes = _diskcache.begin_deferred()
     return session  # type: ignore[no-any-return]
 
 
@@ -230,9 +264,14 @@ class _Plan:
     expected_len: int
     ncells: int
     has_exc: bool
+    checks: tuple[tuple[int, str], ...] = ()  # value-stack slots to check per restore (_validate)
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
+_MAX_PLANS = 4096
+#: a blob of a real chain has a handful of frame shapes; a forged one may list hundreds, each of
+#: which would synthesize (and cache) resume code
+_MAX_NEW_PLANS_PER_LOAD = 256
 
 
 def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, has_exc: Any) -> _Plan:
@@ -261,10 +300,15 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
         _check(set(site.must_bind) <= set(bound), "a local the code reads unchecked is missing")
         _check(len(null_mask) == site.stack_depth, "value stack depth does not match the code")
         _check(site.kind is not SiteKind.AWAIT or not null_mask[-1], "the awaited object is NULL")
+    checks: tuple[tuple[int, str], ...] = ()
+    if site is not None:
+        checks = _validate.slot_checks(
+            code, site.yield_offset, null_mask, site.kind is SiteKind.AWAIT, 1 + len(bound)
+        )
     resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
     expected = 1 + len(bound) + null_mask.count(False)
     ncells = len(code.co_freevars) + len(code.co_cellvars)
-    return _Plan(code, kind, site, resumed, expected, ncells, has_exc)
+    return _Plan(code, kind, site, resumed, expected, ncells, has_exc, checks)
 
 
 def _parameter_count(code: Any) -> int:
@@ -309,12 +353,13 @@ class FrameObjects:
             state.null_mask,
             state.exc is not None,
             state.cells,
+            record_info(state.code, state.status),  # names and site, for `agentrt upgrade` (_sites)
         )
         return args, [state.exc, *state.local_values, *state.stack_values]
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any:
-        _check(len(args) == 7, "wrong number of fields")
-        kind_value, index, status, bound, null_mask, has_exc, cells = args
+        _check(len(args) in (7, 8), "wrong number of fields")  # 8th: RecordInfo, read only by upgrades
+        kind_value, index, status, bound, null_mask, has_exc, cells = args[:7]
         if status == FINISHED:
             _check(type(kind_value) is int and kind_value in (0, 1, 2), "unknown kind")
             return _finished(Kind(kind_value))
@@ -326,6 +371,14 @@ class FrameObjects:
         except TypeError:  # unhashable garbage
             raise CorruptBlob("malformed frame record: unhashable fields") from None
         if plan is None or plan.code is not code:
+            session = _session(ctx)
+            session.new_plans += 1
+            _check(
+                session.new_plans <= _MAX_NEW_PLANS_PER_LOAD,
+                f"more than {_MAX_NEW_PLANS_PER_LOAD} distinct frame shapes in one blob",
+            )
+            if len(_PLANS) >= _MAX_PLANS:
+                _PLANS.clear()  # plans are a cache: a frame shape seen again is validated again
             plan = _PLANS[key] = _plan(code, kind_value, status, bound, null_mask, has_exc)
         _check(type(cells) is tuple and len(cells) == plan.ncells, "closure cell count")
         for cell in cells:
@@ -334,7 +387,9 @@ class FrameObjects:
         _check(module is not None, f"module {ctx.code_module(index)!r} vanished during the load")
         state: list[Any] = []
         obj = new_frame_object(plan.resumed, module.__dict__, cells, state)  # type: ignore[union-attr]
-        _session(ctx).restored[id(obj)] = _Restored(obj, plan, state)
+        session = _session(ctx)
+        session.restored[id(obj)] = _Restored(obj, plan, state)
+        session.built.append(obj)
         return obj
 
     def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:

@@ -26,6 +26,7 @@ import marshal
 import os
 import sys
 import tempfile
+import threading
 from types import CodeType
 from typing import Any
 
@@ -33,7 +34,7 @@ import bytecode
 
 from agentrt._codec._code_identity import code_digest
 
-__all__ = ["enabled", "load", "store"]
+__all__ = ["begin_deferred", "enabled", "end_deferred", "load", "store"]
 
 _DIR_NAME = "agentrt"
 _FORMAT = 1
@@ -102,9 +103,32 @@ def load(code: CodeType, kind: str, extra: object = None) -> Any:
         return None
 
 
+_local = threading.local()
+
+
+def begin_deferred() -> list[tuple[CodeType, str, object, Any]]:
+    """Hold this thread's writes until :func:`end_deferred`: a load writes nothing if it is refused."""
+    pending: list[tuple[CodeType, str, object, Any]] = []
+    _local.pending = pending
+    return pending
+
+
+def end_deferred(pending: list[tuple[CodeType, str, object, Any]], *, write: bool) -> None:
+    if getattr(_local, "pending", None) is pending:
+        _local.pending = None
+    if write:
+        for entry in pending:
+            store(*entry)
+    pending.clear()
+
+
 def store(code: CodeType, kind: str, extra: object, value: Any) -> None:
     """Keep ``value`` (marshal data) for (``code``, ``kind``, ``extra``); silently skipped if impossible."""
     if not enabled():
+        return
+    pending = getattr(_local, "pending", None)
+    if pending is not None:
+        pending.append((code, kind, extra, value))
         return
     try:
         path = _path(code, kind, extra)

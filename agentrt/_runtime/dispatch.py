@@ -25,7 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from agentrt._runtime.encoding import decode_error, decode_value, encode_error, encode_value
+from agentrt._runtime.encoding import decode_result, encode_result
 from agentrt._runtime.observation import Observation
 from agentrt._runtime.pending import child_run_id, idempotency_key, members
 from agentrt._runtime.state import LiveRun
@@ -124,22 +124,23 @@ class Dispatcher:
         self, live: LiveRun, seq: int, idx: int, ok: bool, value: Any, usage: dict[str, int] | None = None
     ) -> None:
         """Journal the result of member ``idx`` at ``seq``, then hand the journaled copy to the live run."""
+        store = self.host.store
         try:
-            blob = encode_value(value) if ok else encode_error(value)
+            blob = encode_result(store, live.run_id, seq, idx, ok, value)
         except Exception as exc:
             ok = False
             value = ToolError(
                 type(exc).__name__,
                 f"the result of the request could not be journaled: {exc}",
             )
-            blob = encode_error(value)
+            blob = encode_result(store, live.run_id, seq, idx, False, value)
         if not self.host.store.put_result(live.run_id, seq, idx, ok, blob, usage):
             return
         if usage:
             live.usage = add_usage(live.usage, usage)
         if live.seq == seq:
             # Deliver what a restart would deliver: the journaled copy, not the tool's own object.
-            live.results[idx] = (True, decode_value(blob)) if ok else (False, decode_error(blob))
+            live.results[idx] = decode_result(store, live.run_id, seq, idx, ok, blob)
 
     # ------------------------------------------------------------------ tools
 
@@ -307,5 +308,7 @@ class Dispatcher:
     def _timer_fired(self, key: tuple[str, int, int]) -> None:
         self._timers.pop(key, None)
         run_id, seq, idx = key
-        self.host.deliver(run_id, seq, idx, True, encode_value(None))
+        self.host.deliver(
+            run_id, seq, idx, True, encode_result(self.host.store, run_id, seq, idx, True, None)
+        )
         self.host.touch()

@@ -1,4 +1,9 @@
-"""Journal entries: tool results and errors as small codec blobs, errors as JSON records."""
+"""Journal entries: tool results and errors as small codec blobs, errors as JSON records.
+
+Each blob is signed with the store's key and bound to where it belongs (``BlobSeal``):
+a result decodes only as the result of that run, sequence and member, an error only
+as that error, so a store writer without the key cannot replay, move or re-label them.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,20 @@ import os
 import traceback
 from typing import Any
 
-from agentrt._sdk.errors import ToolError
+import attrs
 
-__all__ = ["decode_error", "decode_value", "encode_error", "encode_value", "error_record", "type_name"]
+from agentrt._sdk.errors import ToolError
+from agentrt.keys import Keyring
+
+__all__ = [
+    "BlobSeal",
+    "decode_error",
+    "decode_value",
+    "encode_error",
+    "encode_value",
+    "error_record",
+    "type_name",
+]
 
 
 def _codec() -> Any:
@@ -22,13 +38,70 @@ def type_name(exc: BaseException) -> str:
     return tp.__qualname__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__qualname__}"
 
 
-def encode_value(value: Any) -> bytes:
+@attrs.frozen
+class BlobSeal:
+    """How one journal blob is signed and checked: the keyring and the use it is bound to.
+
+    ``kind`` is ``checkpoint``, ``value#<member>`` or ``error#<member>`` (a run's own failure:
+    ``error``); ``run_id`` and ``seq`` complete the binding.  ``None`` seals (tests, tools
+    used without a runtime) fall back to the codec's defaults: unbound, ``AGENTRT_BLOB_KEY``.
+    """
+
+    ring: Keyring
+    kind: str
+    run_id: str | None
+    seq: int | None
+
+    @property
+    def bind(self) -> tuple[str, str | None, int | None]:
+        return (self.kind, self.run_id, self.seq)
+
+    def requirement(self) -> Any:
+        from agentrt._codec._decode import Requirement
+
+        return Requirement(signed=True, kind=self.kind, run_id=self.run_id, seq=self.seq)
+
+
+def seal_for(store: Any, kind: str, run_id: str, seq: int | None) -> BlobSeal:
+    """The seal of a blob of ``store``: its keyring (``agentrt.keys.keyring_for_store``) and binding."""
+    from agentrt.keys import keyring_for_store
+
+    return BlobSeal(keyring_for_store(store), kind, run_id, seq)
+
+
+def encode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, value: Any) -> bytes:
+    """The journal blob of member ``idx``'s result at ``seq``: signed, bound to exactly that place."""
+    if ok:
+        return encode_value(value, seal_for(store, f"value#{idx}", run_id, seq))
+    return encode_error(value, seal_for(store, f"error#{idx}", run_id, seq))
+
+
+def decode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> tuple[bool, Any]:
+    """``(ok, value)`` of a journal blob, refused unless signed for that run, sequence and member."""
+    if ok:
+        return True, decode_value(blob, seal_for(store, f"value#{idx}", run_id, seq))
+    return False, decode_error(blob, seal_for(store, f"error#{idx}", run_id, seq))
+
+
+def _dump(value: Any, seal: BlobSeal | None) -> bytes:
+    if seal is None:
+        return _codec().dumps(value)  # type: ignore[no-any-return]
+    return _codec().dumps(value, key=seal.ring.write, bind=seal.bind)  # type: ignore[no-any-return]
+
+
+def _load(blob: bytes, seal: BlobSeal | None) -> Any:
+    if seal is None:
+        return _codec().loads(blob)
+    return _codec().loads(blob, keys=seal.ring.read, key_source=seal.ring.source, require=seal.requirement())
+
+
+def encode_value(value: Any, seal: BlobSeal | None = None) -> bytes:
     """A tool's result as a blob; raises the codec's error (``CannotCrossAwait``...) if it cannot be held."""
-    return _codec().dumps(value)  # type: ignore[no-any-return]
+    return _dump(value, seal)
 
 
-def decode_value(blob: bytes) -> Any:
-    return _codec().loads(blob)
+def decode_value(blob: bytes, seal: BlobSeal | None = None) -> Any:
+    return _load(blob, seal)
 
 
 def _fallback(exc: BaseException) -> ToolError:
@@ -38,24 +111,24 @@ def _fallback(exc: BaseException) -> ToolError:
     return ToolError(type_name(exc), str(exc), text)
 
 
-def encode_error(exc: BaseException) -> bytes:
+def encode_error(exc: BaseException, seal: BlobSeal | None = None) -> bytes:
     """An exception as a blob that always decodes: the original if it can be rebuilt, else a ToolError."""
-    codec = _codec()
     fallback = _fallback(exc)
+    inner: bytes | None
     try:
-        inner = codec.dumps(exc)
+        inner = _dump(exc, seal)
     except Exception:
-        inner = _dumps_without_chain(codec, exc)
-    return codec.dumps({"error": fallback, "original": inner})  # type: ignore[no-any-return]
+        inner = _dumps_without_chain(seal, exc)
+    return _dump({"error": fallback, "original": inner}, seal)
 
 
-def _dumps_without_chain(codec: Any, exc: BaseException) -> bytes | None:
+def _dumps_without_chain(seal: BlobSeal | None, exc: BaseException) -> bytes | None:
     """Encode ``exc`` without its ``__cause__`` / ``__context__`` (which may hold what cannot be encoded)."""
     saved = exc.__cause__, exc.__context__, exc.__suppress_context__
     try:
         exc.__cause__ = None
         exc.__context__ = None
-        return codec.dumps(exc)  # type: ignore[no-any-return]
+        return _dump(exc, seal)
     except Exception:
         return None
     finally:
@@ -63,12 +136,15 @@ def _dumps_without_chain(codec: Any, exc: BaseException) -> bytes | None:
         exc.__suppress_context__ = saved[2]
 
 
-def decode_error(blob: bytes) -> BaseException:
-    codec = _codec()
-    entry = codec.loads(blob)
-    if entry.get("original") is not None:
+def decode_error(blob: bytes, seal: BlobSeal | None = None) -> BaseException:
+    entry = _load(blob, seal)
+    if type(entry) is not dict or not isinstance(entry.get("error"), BaseException):
+        from agentrt.exceptions import CorruptBlob
+
+        raise CorruptBlob(f"a journaled error holds a {type(entry).__name__}, not an error record")
+    if type(entry.get("original")) is bytes:
         try:
-            exc = codec.loads(entry["original"])
+            exc = _load(entry["original"], seal)
             if isinstance(exc, BaseException):
                 return exc
         except Exception:

@@ -29,7 +29,15 @@ from typing import Any
 
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
 from agentrt._runtime.dispatch import Dispatcher
-from agentrt._runtime.encoding import decode_error, decode_value, encode_error, encode_value, error_record
+from agentrt._runtime.encoding import (
+    decode_error,
+    decode_result,
+    encode_error,
+    encode_result,
+    encode_value,
+    error_record,
+    seal_for,
+)
 from agentrt._runtime.leases import Leases
 from agentrt._runtime.observation import Observation, TraceObserver
 from agentrt._runtime.pending import (
@@ -55,6 +63,7 @@ from agentrt._sdk.errors import (
 from agentrt._sdk.requests import Ask
 from agentrt._sdk.schema import jsonable_or_repr, to_jsonable
 from agentrt._sdk.task import StepRecorder, recording
+from agentrt.keys import keyring_for_store
 from agentrt.llm._contract import ExecutorRequest, as_executors
 from agentrt.llm._needs import missing
 from agentrt.llm.errors import MissingExecutor, ModelCallBudgetExceeded
@@ -272,7 +281,8 @@ class Runtime:
         self.check_executors(self.agent_of(target))  # before the reply is journaled and the run goes on
         rec = self.leases.acquire(target.run_id)
         try:
-            if not self.store.put_result(target.run_id, rec.seq, 0, True, encode_value(value)):
+            reply = encode_value(value, seal_for(self.store, "value#0", target.run_id, rec.seq))
+            if not self.store.put_result(target.run_id, rec.seq, 0, True, reply):
                 raise NotWaiting(
                     f"run {target.run_id!r} already has a reply for its question (seq {rec.seq})"
                 )
@@ -424,7 +434,7 @@ class Runtime:
         """The exception a failed run ended with (rebuilt from its blob where possible)."""
         if rec.error_blob:
             try:
-                return decode_error(rec.error_blob)
+                return decode_error(rec.error_blob, seal_for(self.store, "error", rec.run_id, None))
             except Exception:
                 pass
         return RunFailed(rec.run_id, rec.error or {})
@@ -471,7 +481,7 @@ class Runtime:
             return
         live = self._lives.get(run_id)
         if live is not None and live.seq == seq and idx not in live.results:
-            live.results[idx] = (True, decode_value(blob)) if ok else (False, decode_error(blob))
+            live.results[idx] = decode_result(self.store, run_id, seq, idx, ok, blob)
         elif live is None and not self._answered(run_id, seq):
             return  # parked and still waiting on other members: leave it out of memory
         self._schedule(run_id)
@@ -489,10 +499,11 @@ class Runtime:
         if rec is None or rec.parent_id is None or rec.parent_seq is None:
             return
         idx = rec.parent_idx or 0
+        parent, seq = rec.parent_id, rec.parent_seq
         try:
-            blob = encode_value(value) if ok else encode_error(value)
+            blob = encode_result(self.store, parent, seq, idx, ok, value)
         except Exception as exc:
-            ok, blob = False, encode_error(exc)
+            ok, blob = False, encode_result(self.store, parent, seq, idx, False, exc)
         self.deliver(rec.parent_id, rec.parent_seq, idx, ok, blob)
 
     # ------------------------------------------------------------------ the driver
@@ -562,6 +573,11 @@ class Runtime:
         if release:
             self.leases.release(live.run_id)
 
+    def _restore_checkpoint(self, run_id: str, seq: int, blob: bytes) -> Machine:
+        """The run's machine from its checkpoint: signed with the store's key, of this run and sequence."""
+        seal = seal_for(self.store, "checkpoint", run_id, seq)
+        return Machine._set_checked(blob, seal.ring, seal.requirement())
+
     def _load(self, live: LiveRun) -> None:
         """Rebuild the run's machine from its newest checkpoint (or from its input)."""
         rec = self._get(live.run_id)
@@ -575,12 +591,12 @@ class Runtime:
             live.results = {}
             return
         seq, blob = checkpoint
-        live.machine = Machine.set(blob)
+        live.machine = self._restore_checkpoint(live.run_id, seq, blob)
         live.seq = seq
         live.payload = live.machine.pending
         live.results = {}
         for idx, (ok, data) in self.store.get_results(live.run_id, seq).items():
-            live.results[idx] = (True, decode_value(data)) if ok else (False, decode_error(data))
+            live.results[idx] = decode_result(self.store, live.run_id, seq, idx, ok, data)
 
     # -- stepping
 
@@ -636,7 +652,9 @@ class Runtime:
         live.payload = out
         live.results = {}
         try:
-            blob = machine.get()
+            blob = machine._signed_get(
+                keyring_for_store(self.store).write, ("checkpoint", live.run_id, live.seq)
+            )
         except Exception as exc:  # CannotCrossAwait and friends: the agent holds something uncheckpointable
             self._finish_failed(live, exc, events)
             return False
@@ -677,7 +695,7 @@ class Runtime:
         live.machine = None
         record = error_record(exc)
         try:
-            blob = encode_error(exc)
+            blob = encode_error(exc, seal_for(self.store, "error", live.run_id, None))
         except Exception:
             blob = None
         if self.store.finish_run(

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentrt import _codec
+from agentrt._codec._decode import Requirement, unsigned_allowed
 from agentrt._codec._extension import extension_for_type
 from agentrt._frames import abandon, restored_pending
 from agentrt._frames._capture import FINISHED, NOT_STARTED, FrameState, Kind, capture
@@ -36,6 +37,7 @@ from agentrt.inspect._model import (
 )
 from agentrt.inspect._stack import describe_slots
 from agentrt.inspect._values import Limits, ValueRenderer, ValueView, iterator_position, type_name
+from agentrt.keys import Keyring, project_keyring
 from agentrt.lowlevel import _Trap
 
 __all__ = ["dump_blob", "dump_chain", "header_view"]
@@ -67,17 +69,40 @@ def dump_blob(
     *,
     allow_modules: Iterable[str] = (),
     limits: Limits | None = None,
+    allow_unsigned: bool = False,
+    keyring: Keyring | None = None,
+    bind: tuple[str | None, str | None, int | None] | None = None,
 ) -> Dump:
     """Decode ``blob`` and describe it.
 
-    ``CorruptBlob`` propagates.  When the blob is genuine but cannot be decoded here
-    (another Python minor, changed code, a module that is not imported) the dump
-    has the header and ``frames_error`` saying why.
+    ``CorruptBlob`` propagates; it is also what an unsigned blob gets unless
+    ``allow_unsigned`` (or ``AGENTRT_ALLOW_UNSIGNED=1``).  The blob is verified with
+    ``keyring`` (default: the project's keys); ``bind`` (kind, run id, sequence) is
+    what it must have been signed for.  When the blob is genuine but cannot be
+    decoded here (another Python minor, changed code, a module that is not
+    imported) the dump has the header and ``frames_error`` saying why.
     """
     source = source or Source("bytes")
     header = header_view(blob)
+    ring = keyring if keyring is not None else project_keyring()
+    kind, run_id, seq = bind if bind is not None else (None, None, None)
+    require = Requirement(
+        signed=not unsigned_allowed(allow_unsigned),
+        kind=kind,
+        run_id=run_id,
+        seq=seq,
+        unsigned_hint="agentrt dump --allow-unsigned",
+    )
+    session: list[Any] = []
     try:
-        obj = _codec.loads(blob, allow_modules=tuple(allow_modules))
+        obj = _codec.loads(
+            blob,
+            allow_modules=tuple(allow_modules),
+            keys=ring.read if ring is not None else (),
+            key_source=ring.source if ring is not None else "",
+            require=require,
+            session=session,
+        )
     except IncompatibleBlob as exc:
         return Dump(source, header, None, frames_error=str(exc))
     try:
@@ -90,6 +115,8 @@ def dump_blob(
     finally:
         if isinstance(obj, FRAME_TYPES):
             abandon(obj)
+        for ctx in session:
+            ctx.refuse()  # a dump keeps nothing: no frame it built ever runs its finally / __exit__
 
 
 def _attach(dump: Dump, header: HeaderView) -> Dump:

@@ -39,6 +39,12 @@ def register(commands: Any) -> None:
     )
     dump.add_argument("--json", action="store_true", help="print the dump as one JSON object")
     dump.add_argument("--disasm", action="store_true", help="show the bytecode around each suspension")
+    dump.add_argument(
+        "--allow-unsigned",
+        action="store_true",
+        help="decode a blob not signed with this project's or store's key (or AGENTRT_ALLOW_UNSIGNED=1); "
+        "it still goes through every safety check",
+    )
     _common(dump)
     dump.set_defaults(handler=_guarded(cmd_dump))
 
@@ -159,7 +165,9 @@ def _load_checkpoint(store: Any, run_id: str, seq: int | None) -> tuple[Any, int
     return rec, seq, blob, latest is not None and latest[0] == seq
 
 
-def _dump_checkpoint(store: Any, run_id: str, seq: int | None, allow: list[str]) -> Any:
+def _dump_checkpoint(
+    store: Any, run_id: str, seq: int | None, allow: list[str], allow_unsigned: bool = False
+) -> Any:
     from agentrt.inspect._build import dump_blob
     from agentrt.inspect._model import Source
 
@@ -169,7 +177,16 @@ def _dump_checkpoint(store: Any, run_id: str, seq: int | None, allow: list[str])
         _import_agent_module(rec.agent)
     except AgentrtError as exc:  # the header can still be shown, and why the frames cannot
         import_error = str(exc)
-    dump = dump_blob(blob, Source("run", run_id, seq, latest, agent=rec.agent), allow_modules=allow)
+    from agentrt.keys import keyring_for_store
+
+    dump = dump_blob(
+        blob,
+        Source("run", run_id, seq, latest, agent=rec.agent),
+        allow_modules=allow,
+        allow_unsigned=allow_unsigned,
+        keyring=keyring_for_store(store),
+        bind=("checkpoint", run_id, seq),
+    )
     if import_error and dump.frames is None:
         import attrs
 
@@ -201,14 +218,19 @@ def cmd_dump(args: argparse.Namespace) -> int:
         except OSError as exc:
             return _fail(f"cannot read blob file {target!r}: {exc.strerror or exc}")
         _make_cwd_importable()
-        dump = dump_blob(blob, Source("file", path=target), allow_modules=args.allow_modules)
+        dump = dump_blob(
+            blob,
+            Source("file", path=target),
+            allow_modules=args.allow_modules,
+            allow_unsigned=args.allow_unsigned,
+        )
     else:
         from agentrt._sdk.errors import RunNotFound
 
         store = _open_store(args)
         try:
             _make_cwd_importable()
-            dump = _dump_checkpoint(store, target, args.seq, args.allow_modules)
+            dump = _dump_checkpoint(store, target, args.seq, args.allow_modules, args.allow_unsigned)
         except RunNotFound:
             return _fail(
                 f"no run {target!r} in {store.location} and no blob file of that name; "

@@ -30,9 +30,11 @@ from typing import Any
 import attrs
 
 from agentrt import _codec
+from agentrt._codec._decode import Requirement
 from agentrt._frames import abandon, restored_pending
 from agentrt._frames._capture import FINISHED, capture
 from agentrt.exceptions import AgentrtError
+from agentrt.keys import Keyring, keyring_for_store
 
 __all__ = ["ForkError", "ForkResult", "fork_run"]
 
@@ -77,7 +79,8 @@ def fork_run(store: Any, run_id: str, seq: int, new_run_id: str | None = None) -
         )
     load_agent(rec.agent)  # imports the agent's module, as `agentrt resume` would
     new_id = new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}"
-    new_blob, rebound = rebind_run_id(blob, run_id, new_id)
+    ring = keyring_for_store(store)
+    new_blob, rebound = rebind_run_id(blob, run_id, new_id, seq=seq, ring=ring)
 
     store.create_run(NewRun(run_id=new_id, agent=rec.agent, input=rec.input))
     owner = make_owner()
@@ -122,25 +125,35 @@ def _missing_checkpoint(store: Any, run_id: str, seq: int) -> str:
     )
 
 
-def rebind_run_id(blob: bytes, old: str, new: str) -> tuple[bytes, int]:
+def rebind_run_id(
+    blob: bytes, old: str, new: str, *, seq: int | None = None, ring: Keyring | None = None
+) -> tuple[bytes, int]:
     """``blob`` with every ``Task`` / ``task.ui`` / ``task.console`` of run ``old`` rebound to ``new``.
 
-    Returns the blob unchanged (and 0) when it holds none.
+    With ``ring``, the blob must be signed checkpoint ``seq`` of ``old`` and comes back
+    signed as checkpoint ``seq`` of ``new``; without, it is re-encoded with the codec's
+    defaults.  Returns how many task objects were rebound.
     """
-    obj = _codec.loads(blob)
+    if ring is None:
+        obj = _codec.loads(blob)
+    else:
+        require = Requirement(signed=True, kind="checkpoint", run_id=old, seq=seq)
+        obj = _codec.loads(blob, keys=ring.read, key_source=ring.source, require=require)
     frames = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
     try:
         if isinstance(obj, frames):
             with contextlib.suppress(Exception):
                 restored_pending(obj)
         found = [o for o in _walk(obj) if _is_task_like(o, old)]
-        if not found:
+        if not found and ring is None:
             return blob, 0
         for task in found:
             for name in _RUN_ID_FIELDS:
                 if getattr(task, name, None) == old:
                     object.__setattr__(task, name, new)  # attrs frozen: set like attrs' own __init__ does
-        return _codec.dumps(obj), len(found)
+        if ring is None:
+            return _codec.dumps(obj), len(found)
+        return _codec.dumps(obj, key=ring.write, bind=("checkpoint", new, seq)), len(found)
     finally:
         if isinstance(obj, frames):
             abandon(obj)

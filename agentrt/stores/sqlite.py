@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
+from agentrt import keys as _keys
 from agentrt._sdk.errors import LeaseHeld, RunExists, RunNotFound
 from agentrt.stores.base import (
     FINAL,
@@ -172,6 +173,9 @@ class SqliteStore:
         except StoreError:
             self.close()
             raise
+        #: the blob keys of this store: AGENTRT_BLOB_KEY, else ``<database>.key`` beside it (0600),
+        #: created with the database (a store made before keys existed gets one on first open)
+        self.keyring = _keys.store_keyring(self.path, create=True) if self.path != ":memory:" else None
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"

@@ -35,7 +35,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "docs/hazards.md). Silence one finding with `# agentrt: ignore[CODE]` on its line."
         ),
     )
-    parser.add_argument("target", metavar="PATH|MODULE", help="a .py file, a directory, or a module name")
+    parser.add_argument(
+        "target", metavar="PATH|MODULE", nargs="?", help="a .py file, a directory, or a module name"
+    )
+    parser.add_argument(
+        "--against",
+        metavar="STORE",
+        default=None,
+        help="instead: judge the unfinished runs of STORE against the code here, compiled, not imported "
+        "(what 'agentrt upgrade --dry-run' would say after a deploy; see docs/upgrade.md)",
+    )
     parser.add_argument("--json", action="store_true", help='print {"findings": [...], "summary": {...}}')
     parser.add_argument(
         "--profile",
@@ -61,6 +70,14 @@ def _resolve_target(target: str) -> Path | None:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    if args.against is not None:  # the pre-deploy check of issue 15 (agentrt._upgrade)
+        from agentrt._cli.common import guarded
+        from agentrt._upgrade._cli import cmd_check_against
+
+        return guarded(lambda a: cmd_check_against(a.against, a.json))(args)
+    if args.target is None:
+        print("agentrt check: error: give a PATH|MODULE to check, or --against STORE", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)  # a usage error, as argparse reports a missing argument
     profile = Profile.named(args.profile)
     root = _resolve_target(args.target)
     if root is None:

@@ -101,7 +101,19 @@ def test_version_and_help_still_list_everything() -> None:
     assert proc.returncode == 0 and proc.stdout.startswith("agentrt "), (proc.stdout, proc.stderr)
     proc = _run("from agentrt.cli import main; raise SystemExit(main(['--help']))")
     assert proc.returncode == 0
-    for command in ("check", "dump", "diff", "fork", "teams", "run", "resume", "runs", "show"):
+    for command in (
+        "check",
+        "dump",
+        "diff",
+        "fork",
+        "keygen",
+        "teams",
+        "run",
+        "resume",
+        "runs",
+        "show",
+        "upgrade",
+    ):
         assert f"    {command} " in proc.stdout, command
     proc = _run("from agentrt.cli import main; raise SystemExit(main(['nosuch']))")
     assert proc.returncode == 2 and "invalid choice: 'nosuch'" in proc.stderr

@@ -16,7 +16,10 @@ def split(blob: bytes) -> tuple[bytes, bytes]:
 
 def sign(head: bytes, payload: bytes) -> bytes:
     """Assemble a blob with a correct digest for whatever ``head`` and ``payload`` say."""
-    return head + _format._digest(head, payload, _format.blob_key()) + payload
+    key = _format.blob_key()
+    flags = head[7] | _format.FLAG_SIGNED if key else head[7] & ~_format.FLAG_SIGNED
+    head = head[:7] + bytes([flags]) + head[8:]
+    return head + _format._digest(head, payload, key) + payload
 
 
 def resign(blob: bytes, payload: bytes | None = None, *, flags: int | None = None) -> bytes:

@@ -52,10 +52,12 @@ def test_key_authenticates(monkeypatch: pytest.MonkeyPatch) -> None:
     keyed = dumps([s.top_level, 1])
     assert loads(keyed) == [s.top_level, 1]
     monkeypatch.setenv("AGENTRT_BLOB_KEY", "other")
-    with pytest.raises(CorruptBlob, match="different AGENTRT_BLOB_KEY"):
+    with pytest.raises(CorruptBlob, match="not among this process's keys"):
         loads(keyed)
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", "other,secret")  # rotation: the old key still reads
+    assert loads(keyed) == [s.top_level, 1]
     monkeypatch.delenv("AGENTRT_BLOB_KEY")
-    with pytest.raises(CorruptBlob, match="digest mismatch"):
+    with pytest.raises(CorruptBlob, match="has no blob key"):
         loads(keyed)
     monkeypatch.setenv("AGENTRT_BLOB_KEY", "k" * 500)  # longer than blake2b's key: hashed first
     assert loads(dumps("x")) == "x"

@@ -17,6 +17,7 @@ import pytest
 from agentrt._codec import dumps
 from agentrt._codec._extension import extension_for_type
 from agentrt.exceptions import CannotCrossAwait
+from agentrt.lowlevel import suspend
 from tests.codec import codec_samples as s
 from tests.codec.codec_fake_ext import FakeFrame, frame_of
 
@@ -218,3 +219,37 @@ def test_value_shared_by_two_frames_is_reported_in_the_inner_one() -> None:
     outer = frame_of(s.agent_fn, {"state": state, "awaiting": inner}, lineno=9)
     error = refuse(outer)
     assert (error.function, error.lineno, error.path) == ("make_counter", 3, 'state["client"]')
+
+
+async def _held_lock(lock: Any) -> None:
+    with lock:
+        await suspend(1)
+
+
+async def _held_file(path: str) -> None:
+    with open(path) as f:
+        await suspend(f)
+
+
+def test_a_lock_or_file_held_by_with_across_an_await_is_ar112_as_agentrt_check_says(tmp_path: Any) -> None:
+    import threading
+
+    from agentrt.lowlevel import Machine
+
+    (tmp_path / "f.txt").write_text("x")
+    cases = (
+        (_held_lock, threading.Lock(), "_thread.lock"),
+        (_held_file, str(tmp_path / "f.txt"), "TextIOWrapper"),
+    )
+    for fn, arg, kind in cases:
+        m = Machine(fn, arg)
+        payload = m.step()
+        try:
+            with pytest.raises(CannotCrossAwait) as info:
+                m.get()
+        finally:
+            m.discard()
+            if isinstance(payload, io.TextIOWrapper):
+                payload.close()  # the abandoned with block does not close it
+        message = str(info.value)
+        assert message.startswith("AR112") and kind in message and "@agentrt.serializable" not in message

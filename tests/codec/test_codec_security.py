@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentrt._codec import _format, dumps, loads
+from agentrt._codec._decode import Requirement
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 from tests.codec import codec_samples as s
 from tests.codec.blobtools import resign, split
@@ -62,15 +63,16 @@ def test_global_naming_os_system_is_refused(marker: Path, no_key: None) -> None:
     assert not marker.exists()
 
 
-def test_find_class_guards_even_when_the_scan_is_skipped(
-    marker: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # With a key the opcode scan is skipped (only key holders can sign); find_class still refuses.
+def test_find_class_guards_signed_blobs(marker: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A key holder's blob still goes through the opcode scan and find_class.
     monkeypatch.setenv("AGENTRT_BLOB_KEY", "a key the forger somehow has")
     command = f"touch {marker}"
     classic = b"\x80\x02cos\nsystem\n(X" + len(command).to_bytes(4, "little") + command.encode() + b"tR."
-    with pytest.raises(CorruptBlob, match="not an agentrt reconstructor"):
+    with pytest.raises(CorruptBlob, match="protocol 5"):
         loads(forge(classic, referencing=False))
+    stack_global = program(text("os") + text("system") + b"\x93" + text(command) + TUPLE1 + REDUCE)
+    with pytest.raises(CorruptBlob, match="not an agentrt reconstructor"):
+        loads(forge(stack_global, referencing=False))
     assert not marker.exists()
 
 
@@ -80,10 +82,14 @@ def _call_referenced_system(marker: Path) -> bytes:
 
 
 def test_reduce_of_a_referenced_builtin_is_caught_by_the_dry_run(marker: Path, no_key: None) -> None:
+    # The decode-bounds walk refuses a call of anything but a reconstructor first; the dry run
+    # (and find_class) would refuse it too.
     payload = _call_referenced_system(marker)
-    with pytest.raises(CorruptBlob, match="not callable"):
+    with pytest.raises(CorruptBlob, match=r"not callable|not an agentrt reconstructor with a tuple"):
         loads(forge(payload, referencing=True))
-    with pytest.raises(CorruptBlob, match="does not declare referencing"):
+    with pytest.raises(
+        CorruptBlob, match=r"does not declare referencing|not an agentrt reconstructor with a tuple"
+    ):
         loads(forge(payload, referencing=False))
     assert not marker.exists()
 
@@ -122,8 +128,11 @@ def test_builtin_method_reconstructor_only_binds_c_methods(no_key: None) -> None
 def test_keyed_blobs_cannot_be_forged(monkeypatch: pytest.MonkeyPatch, marker: Path) -> None:
     forged = forge(_call_referenced_system(marker), referencing=True)  # signed without the key
     monkeypatch.setenv("AGENTRT_BLOB_KEY", "production secret")
+    with pytest.raises(CorruptBlob, match="is not signed"):
+        loads(forged, require=Requirement(signed=True, kind="checkpoint"))
+    signed = forged[:7] + bytes([forged[7] | _format.FLAG_SIGNED]) + forged[8:]  # claims a signature
     with pytest.raises(CorruptBlob, match="digest mismatch"):
-        loads(forged)
+        loads(signed)
     assert not marker.exists()
 
 

@@ -110,13 +110,15 @@ def test_disasm_marks_the_suspended_instruction():
     "minor", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir() and p.name != HERE_MINOR)
 )
 def test_blob_of_another_python_shows_header_and_why(minor):
-    code, out, err = run_cli("dump", relative(blob_path("nested", minor)), "--allow-module", AGENTS)
+    code, out, err = run_cli(
+        "dump", relative(blob_path("nested", minor)), "--allow-module", AGENTS, "--allow-unsigned"
+    )
     assert code == 0, err
     assert f"written by Python {minor}" in out and "tests.inspect.agents:nested" in out
     assert (
         f"frames cannot be shown: blob was written by Python {minor} and this is Python {HERE_MINOR}" in out
     )
-    data = json.loads(run_cli("dump", relative(blob_path("nested", minor)), "--json")[1])
+    data = json.loads(run_cli("dump", relative(blob_path("nested", minor)), "--json", "--allow-unsigned")[1])
     assert data["frames"] is None and data["header"]["python"] == minor and "IncompatibleBlob" not in out
 
 
@@ -221,7 +223,7 @@ def test_errors_through_the_real_command(tmp_path):
     )
     _one_line_error(proc.returncode, proc.stdout, proc.stderr)
     proc = subprocess.run(
-        [sys.executable, "-m", "agentrt", "dump", str(blob_path("nested"))],
+        [sys.executable, "-m", "agentrt", "dump", str(blob_path("nested")), "--allow-unsigned"],
         capture_output=True,
         text=True,
         env=env,
@@ -236,7 +238,7 @@ def test_value_blob_renders_shared_and_cyclic_values():
     shared = [1, 2]
     graph = {"a": shared, "b": shared}
     graph["me"] = graph
-    dump = dump_blob(_codec.dumps(graph))
+    dump = dump_blob(_codec.dumps(graph), allow_unsigned=True)
     assert dump.value is not None
     assert dump.value.repr == "{'a': [1, 2], 'b': <same object as value['a']>, 'me': <cycle: value>}"
 
