@@ -6,7 +6,8 @@
 #   make demo                    examples/crash_demo.py: SIGKILL an agent mid-run, finish it with agentrt resume
 #   make demo DEMO_EXECUTOR=offline   ... with the in-process model executor instead of the HTTP one
 #   make test-roundtrip           the suite under the --agentrt-roundtrip plugin (CI runs it)
-#   make bench [BENCH_ARGS=...]  benchmarks/checkpoint.py, resume.py, llm.py and workers.py;  bench-smoke adds --quick
+#   make bench [BENCH_ARGS=...]  benchmarks/step, coldstart, trap, checkpoint, resume, llm, workers -> summary.md
+#   make bench-smoke             ... each with --quick (proves they run; no timing ratio is asserted)
 #   make lint                    ruff check, ruff format --check, mypy (3.12 venv with .[dev])
 #   make fuzz [SEEDS=N] [START=S] [PY=3.12]   differential fuzzer: N random agents per interpreter
 #   make clean
@@ -75,7 +76,7 @@ endef
 .PHONY: help test test-roundtrip demo bench bench-smoke lint fuzz clean
 
 help:
-	@sed -n '3,11s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,13s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 # ----------------------------------------------------------------------------- venvs
 
@@ -178,10 +179,15 @@ bench bench-smoke:
 	fi
 	v=$$(main_version)
 	$(MAKE) -s --no-print-directory .venv-$$v/.stamp-test
-	.venv-$$v/bin/python benchmarks/checkpoint.py $(if $(filter bench-smoke,$@),--quick) $(BENCH_ARGS)
-	.venv-$$v/bin/python benchmarks/resume.py $(if $(filter bench-smoke,$@),--quick)
-	.venv-$$v/bin/python benchmarks/llm.py $(if $(filter bench-smoke,$@),--quick)
-	.venv-$$v/bin/python benchmarks/workers.py $(if $(filter bench-smoke,$@),--quick)
+	quick=$(if $(filter bench-smoke,$@),--quick)
+	.venv-$$v/bin/python benchmarks/step.py $$quick
+	.venv-$$v/bin/python benchmarks/coldstart.py $$quick
+	.venv-$$v/bin/python benchmarks/trap.py $$quick
+	.venv-$$v/bin/python benchmarks/checkpoint.py $$quick $(BENCH_ARGS)
+	.venv-$$v/bin/python benchmarks/resume.py $$quick
+	.venv-$$v/bin/python benchmarks/llm.py $$quick
+	.venv-$$v/bin/python benchmarks/workers.py $$quick
+	.venv-$$v/bin/python benchmarks/summary.py $$quick
 
 # ----------------------------------------------------------------------------- fuzz
 

@@ -11,7 +11,6 @@ import pytest
 
 from tests import pgcluster
 
-
 _KEY_DIR: str | None = None
 
 

@@ -24,7 +24,8 @@ from agentrt._cli.common import (
     open_cli_store,
     step_budget,
 )
-from agentrt._sdk.agent import Agent, AgentSpecError, load_agent
+from agentrt._sdk.agent import Agent, load_agent
+from agentrt.exceptions import AgentSpecError
 
 TOKEN_ENV = "AGENTRT_TOKEN"
 

@@ -15,6 +15,7 @@ key holder's bug (or a fuzzer's) must not reach those edges either.
 
 from __future__ import annotations
 
+import functools
 import pickletools
 import re
 
@@ -69,6 +70,7 @@ def _charset(names: tuple[str, ...]) -> bytes:
     return b"[" + b"".join(re.escape(_CODES[name]) for name in names) + b"]"
 
 
+@functools.cache  # compiled on the first check, not at import: most processes never load a blob
 def _build_run() -> re.Pattern[bytes]:
     lengths = (
         b"(?:" + b"|".join(re.escape(bytes([n])) + b".{%d}" % n for n in range(_MAX_SHORT_LENGTH + 1)) + b")"
@@ -90,7 +92,6 @@ def _build_run() -> re.Pattern[bytes]:
     return re.compile(b"(?s:(?:" + b"|".join(alternatives) + b")*+)")
 
 
-_RUN = _build_run()
 _LONG_ARGUMENT = {**{_CODES[n][0]: 4 for n in _LENGTH4}, **{_CODES[n][0]: 8 for n in _LENGTH8}}
 _NAMES = {op.code.encode("latin-1")[0]: op.name for op in pickletools.opcodes}
 
@@ -101,8 +102,9 @@ def check_payload(payload: bytes) -> None:
     if payload[:2] != _PROTO_5:
         raise CorruptBlob("blob payload does not start with pickle protocol 5: it was modified")
     position = 2
+    run = _build_run()
     while True:
-        match = _RUN.match(payload, position)
+        match = run.match(payload, position)
         position = match.end() if match is not None else position
         if position >= size:
             raise CorruptBlob("blob payload ends without a STOP opcode: it was truncated")

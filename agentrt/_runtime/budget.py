@@ -13,23 +13,32 @@ step blocked inside one long C call is interrupted when that call returns.
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import os
 import threading
 import time
 import traceback
 from types import TracebackType
+from typing import Any
 
 __all__ = ["BudgetInterrupt", "Watchdog", "innermost_agent_frame"]
 
+
 # Two separate function objects (``pythonapi[...]`` makes a new one each time): one takes the
 # exception class, the other a NULL pointer, which clears a pending asynchronous exception.
-_set_async_exc = ctypes.pythonapi["PyThreadState_SetAsyncExc"]
-_set_async_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
-_set_async_exc.restype = ctypes.c_int
-_clear_async_exc_raw = ctypes.pythonapi["PyThreadState_SetAsyncExc"]
-_clear_async_exc_raw.argtypes = (ctypes.c_ulong, ctypes.c_void_p)
-_clear_async_exc_raw.restype = ctypes.c_int
+# Made on first use, not at import (``import agentrt`` stays cheap; most processes never interrupt).
+@functools.cache
+def _async_exc_functions() -> tuple[Any, Any]:
+    import ctypes
+
+    set_exc = ctypes.pythonapi["PyThreadState_SetAsyncExc"]
+    set_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
+    set_exc.restype = ctypes.c_int
+    clear = ctypes.pythonapi["PyThreadState_SetAsyncExc"]
+    clear.argtypes = (ctypes.c_ulong, ctypes.c_void_p)
+    clear.restype = ctypes.c_int
+    return set_exc, clear
+
 
 _AGENTRT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -39,7 +48,7 @@ class BudgetInterrupt(BaseException):
 
 
 def _clear_async_exc(thread_id: int) -> None:
-    _clear_async_exc_raw(thread_id, None)
+    _async_exc_functions()[1](thread_id, None)
 
 
 class Watchdog:
@@ -91,7 +100,7 @@ class Watchdog:
                 if self._fired_at is not None and now - self._fired_at < self.budget_seconds:
                     continue
                 self._fired_at = now
-                _set_async_exc(self._thread_id, BudgetInterrupt)
+                _async_exc_functions()[0](self._thread_id, BudgetInterrupt)
 
     def close(self) -> None:
         self._stop.set()

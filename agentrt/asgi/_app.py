@@ -201,7 +201,7 @@ class _Api:
         return JSONResponse({"run_id": run_id, "status": rec.status}, status_code=201)
 
     async def list_runs(self, request: Request) -> Response:
-        from agentrt._cli.common import result_object
+        from agentrt.stores.views import result_object
 
         status = request.query_params.get("status") or None
         if status is not None and status not in STATUSES:
@@ -221,7 +221,7 @@ class _Api:
         return JSONResponse({"runs": [result_object(r) for r in runs]})
 
     async def show(self, request: Request) -> Response:
-        from agentrt._cli.common import show_object
+        from agentrt.stores.views import show_object
 
         rec = await self.visible_run(request)
         return JSONResponse(show_object(self.rt.store, rec, events=200))
@@ -279,7 +279,7 @@ class _Api:
         )
 
     async def _sse(self, run_id: str, after: int) -> AsyncIterator[dict[str, Any]]:
-        from agentrt._cli.common import result_object
+        from agentrt.stores.views import result_object
 
         async for event in self.rt.subscribe(run_id, after):
             if event.kind in END_KINDS:

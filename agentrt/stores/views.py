@@ -1,0 +1,65 @@
+"""The JSON shapes of a run record: what ``agentrt runs/show --json`` print and the HTTP API answers.
+
+Kept beside the stores (they read nothing but records) so that the command line and the ASGI
+app share one definition without importing each other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentrt.stores.base import RunRecord, Store
+
+__all__ = ["result_object", "show_object"]
+
+
+def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
+    """What ``--json`` prints: run_id, status, output or error, and what the run waits on."""
+    obj: dict[str, Any] = {"run_id": rec.run_id, "status": rec.status, "agent": rec.agent}
+    if not rec.finished:
+        obj["interrupted"] = rec.interrupted  # running, but no live process drives it
+    if rec.status == "completed":
+        obj["output"] = rec.output
+    elif rec.status in ("failed", "cancelled"):
+        obj["error"] = dict(rec.error or {})
+    else:
+        obj["seq"] = rec.seq
+        if rec.pending is not None:
+            obj["pending"] = rec.pending
+        if rec.waiting_on:
+            obj["waiting_on"] = rec.waiting_on
+        if (rec.pending or {}).get("kind") == "ask":
+            obj["prompt"] = rec.pending.get("prompt")
+    if rec.priority:
+        obj["priority"] = rec.priority
+    if rec.cancel_requested and not rec.finished:
+        obj["cancel_requested"] = True
+    if rec.parent_id:
+        obj["parent_id"] = rec.parent_id
+    if rec.usage:
+        obj["usage"] = rec.usage
+    return obj
+
+
+def show_object(store: Store, rec: RunRecord, events: int | None = None) -> dict[str, Any]:
+    """What ``agentrt show --json`` prints (and ``GET /runs/{id}`` answers): the result object, the
+    input, the checkpoint history, the children and the recorded events (the newest ``events``)."""
+    obj = result_object(rec)
+    obj.update(
+        {
+            "input": rec.input,
+            "created_at": rec.created_at,
+            "updated_at": rec.updated_at,
+            "lease_owner": rec.lease_owner if rec.lease_live() else None,
+            "checkpoints": [
+                {"seq": c.seq, "size_bytes": c.size_bytes, "created_at": c.created_at, "request": c.pending}
+                for c in store.list_checkpoints(rec.run_id)
+            ],
+            "children": [{"run_id": c.run_id, "status": c.status} for c in store.children(rec.run_id)],
+            "events": [
+                {"seq": e.seq, "n": e.n, "kind": e.kind, "level": e.level, "data": e.data, "at": e.created_at}
+                for e in store.list_events(rec.run_id, limit=events)
+            ],
+        }
+    )
+    return obj
