@@ -114,6 +114,7 @@ test:
 	done
 	strict_py=$(if $(filter command line,$(origin PY)),1,0)
 	summary=(); ran=0; passed=0; bad=0
+	main=$$(main_version)
 	for v in $(PY); do
 	  echo "==================== python$$v ===================="
 	  if ! py=$$(find_python $$v); then
@@ -131,7 +132,11 @@ test:
 	  ran=$$((ran + 1))
 	  log=.venv-$$v/pytest-last.log
 	  set +e
-	  .venv-$$v/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) 2>&1 | tee "$$log"
+	  # Whole-system tests (fleets, HTTP load, the browser) exercise no interpreter-specific code:
+	  # they run on the main interpreter only ($(MAIN_PY), or the first one found).
+	  only_main=()
+	  if [ "$$v" != "$$main" ]; then only_main=(-m "not system"); fi
+	  .venv-$$v/bin/python -m pytest -q -p no:cacheprovider "$${only_main[@]}" $(PYTEST_ARGS) 2>&1 | tee "$$log"
 	  rc=$${PIPESTATUS[0]}
 	  set -e
 	  closing=$$(grep -v '^[[:space:]]*$$' "$$log" | tail -n 1 | sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^=* *//' -e 's/ *=*$$//')
@@ -162,7 +167,7 @@ test-roundtrip:
 	@$(SHELL_LIB)
 	v=$$(main_version)
 	$(MAKE) -s --no-print-directory .venv-$$v/.stamp-test
-	.venv-$$v/bin/python -m pytest -q -p no:cacheprovider -p agentrt.testing.pytest_plugin --agentrt-roundtrip $(PYTEST_ARGS)
+	.venv-$$v/bin/python -m pytest -q -p no:cacheprovider -p agentrt.testing.pytest_plugin --agentrt-roundtrip -m "not system" $(PYTEST_ARGS)
 
 # ----------------------------------------------------------------------------- demo, bench
 

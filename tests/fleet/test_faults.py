@@ -35,7 +35,7 @@ from agentrt.stores import NewRun, open_store
 from tests.cli.helpers import cli, cli_env, command
 from tests.workers.agents import Job, expected
 
-pytestmark = [pytest.mark.fleet, pytest.mark.slow]
+pytestmark = [pytest.mark.fleet, pytest.mark.slow, pytest.mark.system]
 
 LEASE = 2.0
 CONCURRENCY = 8

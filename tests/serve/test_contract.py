@@ -22,6 +22,9 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
 
 from tests.serve.conftest import Server  # noqa: E402
 
+pytestmark = pytest.mark.system
+
+
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 HEADERS = {"X-Tenant": "fuzz"}
 

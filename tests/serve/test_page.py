@@ -17,6 +17,9 @@ import pytest
 
 from tests.serve.conftest import Server, wait_status
 
+pytestmark = pytest.mark.system
+
+
 CHROMIUM = os.environ.get("AGENTRT_CHROMIUM", "/usr/bin/chromium")
 ARGS = [
     "--headless",

@@ -82,6 +82,7 @@ def test_reconnecting_client_gets_every_event_exactly_once(server: Server) -> No
 N_CLIENTS = 500
 
 
+@pytest.mark.system
 def test_500_concurrent_sse_clients(server: Server) -> None:
     assert server.proc is not None
     with server.client() as c:
@@ -158,6 +159,7 @@ def test_keep_alive_comments_on_an_idle_stream(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.system
 def test_sigkill_mid_tool_then_restart_finishes_and_clients_complete(
     fresh_server: Server, tmp_path: Path
 ) -> None:
@@ -206,6 +208,7 @@ def test_sigkill_mid_tool_then_restart_finishes_and_clients_complete(
     print(f"\n[sigkill] restart-to-ready {restarted * 1000:.0f} ms; {len(seen)} events, lost 0, duplicated 0")
 
 
+@pytest.mark.system
 def test_reply_journaled_before_202_survives_a_sigkill(fresh_server: Server) -> None:
     srv = fresh_server
     with srv.client() as c:
