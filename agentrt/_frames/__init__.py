@@ -28,7 +28,7 @@ from agentrt._codec._bounds import describe_error
 from agentrt._codec._extension import DecodeContext, EncodeContext, Location, register_extension
 from agentrt._frames import _diskcache, _validate
 from agentrt._frames import _layout as L
-from agentrt._frames._agen import ASEND_TYPE, _agen_of
+from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
 from agentrt._frames._capture import (
     FINISHED,
     KIND_OF_TYPE,
@@ -58,20 +58,6 @@ _CODE_FLAG_OF_KIND = {
     Kind.ASYNC_GENERATOR: inspect.CO_ASYNC_GENERATOR,
 }
 _PRIMED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-
-
-def _anext_awaitable_type() -> type:
-    async def probe() -> Any:
-        yield None
-
-    agen = probe()
-    awaitable = anext(agen, None)
-    tp = type(awaitable)
-    awaitable.close()
-    return tp
-
-
-ANEXT_TYPE = _anext_awaitable_type()  # what ``anext(aiterator, default)`` returns
 
 
 class _GiveAwaitable:

@@ -12,7 +12,7 @@ from typing import Any
 
 from agentrt.exceptions import CorruptBlob
 
-__all__ = ["ASEND_TYPE", "_agen_of"]
+__all__ = ["ANEXT_TYPE", "ASEND_TYPE", "_agen_of"]
 
 
 def _asend_type() -> type:
@@ -28,6 +28,21 @@ def _asend_type() -> type:
 
 #: The type of ``agen.asend(value)`` (no public name in ``types``).
 ASEND_TYPE = _asend_type()
+
+
+def _anext_awaitable_type() -> type:
+    async def probe() -> Any:
+        yield None
+
+    agen = probe()
+    awaitable = anext(agen, None)
+    tp = type(awaitable)
+    awaitable.close()
+    return tp
+
+
+#: What ``anext(aiterator, default)`` returns (no public name either).
+ANEXT_TYPE = _anext_awaitable_type()
 
 
 def _agen_of(asend: Any) -> Any:

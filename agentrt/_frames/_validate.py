@@ -31,6 +31,7 @@ slot is left unchecked: see "Residual risks" in docs/blob-format.md.
 
 from __future__ import annotations
 
+import gc
 import types
 from typing import Any
 
@@ -132,9 +133,14 @@ def check_values(
 
 
 def _owner(value: Any) -> Any:
-    """An async generator step stands for its generator."""
-    from agentrt._frames._agen import ASEND_TYPE, _agen_of
+    """An async generator step stands for its generator, and ``anext(..., default)`` for what it wraps."""
+    from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
 
+    if type(value) is ANEXT_TYPE:
+        referents = gc.get_referents(value)  # (the wrapped awaitable, the default)
+        if len(referents) != 2:
+            return None
+        value = referents[0]
     if type(value) is ASEND_TYPE:
         try:
             return _agen_of(value)

@@ -158,7 +158,12 @@ class Runtime:
         if store is None or isinstance(store, str | os.PathLike):
             from agentrt.stores import open_store
 
-            store = open_store(store)
+            store = open_store(os.fspath(store) if store is not None else None)
+        elif not hasattr(store, "create_run"):
+            raise TypeError(
+                "Runtime(store=...) takes a store object (agentrt.stores.SqliteStore, MemoryStore, ...), "
+                f"a SQLite file path or a store URL, got {type(store).__name__}"
+            )
         if concurrency < 1:
             raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
         #: Claims and drives the store's runnable runs inside ``async with`` (False: a client only).
