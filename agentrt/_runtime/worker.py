@@ -45,6 +45,7 @@ class Worker:
         self._stop = threading.Event()
         self._waiter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentrt-worker-wait")
         self.claimed = 0
+        self._next_sweep = 0.0
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="agentrt-worker")
@@ -64,6 +65,9 @@ class Worker:
         while not self._stop.is_set():
             try:
                 self.claim()
+                if time.monotonic() >= self._next_sweep:
+                    self._next_sweep = time.monotonic() + max(self.rt.lease_seconds, 3 * self.rt.poll_seconds)
+                    self.sweep_undelivered_children()
                 timeout = self._timeout()
                 failing = False
             except Exception as exc:  # the store is in trouble: retry, do not die
@@ -96,6 +100,32 @@ class Worker:
             rt._emit("claimed", rec.run_id, status=rec.status, epoch=rec.epoch, seq=rec.seq)
             rt.adopt(rec, agent)
         return claimed
+
+    def sweep_undelivered_children(self) -> int:
+        """Drive again every parked parent whose sub-run finished but whose outcome never reached it.
+
+        A child's outcome is journaled for its parent just after the child's own finish is stored;
+        a worker killed (or a connection dropped) between the two leaves the parent waiting on a
+        child that is done.  Driving the parent re-dispatches its pending request, and a finished
+        child's outcome is then journaled from the child's record.  Returns how many were woken.
+        """
+        rt, store = self.rt, self.rt.store
+        woken = 0
+        for rec in store.list_runs(status="waiting"):
+            if rec.waiting_on != "child" or rec.lease_live() or rt._closed:
+                continue
+            delivered = store.get_results(rec.run_id, rec.seq)
+            if any(
+                child.finished and child.parent_seq == rec.seq and (child.parent_idx or 0) not in delivered
+                for child in store.children(rec.run_id)
+            ):
+                try:
+                    rt._schedule(rec.run_id)
+                except Exception as exc:  # its agent cannot be loaded here: another worker may
+                    rt._emit("driver_error", rec.run_id, error=f"{type(exc).__name__}: {exc}")
+                    continue
+                woken += 1
+        return woken
 
     def _timeout(self) -> float:
         rt = self.rt
