@@ -221,3 +221,29 @@ def test_a_driver_whose_lease_lapsed_is_fenced_even_when_its_process_claims_the_
     assert [e.kind for e in events if e.kind == "lease_lost"] == ["lease_lost"]
     assert [f"{run_id}:1", f"{run_id}:1"] == agents.GATED  # the fresh driver made the call again
     assert store.get_run(run_id).epoch == first_epoch + 2
+
+
+def test_a_parent_whose_child_outcome_was_lost_is_driven_again(store, monkeypatch):
+    """The child's worker stored the child's finish, then died before journaling its outcome for the
+    parent (played by dropping that delivery): a later worker's sweep drives the parent on."""
+    from agentrt._runtime.runtime import Runtime as RuntimeImpl
+
+    async def lose_delivery():
+        with monkeypatch.context() as patch:
+            patch.setattr(RuntimeImpl, "_notify_parent", lambda self, run_id, ok, value: None)
+            async with Runtime(store, poll_seconds=0.1) as first:
+                run_id = await first.start(mixed, {"i": 7, "child": True})
+                await until(
+                    lambda: store.get_run(f"{run_id}.2") is not None and store.get_run(f"{run_id}.2").finished
+                )
+                await until(lambda: store.get_run(run_id).status == "waiting")
+        parent = store.get_run(run_id)
+        assert parent.waiting_on == "child" and not store.get_results(run_id, parent.seq)
+        return run_id
+
+    async def recover(run_id):
+        async with Runtime(store, poll_seconds=0.1) as second:
+            return await second.wait(run_id, timeout=60)
+
+    run_id = asyncio.run(lose_delivery())
+    assert asyncio.run(recover(run_id)).value == expected(Job(7, child=True))
