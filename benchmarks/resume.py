@@ -162,6 +162,9 @@ def _copy_db(src: Path, dst: Path) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     shutil.copy(src, dst)
+    key = Path(str(src) + ".key")  # the store's blob key (agentrt.keys.store_key_path): the copy needs it
+    if key.exists():
+        shutil.copy(key, str(dst) + ".key")
 
 
 def spread(samples: list[float]) -> dict[str, Any]:
