@@ -37,6 +37,7 @@ from typing import Any
 
 from agentrt._codec._refs import class_dict
 from agentrt._codec._serializable import is_serializable
+from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
 from agentrt.exceptions import CorruptBlob
 
 __all__ = ["check_values", "register_trap_type", "slot_checks"]
@@ -134,8 +135,6 @@ def check_values(
 
 def _owner(value: Any) -> Any:
     """An async generator step stands for its generator, and ``anext(..., default)`` for what it wraps."""
-    from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
-
     if type(value) is ANEXT_TYPE:
         referents = gc.get_referents(value)  # (the wrapped awaitable, the default)
         if len(referents) != 2:
