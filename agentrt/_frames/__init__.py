@@ -244,7 +244,7 @@ def _session(ctx: Any) -> _LoadSession:
             on_refuse(session.abandon_all)
             ctx.on_accept(session.accept)
             session.disk_writes = _diskcache.begin_deferred()
-    return session  # type: ignore[no-any-return]
+    return session
 
 
 def _finished(kind: Kind) -> Any:
@@ -346,7 +346,7 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
     )
 
 
-def _parameter_count(code: Any) -> int:
+def _parameter_count(code: types.CodeType) -> int:
     """How many leading locals are parameters (bound by the call before the frame starts)."""
     count = code.co_argcount + code.co_kwonlyargcount
     count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
@@ -421,7 +421,7 @@ class FrameObjects:
         module = sys.modules.get(ctx.code_module(index))
         _check(module is not None, f"module {ctx.code_module(index)!r} vanished during the load")
         state: list[Any] = []
-        obj = new_frame_object(plan.resumed, module.__dict__, cells, state)  # type: ignore[union-attr]
+        obj = new_frame_object(plan.resumed, module.__dict__, cells, state)
         session = _session(ctx)
         session.restored[id(obj)] = _Restored(obj, plan, state)
         session.built.append(obj)

@@ -225,8 +225,8 @@ def _module_name(frame: types.FrameType) -> str:
     if cached is not None and cached[0] is globals_:
         return cached[1]
     name = globals_.get("__name__") or "__main__"
-    _MODULES[id(globals_)] = (globals_, name)  # type: ignore[assignment]
-    return name  # type: ignore[return-value]
+    _MODULES[id(globals_)] = (globals_, name)
+    return name
 
 
 def capture(obj: object) -> FrameState:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dis
 import enum
+from collections.abc import Callable
 from types import CodeType
 
 import attrs
@@ -236,7 +237,11 @@ def _is_async_gen_wrap(instr: dis.Instruction) -> bool:
     return instr.opname == "CALL_INTRINSIC_1" and instr.arg == L.INTRINSIC_ASYNC_GEN_WRAP
 
 
-def _stack_depths(instructions, by_offset, handler_of) -> dict[int, int]:  # type: ignore[no-untyped-def]
+def _stack_depths(
+    instructions: list[dis.Instruction],
+    by_offset: dict[int, int],
+    handler_of: Callable[[int], tuple[int, int, bool] | None],
+) -> dict[int, int]:
     """Value-stack depth before each reachable instruction (abstract interpretation)."""
     real = {offset: instructions[n].offset for offset, n in by_offset.items()}
 
@@ -283,8 +288,12 @@ def _effect(instr: dis.Instruction, jump: bool) -> int:
 
 
 def _liveness(
-    instructions, by_offset, handler_of, nlocals: int, unchecked_only: bool = False
-) -> dict[int, set[int]]:  # type: ignore[no-untyped-def]
+    instructions: list[dis.Instruction],
+    by_offset: dict[int, int],
+    handler_of: Callable[[int], tuple[int, int, bool] | None],
+    nlocals: int,
+    unchecked_only: bool = False,
+) -> dict[int, set[int]]:
     """Backward data-flow: the plain locals live on entry to each instruction.
 
     With ``unchecked_only``, only unchecked loads count as uses: the result is the
@@ -322,9 +331,9 @@ def _liveness(
             uses, defs = uses_defs[n]
             if checks[n]:
                 out -= checks[n]
-            handler = handlers[n]
-            if handler is not None:
-                out |= live_in[handler]
+            handler_at = handlers[n]
+            if handler_at is not None:
+                out |= live_in[handler_at]
             new = (out - set(defs)) | {u for u in uses if u < nlocals}
             if new != live_in[n]:
                 live_in[n] = new

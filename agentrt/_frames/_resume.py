@@ -97,7 +97,7 @@ def _from_disk(shape: ResumeShape, extra: tuple[object, ...]) -> ResumeCode | No
     """A resume code synthesized by an earlier process, if it is there and looks like one of ours."""
     record = _diskcache.load(shape.code, "resume", extra)
     try:
-        code, closure_names, offsets = record  # type: ignore[misc]
+        code, closure_names, offsets = record
     except (TypeError, ValueError):
         return None
     original = shape.code
@@ -180,7 +180,7 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
     body[resume_at + 1 : resume_at + 1] = prologue
 
     bc.clear()
-    bc.extend(body)  # type: ignore[arg-type]
+    bc.extend(body)
     bc.argnames = [STATE_ARG]
     bc.argcount = 1
     bc.posonlyargcount = 0

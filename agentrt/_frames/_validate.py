@@ -94,7 +94,7 @@ def slot_checks(
     return tuple(checks)
 
 
-def _null_allowed(info: Any, origin: Any, callable_first: bool) -> bool | str:
+def _null_allowed(info: Any, origin: tuple[str, int, int], callable_first: bool) -> bool | str:
     """False: never NULL; True: may be NULL; "must": always NULL."""
     kind, index, push = origin
     if kind != "instr":

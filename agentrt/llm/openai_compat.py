@@ -34,7 +34,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import httpx
 from httpx_sse import EventSource, SSEError
@@ -401,7 +401,8 @@ class OpenAICompatExecutors:
         exponential backoff with jitter so that many clients do not retry in step."""
         if retry_after is not None:
             return min(self.backoff_max, retry_after)
-        return min(self.backoff_max, self.backoff_base * 2**retry) * random.uniform(0.5, 1)
+        exponential: float = self.backoff_base * 2**retry  # int ** int is Any to mypy (2**-1 is a float)
+        return min(self.backoff_max, exponential) * random.uniform(0.5, 1)
 
     async def _post_once(
         self, request: ExecutorRequest, body: dict[str, Any], attempt: int
@@ -421,7 +422,7 @@ class OpenAICompatExecutors:
             raise ModelProviderError(
                 response.status_code, f"not a chat completion: {response.text[:2000]}", attempt, self.url
             ) from None
-        return data
+        return cast("dict[str, Any]", data)  # the choices check above proved it a dict
 
     async def _stream_once(
         self, request: ExecutorRequest, body: dict[str, Any], on_chunk: Callable[[str], None], attempt: int
