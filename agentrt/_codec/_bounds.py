@@ -112,13 +112,13 @@ def _pop_mark(stack: list[object], marks: list[int]) -> list[_Node]:
     start = marks.pop()
     items = stack[start:]
     del stack[start:]
-    return items  # type: ignore[return-value]
+    return items  # type: ignore[return-value]  # the stack holds only _Node values above a mark
 
 
 def _pop(stack: list[object], marks: list[int]) -> _Node:
     if not stack or (marks and len(stack) <= marks[-1]):
         raise _corrupt("pops from an empty stack")
-    return stack.pop()  # type: ignore[return-value]
+    return stack.pop()  # type: ignore[return-value]  # the stack holds only _Node values
 
 
 def _top(stack: list[object], marks: list[int], *kinds: int) -> _Node:

@@ -21,7 +21,7 @@ from agentrt._codec._extension import extension_for_type
 from agentrt._codec._reduce import reduce_extension
 
 
-class CloudEncoder(CodeTable, cloudpickle.Pickler):  # type: ignore[misc]
+class CloudEncoder(CodeTable, cloudpickle.Pickler):  # type: ignore[misc]  # cloudpickle is untyped: its Pickler is Any
     """cloudpickle's pickler, with agentrt's extensions consulted first."""
 
     def __init__(self, file: io.BytesIO) -> None:

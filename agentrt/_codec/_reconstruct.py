@@ -501,10 +501,10 @@ def r_bmethod(ctx: DecodeContext, owner: Any, name: str) -> Any:
             isinstance(descriptor, types.ClassMethodDescriptorType),
             f"{short(name, 40)} is not a builtin classmethod",
         )
-        bound = descriptor.__get__(None, owner)  # type: ignore[union-attr]
+        bound = descriptor.__get__(None, owner)  # type: ignore[union-attr]  # _require above proved it a descriptor
     else:
         _require(isinstance(descriptor, _C_METHOD_DESCRIPTORS), f"{short(name, 40)} is not a builtin method")
-        bound = descriptor.__get__(owner, cls)  # type: ignore[union-attr]
+        bound = descriptor.__get__(owner, cls)  # type: ignore[union-attr]  # _require above proved it a descriptor
     _require(getattr(bound, "__self__", None) is owner, "builtin method not bound to its owner")
     return bound
 
@@ -683,7 +683,7 @@ def _apply_instance(ctx: DecodeContext, obj: Any, state: Any, base: type | None)
         _require(type(state) is tuple and len(state) == 2, "container instance state")
         state, items = state
         _require(type(items) is base, "container instance items")
-        {dict: dict.update, list: list.extend, set: set.update}[base](obj, items)  # type: ignore[index, operator]
+        {dict: dict.update, list: list.extend, set: set.update}[base](obj, items)  # type: ignore[index, operator]  # base is one of MUTABLE_BASES (checked above)
         if state is None:
             return
     if _has_custom_setstate(type(obj)):

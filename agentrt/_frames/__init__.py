@@ -258,7 +258,7 @@ def _finished(kind: Kind) -> Any:
             obj.send(None)
         return obj
     if kind is Kind.GENERATOR:
-        obj = (x for x in ())  # type: ignore[var-annotated]
+        obj = (x for x in ())  # type: ignore[var-annotated]  # an empty generator: no item type to infer
         obj.close()
         return obj
 
@@ -457,7 +457,7 @@ def frame_children(state: FrameState) -> Iterator[tuple[str, Any, Location | Non
         yield code.co_varnames[index], value, location
     for name, cell in zip(code.co_freevars + code.co_cellvars, state.cells, strict=True):
         try:
-            yield name, cell.cell_contents, location  # type: ignore[attr-defined]
+            yield name, cell.cell_contents, location  # type: ignore[attr-defined]  # a types.CellType, typed object in FrameState
         except ValueError:
             continue  # empty cell
     values = iter(state.stack_values)

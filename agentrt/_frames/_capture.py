@@ -161,7 +161,7 @@ def _cleanup_sites(code: CodeType, analysis: Analysis) -> frozenset[int]:
     """Sites where closing the frame would run code of its own: the point it resumes at is inside
     a ``try`` (``finally``, ``with``, ``except``), not only the implicit handler 3.12+ wraps every
     generator body in (which turns a StopIteration into RuntimeError)."""
-    entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]
+    entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]  # exception_entries is not in typeshed
     implicit = {
         instr.offset
         for instr in dis.get_instructions(code)
@@ -244,7 +244,7 @@ def capture(obj: object) -> FrameState:
             f"{code.co_qualname} is running: a checkpoint can only be taken while the agent is suspended "
             "(call Machine.get() from the driver, not from inside the agent)"
         )
-    module = _module_name(frame)  # type: ignore[arg-type]
+    module = _module_name(frame)  # type: ignore[arg-type]  # not None: a suspended generator has a frame
     slots, has_null = L.read_slots_flagged(obj, view.slot_limit)
     cell_slots = view.created_cell_slots if state == "CREATED" else view.cell_slots
     cells = tuple([slots[i] for i in cell_slots]) if cell_slots else ()

@@ -143,7 +143,7 @@ def lifecycle(gen: object) -> str:
 
 def frame_of(gen: object) -> types.FrameType | None:
     """The frame object of a coroutine / generator / async generator (None once finished)."""
-    return _FRAME_ATTR[type(gen)](gen)  # type: ignore[no-any-return]
+    return _FRAME_ATTR[type(gen)](gen)  # type: ignore[no-any-return]  # the getters are typed Callable[[Any], Any]
 
 
 def lifecycle_of_frame(gen: object, frame: types.FrameType | None) -> str:
@@ -172,7 +172,7 @@ def _array_type(item: type, length: int) -> Any:
     temporary one is rebuilt (a whole new type object) on every read otherwise."""
     array = _ARRAY_TYPES.get((item, length))
     if array is None:
-        array = _ARRAY_TYPES[(item, length)] = item * length  # type: ignore[operator]
+        array = _ARRAY_TYPES[(item, length)] = item * length  # type: ignore[operator]  # ctypes types multiply into array types
     return array
 
 
@@ -247,7 +247,7 @@ def gen_frame(gen: object) -> types.FrameType:
 
 
 def gen_code(gen: object) -> types.CodeType:
-    return _CODE_ATTR[type(gen)](gen)  # type: ignore[no-any-return]
+    return _CODE_ATTR[type(gen)](gen)  # type: ignore[no-any-return]  # the getters are typed Callable[[Any], Any]
 
 
 class _Null:
@@ -274,7 +274,7 @@ def self_check() -> None:
     """Verify the layout against a live suspended coroutine; raise RuntimeError if anything is off."""
 
     class _Probe:
-        def __await__(self):  # type: ignore[no-untyped-def]
+        def __await__(self):  # type: ignore[no-untyped-def]  # a probe awaitable; only its shape matters
             yield "probe"
 
     sentinel = object()

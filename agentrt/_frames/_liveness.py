@@ -91,17 +91,17 @@ def _uses_defs(instr: dis.Instruction) -> tuple[tuple[int, ...], tuple[int, ...]
     name = instr.opname
     arg = instr.arg
     if name in _USE_ONE:
-        return (arg,), ()  # type: ignore[return-value]
+        return (arg,), ()  # type: ignore[return-value]  # these opcodes always have an int arg
     if name in _DEF_ONE:
-        return (), (arg,)  # type: ignore[return-value]
+        return (), (arg,)  # type: ignore[return-value]  # these opcodes always have an int arg
     if name == "LOAD_FAST_LOAD_FAST":
-        return (arg >> 4, arg & 15), ()  # type: ignore[operator]
+        return (arg >> 4, arg & 15), ()  # type: ignore[operator]  # these opcodes always have an int arg
     if name == "STORE_FAST_LOAD_FAST":
         # stores first, then loads: a load of the local just stored is not a use from above
-        stored, loaded = arg >> 4, arg & 15  # type: ignore[operator]
+        stored, loaded = arg >> 4, arg & 15  # type: ignore[operator]  # these opcodes always have an int arg
         return (() if loaded == stored else (loaded,)), (stored,)
     if name == "STORE_FAST_STORE_FAST":
-        return (), (arg >> 4, arg & 15)  # type: ignore[operator]
+        return (), (arg >> 4, arg & 15)  # type: ignore[operator]  # these opcodes always have an int arg
     return (), ()
 
 
@@ -147,7 +147,7 @@ def _from_disk(code: CodeType) -> Analysis | None:
 
 def _analyze(code: CodeType) -> Analysis:
     instructions, by_offset = _instructions(code)
-    handlers = [(e.start, e.end, e.target, e.depth, e.lasti) for e in dis.Bytecode(code).exception_entries]  # type: ignore[attr-defined]
+    handlers = [(e.start, e.end, e.target, e.depth, e.lasti) for e in dis.Bytecode(code).exception_entries]  # type: ignore[attr-defined]  # exception_entries is not in typeshed
 
     def handler_of(offset: int) -> tuple[int, int, bool] | None:
         for start, end, target, depth, lasti in handlers:

@@ -252,13 +252,18 @@ def _prologue(shape: ResumeShape, lineno: int) -> list[Instr]:
         else:
             out += item(index)
             index += 1
-    out += [Instr("LOAD_CONST", None, lineno=lineno), Instr("STORE_FAST", STATE_ARG, lineno=lineno)]  # type: ignore[arg-type]
+    out += [Instr("LOAD_CONST", None, lineno=lineno), Instr("STORE_FAST", STATE_ARG, lineno=lineno)]  # type: ignore[arg-type]  # bytecode's stubs leave out None, a valid LOAD_CONST arg
     if shape.site is not None and shape.site.kind is not SiteKind.AWAIT:
-        out.append(Instr("LOAD_CONST", None, lineno=lineno))  # type: ignore[arg-type]  # the value already yielded
+        out.append(Instr("LOAD_CONST", None, lineno=lineno))  # type: ignore[arg-type]  # as above; the value already yielded
     return out
 
 
-def new_frame_object(resumed: ResumeCode, module_globals: dict, closure: tuple, state: list) -> object:  # type: ignore[type-arg]
+def new_frame_object(
+    resumed: ResumeCode,
+    module_globals: dict[str, object],
+    closure: tuple[types.CellType, ...],
+    state: list[object],
+) -> object:
     """Call the resume function: a fresh, unstarted coroutine / generator / async generator."""
     function = types.FunctionType(resumed.code, module_globals, resumed.original.co_name, None, closure)
     function.__qualname__ = resumed.original.co_qualname

@@ -135,7 +135,7 @@ def _code(code: CodeType) -> _Code:
     if cached is not None:
         return cached
     instructions, index_of = _instructions(code)  # EXTENDED_ARG folded, as the liveness analysis does
-    entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]
+    entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]  # exception_entries is not in typeshed
     handlers = tuple((e.start, e.end, e.target, e.depth, bool(e.lasti)) for e in entries)
     result = _Code(tuple(instructions), index_of, handlers, code.co_consts)
     _CODES[code] = result

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from agentrt import _codec
 from agentrt.exceptions import ToolError
 from agentrt.keys import Keyring
 
@@ -25,12 +26,6 @@ __all__ = [
     "error_record",
     "type_name",
 ]
-
-
-def _codec() -> Any:
-    from agentrt import _codec
-
-    return _codec
 
 
 def type_name(exc: BaseException) -> str:
@@ -85,14 +80,14 @@ def decode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, blob: b
 
 def _dump(value: Any, seal: BlobSeal | None) -> bytes:
     if seal is None:
-        return _codec().dumps(value)  # type: ignore[no-any-return]
-    return _codec().dumps(value, key=seal.ring.write, bind=seal.bind)  # type: ignore[no-any-return]
+        return _codec.dumps(value)
+    return _codec.dumps(value, key=seal.ring.write, bind=seal.bind)
 
 
 def _load(blob: bytes, seal: BlobSeal | None) -> Any:
     if seal is None:
-        return _codec().loads(blob)
-    return _codec().loads(blob, keys=seal.ring.read, key_source=seal.ring.source, require=seal.requirement())
+        return _codec.loads(blob)
+    return _codec.loads(blob, keys=seal.ring.read, key_source=seal.ring.source, require=seal.requirement())
 
 
 def encode_value(value: Any, seal: BlobSeal | None = None) -> bytes:
@@ -149,7 +144,8 @@ def decode_error(blob: bytes, seal: BlobSeal | None = None) -> BaseException:
                 return exc
         except Exception:
             pass
-    return entry["error"]  # type: ignore[no-any-return]
+    error: BaseException = entry["error"]  # checked above
+    return error
 
 
 def error_record(exc: BaseException) -> dict[str, Any]:

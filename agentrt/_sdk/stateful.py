@@ -242,4 +242,4 @@ def stateful_run(
     run.__name__ = run.__qualname__ = name
     run.__wrapped__ = _run_stateful
     run.__doc__ = inspect.getdoc(start) or ""
-    return run  # type: ignore[no-any-return]
+    return run  # type: ignore[no-any-return]  # a partial dressed as a function: typed Any to set its names

@@ -194,7 +194,7 @@ def judge(
         frames.extend(_function_value(identity, resolved[index]))
     moved = {
         index: FrameMigration(
-            resolved[index][0],  # type: ignore[arg-type]
+            resolved[index][0],  # type: ignore[arg-type]  # moves holds only codes that resolved (None continues above)
             per_frame,
             users.get(index),
             f"{identities[index].module}:{identities[index].qualname}",
@@ -247,12 +247,12 @@ def migrate(
     ring = ring if ring is not None else _project_ring()
     bind = bind if bind is not None else ("checkpoint", None, None)
     envelope = unpack(blob, ring.read)
-    codes = list(report.new_codes)
-    if any(code is None for code in codes):
+    codes = [code for code in report.new_codes if code is not None]
+    if len(codes) != len(report.new_codes):
         raise IncompatibleBlob("the checkpoint names code that no longer exists")
     allow = frozenset(identity.module for identity in report.identities)
     referencing = bool(envelope.flags & FLAG_REFERENCING)
-    ctx = DecodeContext(envelope.codes, codes, allow, verified=referencing)  # type: ignore[arg-type]
+    ctx = DecodeContext(envelope.codes, codes, allow, verified=referencing)
     if not envelope.keyed:
         check_payload(envelope.payload)
         if referencing:

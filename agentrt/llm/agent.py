@@ -163,7 +163,7 @@ async def _run_llm_agent(spec: LLMAgentSpec, input: Any, task: Any) -> Any:
 
 
 #: Read by the bind-time scan: what an llm_agent asks of the host.
-_run_llm_agent.__agentrt_needs__ = ("generate_text",)  # type: ignore[attr-defined]
+_run_llm_agent.__agentrt_needs__ = ("generate_text",)  # type: ignore[attr-defined]  # a marker attribute on a function
 
 
 def llm_agent(

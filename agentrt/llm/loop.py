@@ -90,4 +90,4 @@ async def generate_with_tools(
 
 
 #: Read by the bind-time scan (``agentrt.llm._needs``): what calling this helper asks of the host.
-generate_with_tools.__agentrt_needs__ = ("generate_text",)  # type: ignore[attr-defined]
+generate_with_tools.__agentrt_needs__ = ("generate_text",)  # type: ignore[attr-defined]  # a marker attribute on a function

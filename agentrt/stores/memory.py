@@ -109,7 +109,7 @@ class MemoryStore:
             rec = self._run(run_id)
             now = time.time()
             if rec.lease_owner not in (None, owner) and rec.lease_live(now):
-                raise LeaseHeld(run_id, rec.lease_owner, rec.lease_expires - now)  # type: ignore[operator]
+                raise LeaseHeld(run_id, rec.lease_owner, rec.lease_expires - now)  # type: ignore[operator]  # lease_live() implies lease_expires is set
             epoch = rec.epoch if rec.lease_owner == owner else rec.epoch + 1
             rec = attrs.evolve(rec, lease_owner=owner, lease_expires=now + ttl_seconds, epoch=epoch)
             self._runs[run_id] = rec
@@ -317,7 +317,7 @@ class MemoryStore:
         output: Any = None,
         error: dict[str, Any] | None = None,
         error_blob: bytes | None = None,
-        events: list[EventRow] = (),  # type: ignore[assignment]
+        events: list[EventRow] = (),  # type: ignore[assignment]  # an immutable empty default; never mutated
         epoch: int | None = None,
     ) -> bool:
         assert status in FINAL

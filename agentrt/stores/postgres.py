@@ -59,8 +59,8 @@ try:
     import psycopg
     from psycopg_pool import ConnectionPool
 except ImportError:  # pragma: no cover - exercised only without the extra
-    psycopg = None  # type: ignore[assignment]
-    ConnectionPool = None  # type: ignore[assignment,misc]
+    psycopg = None  # type: ignore[assignment]  # the module is absent without the postgres extra
+    ConnectionPool = None  # type: ignore[assignment,misc]  # the class is absent without the postgres extra
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
@@ -168,7 +168,7 @@ def _translate(method: F) -> F:
                 "Check that the server is up and reachable; runs stay resumable from their last checkpoint"
             ) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps method's signature; mypy sees a new one
 
 
 class PostgresStore:
@@ -416,14 +416,14 @@ class PostgresStore:
                 self._notify(conn)
 
     def _locked(self, conn: Any, run_id: str) -> tuple[Any, ...]:
-        row = conn.execute(
+        row: tuple[Any, ...] | None = conn.execute(
             "SELECT lease_owner, status, epoch, seq, pending, cancel_requested, usage "
             "FROM agentrt_runs WHERE run_id = %s FOR UPDATE",
             (run_id,),
         ).fetchone()
         if row is None:
             raise RunNotFound(run_id, self.location)
-        return row  # type: ignore[no-any-return]
+        return row
 
     def _check_owner(self, conn: Any, run_id: str, owner: str, epoch: int | None) -> tuple[Any, ...]:
         row = self._locked(conn, run_id)
@@ -639,7 +639,7 @@ class PostgresStore:
         output: Any = None,
         error: dict[str, Any] | None = None,
         error_blob: bytes | None = None,
-        events: list[EventRow] = (),  # type: ignore[assignment]
+        events: list[EventRow] = (),  # type: ignore[assignment]  # an immutable empty default; never mutated
         epoch: int | None = None,
     ) -> bool:
         assert status in FINAL

@@ -162,7 +162,7 @@ def _translate(method: F) -> F:
         except sqlite3.Error as exc:
             raise self._translate_error(exc) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps method's signature; mypy sees a new one
 
 
 def _dumps(value: Any) -> str | None:
@@ -494,14 +494,14 @@ class SqliteStore:
     def _check_owner(
         self, conn: sqlite3.Connection, run_id: str, owner: str, epoch: int | None = None
     ) -> tuple[Any, ...]:
-        row = conn.execute(
+        row: tuple[Any, ...] | None = conn.execute(
             "SELECT lease_owner, status, epoch FROM runs WHERE run_id = ?", (run_id,)
         ).fetchone()
         if row is None:
             raise RunNotFound(run_id, self.path)
         if row[0] != owner or (epoch is not None and row[2] != epoch):
             raise lease_lost(run_id, row[0], row[2], epoch)
-        return row  # type: ignore[no-any-return]
+        return row
 
     # ------------------------------------------------------------------ cancellation and wake-ups
 
@@ -716,7 +716,7 @@ class SqliteStore:
         output: Any = None,
         error: dict[str, Any] | None = None,
         error_blob: bytes | None = None,
-        events: list[EventRow] = (),  # type: ignore[assignment]
+        events: list[EventRow] = (),  # type: ignore[assignment]  # an immutable empty default; never mutated
         epoch: int | None = None,
     ) -> bool:
         assert status in FINAL
@@ -738,7 +738,7 @@ class SqliteStore:
     def _check_owner_or_finished(
         self, conn: sqlite3.Connection, run_id: str, owner: str, epoch: int | None
     ) -> tuple[Any, ...] | None:
-        row = conn.execute(
+        row: tuple[Any, ...] | None = conn.execute(
             "SELECT lease_owner, status, epoch FROM runs WHERE run_id = ?", (run_id,)
         ).fetchone()
         if row is None:
@@ -747,7 +747,7 @@ class SqliteStore:
             return None
         if row[0] != owner or (epoch is not None and row[2] != epoch):
             raise lease_lost(run_id, row[0], row[2], epoch)
-        return row  # type: ignore[no-any-return]
+        return row
 
     # ------------------------------------------------------------------ events
 
