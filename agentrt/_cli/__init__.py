@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 
-def register_run_commands(commands: Any) -> None:
+def register_run_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``run``, ``resume``, ``runs`` and ``show`` to the ``agentrt`` command."""
     from agentrt._cli import drive, inspect_cmds, serve, workers
 

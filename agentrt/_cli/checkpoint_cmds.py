@@ -22,7 +22,7 @@ from agentrt.inspection._runs import dump_run
 __all__ = ["register"]
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     dump = commands.add_parser(
         "dump",
         help="frame dump of a checkpoint: frames, locals, value stacks, pending request",

@@ -29,7 +29,7 @@ from agentrt.observe import JsonlTraceExporter
 from agentrt.stores import Store
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser(
         "run",
         help="start a run and drive it until it completes or waits",

@@ -19,7 +19,7 @@ from agentrt.exceptions import RunNotFound
 from agentrt.stores.base import STATUSES, RunRecord
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     runs = commands.add_parser(
         "runs", help="list runs", description="List the runs in the store, newest first."
     )

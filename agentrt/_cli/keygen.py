@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import secrets
 from pathlib import Path
-from typing import Any
 
 from agentrt import keys
 
 __all__ = ["register"]
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "keygen",
         help="create or rotate the key that signs checkpoints (project key file, a store's, or printed)",

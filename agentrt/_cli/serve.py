@@ -30,7 +30,7 @@ from agentrt.exceptions import AgentSpecError
 TOKEN_ENV = "AGENTRT_TOKEN"
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = commands.add_parser(
         "serve",
         help="serve the HTTP API and the runs page",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from agentrt._cli.common import EXIT_OK, add_store_option, guarded, open_cli_store
 from agentrt._codec._code_identity import short
@@ -16,7 +15,7 @@ from agentrt._upgrade._runs import RunReport, upgrade_store
 EXIT_STRANDED = 1
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     upgrade = commands.add_parser(
         "upgrade",
         help="move unfinished runs to the code loaded now (see what would happen with --dry-run)",

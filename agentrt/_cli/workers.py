@@ -38,7 +38,7 @@ from agentrt._sdk.agent import load_agent
 from agentrt.observe import JsonlTraceExporter
 
 
-def register(commands: Any) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     worker = commands.add_parser(
         "worker",
         help="claim and drive the store's runnable runs until SIGTERM/SIGINT",

@@ -22,8 +22,14 @@ __all__ = ["register"]
 EXIT_OK, EXIT_FLAGGED, EXIT_OVER = 0, 1, 2
 
 
-def register(commands: Any) -> None:
-    from agentrt._cli.common import add_output_options, add_runtime_options, add_store_option, guarded
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from agentrt._cli.common import (
+        EXIT_USAGE,
+        add_output_options,
+        add_runtime_options,
+        add_store_option,
+        guarded,
+    )
 
     teams = commands.add_parser(
         "teams",
@@ -31,7 +37,12 @@ def register(commands: Any) -> None:
         description="Teams of specialists on the durable runtime (docs/teams.md).",
     )
     sub = teams.add_subparsers(dest="teams_command", metavar="COMMAND", title="commands")
-    teams.set_defaults(handler=lambda args: (teams.print_help(sys.stderr), 2)[1])
+
+    def usage(args: argparse.Namespace) -> int:
+        teams.print_help(sys.stderr)
+        return EXIT_USAGE
+
+    teams.set_defaults(handler=usage)
 
     plan = sub.add_parser(
         "plan",
