@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any  # Any: a lazy export is whatever object the module holds
 
 
 def lazy_exports(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any  # Any: an argparse Action's pass-through arguments
 
 __all__ = ["build_parser", "main"]
 

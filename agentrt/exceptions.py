@@ -30,7 +30,7 @@ pickle with their fields (keyword-only or computed messages would not).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any  # Any: errors carry user values and pickle themselves
 
 __all__ = [
     "AgentSpecError",

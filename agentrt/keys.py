@@ -31,7 +31,7 @@ import hashlib
 import os
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any  # Any: os.environ's private encoding hooks are untyped
 
 import attrs
 

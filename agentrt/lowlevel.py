@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Callable, Coroutine
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar  # Any: a suspend payload and its answer can be anything
 
 import attrs
 

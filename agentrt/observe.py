@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import IO, Any
+from typing import IO, Any  # Any: trace event data holds the agent's values
 
 import attrs
 

@@ -39,7 +39,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard  # Any: trace event data holds the agent's values
 
 try:
     from opentelemetry import trace

@@ -13,11 +13,15 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentrt._cli.common import EXIT_HOST, EXIT_OK, EXIT_USAGE, add_store_option, fail, guarded
 from agentrt.exceptions import AgentrtError, RunNotFound
+from agentrt.inspection._model import Dump
 from agentrt.inspection._runs import dump_run
+
+if TYPE_CHECKING:
+    from agentrt.stores.base import Store
 
 __all__ = ["register"]
 
@@ -96,7 +100,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 # --------------------------------------------------------------------------- loading
 
 
-def _open_store(args: argparse.Namespace) -> Any:
+def _open_store(args: argparse.Namespace) -> Store:
     try:
         from agentrt.stores import open_store
     except ImportError as exc:  # pragma: no cover - the stores are part of agentrt
@@ -155,7 +159,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _with_cli_hint(dump: Any) -> Any:
+def _with_cli_hint(dump: Dump) -> Dump:
     """Say how to import a module from the command line (the codec's message names the API)."""
     error = dump.frames_error
     if error and "is not imported" in error and "--allow-module" not in error:

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO  # Any: JSON from the command line; the agent's prompts
 
 from agentrt.exceptions import (
     AgentrtError,
@@ -29,6 +29,9 @@ from agentrt.stores import Store, open_store
 from agentrt.stores.base import RunRecord
 from agentrt.stores.views import result_object as result_object
 from agentrt.stores.views import show_object as show_object
+
+if TYPE_CHECKING:
+    from agentrt.llm._contract import Executors
 
 __all__ = [
     "EXIT_FAILED",
@@ -198,7 +201,7 @@ def step_budget(args: argparse.Namespace) -> float | None:
     return value if value > 0 else None
 
 
-def executors(args: argparse.Namespace) -> Any:
+def executors(args: argparse.Namespace) -> Executors | None:
     """The executors named by ``--executors`` / ``$AGENTRT_EXECUTORS`` (None: the runtime has none)."""
     from agentrt._sdk.agent import load_object
     from agentrt.llm._contract import as_executors

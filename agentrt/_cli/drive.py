@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+from typing import Any  # Any: JSON replies; Runtime keyword arguments of mixed types
 
 from agentrt._cli.common import (
     EXIT_HOST,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-from typing import Any
+from typing import Any  # Any: JSON documents
 
 from agentrt._cli.common import (
     add_store_option,

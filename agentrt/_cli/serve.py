@@ -11,7 +11,7 @@ import asyncio
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any  # Any: Runtime keyword arguments of mixed types
 
 from agentrt._cli.common import (
     EXIT_USAGE,

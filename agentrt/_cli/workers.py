@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import sys
-from typing import Any
+from typing import Any  # Any: JSON documents; Runtime keyword arguments
 
 from agentrt._cli.common import (
     EXIT_USAGE,

@@ -29,7 +29,7 @@ resume any code anyway (see docs/blob-format.md, "Threat model").
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final  # Any: the pickle stack holds any value
 
 from agentrt.exceptions import CorruptBlob
 

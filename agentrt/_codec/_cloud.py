@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import types
-from typing import Any
+from typing import Any  # Any: the codec encodes any Python object
 
 import cloudpickle
 

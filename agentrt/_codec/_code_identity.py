@@ -17,7 +17,7 @@ import types
 import weakref
 from collections.abc import Iterable, Iterator
 from types import CodeType
-from typing import Any
+from typing import Any  # Any: module globals hold any object
 
 from agentrt._codec._refs import class_dict, find_module, imported_module, module_dict
 from agentrt.exceptions import IncompatibleBlob

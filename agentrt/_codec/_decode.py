@@ -21,7 +21,7 @@ import os
 import pickle
 import types
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final  # Any: unpickling yields any Python object
 
 import attrs
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from types import CodeType
-from typing import Any, Protocol
+from typing import Any, Protocol  # Any: extensions reduce and rebuild any Python object
 
 import attrs
 

@@ -29,7 +29,7 @@ import hmac
 import json
 import struct
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple  # Any: the header is JSON
 
 import attrs
 

@@ -13,7 +13,7 @@ import re
 import sys
 import types
 import weakref
-from typing import Any
+from typing import Any  # Any: _thread's lock types are not importable
 
 import attrs
 

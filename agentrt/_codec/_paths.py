@@ -15,7 +15,7 @@ import functools
 import json
 import types
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any  # Any: walks any Python object graph
 
 import attrs
 

@@ -22,7 +22,7 @@ import sys
 import types
 from collections.abc import Callable, Sequence
 from types import CodeType
-from typing import Any
+from typing import Any  # Any: the codec rebuilds any Python object
 
 from agentrt._codec import _wire
 from agentrt._codec._bounds import describe_error, short

@@ -18,7 +18,7 @@ import gc
 import re
 import types
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol  # Any: the codec reduces any Python object
 
 from agentrt._codec import _wire
 from agentrt._codec._compat import TPFLAGS_HEAPTYPE

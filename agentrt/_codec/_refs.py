@@ -13,7 +13,7 @@ import importlib
 import sys
 import types
 from collections.abc import Collection
-from typing import Any, Final
+from typing import Any, Final  # Any: slot descriptors read through __get__
 
 from agentrt.exceptions import IncompatibleBlob
 

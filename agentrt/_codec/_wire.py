@@ -19,7 +19,7 @@ never calls or mutates what they return (see ``_decode``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, NoReturn  # Any: placeholders stand in for any callable
 
 WIRE_MODULE = __name__
 

@@ -20,7 +20,7 @@ import sys
 import types
 import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import Any  # Any: frames hold any Python object
 
 import attrs
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import types
-from typing import Any
+from typing import Any  # Any: probes of CPython's async-generator internals
 
 from agentrt.exceptions import CorruptBlob
 

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import threading
 from types import CodeType
-from typing import Any
+from typing import Any  # Any: cached analyses are marshal data of any shape
 
 import bytecode
 

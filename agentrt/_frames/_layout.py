@@ -14,7 +14,7 @@ import dis
 import operator
 import sys
 import types
-from typing import Any
+from typing import Any  # Any: ctypes views of CPython's frame structs
 
 import attrs
 

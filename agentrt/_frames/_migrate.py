@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterator
 from types import CodeType
-from typing import Any
+from typing import Any  # Any: frame records hold any Python object
 
 import attrs
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import gc
 import types
-from typing import Any
+from typing import Any  # Any: restored frame state holds any Python object
 
 from agentrt._codec._refs import class_dict
 from agentrt._codec._serializable import is_serializable

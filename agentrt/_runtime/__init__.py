@@ -9,7 +9,7 @@
 - ``budget``, ``encoding``: the step-time watchdog, and results/errors to and from journal blobs.
 """
 
-from typing import Any
+from typing import Any  # Any: a lazy export is whatever object the module holds
 
 from agentrt._runtime.runtime import Runtime as Runtime
 

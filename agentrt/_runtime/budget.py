@@ -19,7 +19,7 @@ import threading
 import time
 import traceback
 from types import TracebackType
-from typing import Any
+from typing import Any  # Any: ctypes function pointers are untyped
 
 __all__ = ["BudgetInterrupt", "Watchdog", "innermost_agent_frame"]
 

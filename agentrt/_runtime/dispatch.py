@@ -23,7 +23,7 @@ import asyncio
 import functools
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any, Protocol  # Any: a tool's arguments and result are the user's values
 
 from agentrt._runtime.encoding import decode_result, encode_result
 from agentrt._runtime.observation import Observation

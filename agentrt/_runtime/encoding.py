@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from typing import Any
+from typing import Any  # Any: journaled values are the agent's; stores duck-typed
 
 import attrs
 

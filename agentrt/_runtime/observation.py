@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any  # Any: event data and emitted objects are the agent's values
 
 import attrs
 

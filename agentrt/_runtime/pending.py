@@ -17,7 +17,7 @@ machine, so they are testable with plain values (``tests/runtime/test_pending.py
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal  # Any: request payloads and results are the agent's values
 
 import attrs
 

@@ -31,7 +31,7 @@ import time
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any  # Any: agent inputs, outputs and answers are user values
 
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
 from agentrt._runtime.dispatch import Dispatcher

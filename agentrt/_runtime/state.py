@@ -9,7 +9,7 @@ machine from the newest checkpoint, ``results`` from the journal.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any  # Any: a run's payload and results are the agent's values
 
 import attrs
 

@@ -19,7 +19,7 @@ import contextlib
 import json
 import threading
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any  # Any: any store with the stream methods (duck-typed)
 
 from agentrt.observe import TraceEvent
 from agentrt.stores.base import StreamEvent

@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any  # Any: the wait mixes futures of different result types
 
 from agentrt.stores.base import RunRecord
 

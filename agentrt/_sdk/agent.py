@@ -9,7 +9,7 @@ import os
 import sys
 import types
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from typing import Any
+from typing import Any  # Any: an agent's input and output are its author's values
 
 import attrs
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any  # Any: model outputs and messages are JSON of any shape
 
 import attrs
 

@@ -9,7 +9,7 @@ a local across another await is fine -- it is only data until awaited.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar  # Any: request arguments and answers are the user's values
 
 import attrs
 

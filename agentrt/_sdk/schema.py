@@ -23,7 +23,7 @@ import typing
 import uuid
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any  # Any: type hints of any shape become JSON Schema
 
 import attrs
 

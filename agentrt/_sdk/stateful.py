@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any  # Any: an agent's state and values are its author's
 
 import attrs
 

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any  # Any: tool arguments, prompts and emitted values are the user's
 
 import attrs
 

@@ -13,7 +13,7 @@ import inspect
 import re
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, overload
+from typing import Any, overload  # Any: a tool's arguments and result are its author's values
 
 import attrs
 

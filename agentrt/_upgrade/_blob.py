@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import types
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any  # Any: pickle records and user migrations; JSON reports
 
 import attrs
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from types import CodeType
-from typing import Any
+from typing import Any  # Any: user migrations map JSON-like frame locals
 
 import attrs
 

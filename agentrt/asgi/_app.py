@@ -23,7 +23,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from importlib import resources
-from typing import Any
+from typing import Any  # Any: JSON bodies; ASGI scope, receive and send
 
 from agentrt._runtime.runtime import Runtime
 from agentrt._runtime.stream import END_KINDS

@@ -3,7 +3,7 @@ it is the contract (spec §6.2) that the tests check the app against with schema
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any  # Any: the OpenAPI document is JSON
 
 __all__ = ["document"]
 

@@ -16,7 +16,7 @@ import contextlib
 import linecache
 import types
 from collections.abc import Iterable
-from typing import Any
+from typing import Any  # Any: a checkpoint holds any Python value
 
 from agentrt import _codec
 from agentrt._codec._decode import Requirement, unsigned_allowed

@@ -9,7 +9,7 @@ that is stored.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any  # Any: JSON documents
 
 import attrs
 

@@ -25,7 +25,7 @@ import dataclasses
 import functools
 import types
 import uuid
-from typing import Any
+from typing import Any  # Any: any store backend; a pending request's payload
 
 import attrs
 

@@ -7,7 +7,7 @@ once from a suspended chain; renderers and ``diff`` read only this model.
 from __future__ import annotations
 
 from types import CodeType
-from typing import Any
+from typing import Any  # Any: JSON summaries of any shape
 
 import attrs
 

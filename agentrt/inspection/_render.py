@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dis
 import inspect
-from typing import Any
+from typing import Any  # Any: JSON documents; code objects of any frame
 
 from agentrt._frames._stack import InstrRef
 from agentrt.inspection._model import Dump, FrameView, HeaderView, StackEntry, Variable

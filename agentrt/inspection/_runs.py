@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any  # Any: any store backend (duck-typed)
 
 from agentrt.exceptions import AgentrtError, CheckpointNotFound, RunNotFound
 

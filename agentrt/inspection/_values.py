@@ -21,7 +21,7 @@ import operator
 import types
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any  # Any: renders any Python value
 
 import attrs
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any  # Any: model outputs, schemas and messages are JSON
 
 import attrs
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any  # Any: model results and emitted events are JSON or user values
 
 import attrs
 

@@ -17,7 +17,7 @@ import sysconfig
 import types
 import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import Any  # Any: scans any function or object an agent references
 
 import attrs
 

@@ -22,7 +22,7 @@ import json
 import sys
 import types
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any  # Any: messages and tool results are JSON or user values
 
 import attrs
 

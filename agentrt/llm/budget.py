@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any  # Any: anything as_executors accepts; executors' results
 
 from agentrt.exceptions import TokenBudgetExceeded
 from agentrt.llm._contract import KINDS, ExecutorRequest, Executors, as_executors

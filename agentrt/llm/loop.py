@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any  # Any: tool results and messages are JSON or user values
 
 from agentrt._sdk.llm import TextResult, Usage
 from agentrt._sdk.schema import jsonable_or_repr

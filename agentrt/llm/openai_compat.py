@@ -34,7 +34,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast  # Any: JSON from the provider, checked where it is read
 
 import httpx
 from httpx_sse import EventSource, SSEError

@@ -32,7 +32,7 @@ import os
 import socket
 import time
 import uuid
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable  # Any: input and output are user values
 
 import attrs
 

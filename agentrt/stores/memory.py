@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from typing import Any
+from typing import Any  # Any: a run's input, output and pending are JSON or user values
 
 import attrs
 

@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import Any, TypeVar
+from typing import Any, TypeVar  # Any: psycopg rows and connections; JSON columns
 
 from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
 from agentrt.stores.base import (

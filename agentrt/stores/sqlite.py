@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import Any, TypeVar
+from typing import Any, TypeVar  # Any: sqlite3 rows; JSON columns
 
 from agentrt import keys as _keys
 from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound

@@ -6,7 +6,7 @@ app share one definition without importing each other.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any  # Any: JSON documents for the CLI and HTTP API
 
 from agentrt.stores.base import RunRecord, Store
 

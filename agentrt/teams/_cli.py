@@ -13,7 +13,7 @@ import asyncio
 import json
 import os
 import sys
-from typing import Any
+from typing import Any  # Any: JSON from the command line; Runtime keyword arguments
 
 from agentrt.teams.contracts import TIERS
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any  # Any: PyYAML is untyped and loads any shape
 
 from agentrt.teams.errors import ContractError
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any  # Any: parsed YAML/JSON documents
 
 from agentrt.teams.errors import ContractError
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any  # Any: JSON documents
 
 import attrs
 

@@ -9,7 +9,7 @@ tools validate here and the other way round.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any  # Any: parsed YAML/JSON, checked field by field here
 
 import attrs
 

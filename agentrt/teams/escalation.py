@@ -10,7 +10,7 @@ context bundle -- and ``advisor_rounds`` (default 2) caps consults per lane.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any  # Any: YAML configuration of any shape, checked here
 
 import attrs
 

@@ -15,7 +15,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any  # Any: proposals and decisions are JSON from a model or person
 
 from agentrt.teams.contracts import TIERS
 from agentrt.teams.errors import ContractError, GateBlocked

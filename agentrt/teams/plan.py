@@ -22,7 +22,7 @@ and its lanes go to the generic ``developer`` unless option A (a gated mint) is 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any  # Any: specs and proposals are parsed YAML/JSON
 
 from agentrt.teams import _yaml
 from agentrt.teams.errors import ContractError

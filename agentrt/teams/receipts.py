@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any  # Any: parsed JSON/YAML envelopes
 
 from agentrt.teams import _yaml
 from agentrt.teams.contracts import HANDOFF_SCHEMA, Handoff, validate_handoff

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any  # Any: JSON documents and gate decisions
 
 import attrs
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any  # Any: JSON documents (usage per lane)
 
 from agentrt.stores import Store
 from agentrt.stores.base import RunRecord

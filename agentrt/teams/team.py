@@ -16,7 +16,7 @@ never changes a lane's model.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any  # Any: model results and proposals are JSON of any shape
 
 import attrs
 

@@ -10,7 +10,7 @@ them, so no pin, retry, resume or advisor consult runs it lower.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any  # Any: YAML configuration of any shape, checked here
 
 import attrs
 

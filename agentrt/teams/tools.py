@@ -12,7 +12,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any  # Any: JSON/YAML documents in and out of the team tools
 
 from agentrt._sdk.tools import tool
 from agentrt.teams import _yaml

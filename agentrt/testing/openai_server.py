@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple  # Any: request and answer bodies are JSON
 
 __all__ = [
     "FakeOpenAIServer",

@@ -20,8 +20,7 @@ runtime turns it into a failed run, for example).
 from __future__ import annotations
 
 import sys
-from collections.abc import Generator, Iterator
-from typing import Any
+from collections.abc import Callable, Generator, Iterator
 
 import pytest
 
@@ -30,7 +29,8 @@ from agentrt.testing._roundtrip import RoundtripFailure, RoundTripper, roundtrip
 
 #: The name of the pytest11 entry point in agentrt's pyproject.toml.
 ENTRY_POINT_NAME = "agentrt"
-_SESSION = pytest.StashKey[tuple[RoundTripper, Any]]()
+#: This session's round-tripper and the hook it replaced (put back at the end).
+_SESSION = pytest.StashKey[tuple[RoundTripper, Callable[[Machine], bytes] | None]]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -126,7 +126,9 @@ def agentrt_roundtrip() -> Iterator[RoundTripper]:
         yield tripper
 
 
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
     session = config.stash.get(_SESSION, None)
     if session is None:
         return

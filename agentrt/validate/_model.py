@@ -8,7 +8,7 @@ value (like Temporal's ``SandboxRestrictions``): ``Profile.default`` and
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal  # Any: JSON documents
 
 import attrs
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any  # Any: JSON documents
 
 from agentrt.validate._model import ERROR, Finding, Profile
 
