@@ -29,12 +29,15 @@ context, so a run started inside an application span (``rt.start`` within
 
 The sink only watches: it never raises, and it does not make its spans current, so spans that
 executors create themselves (an instrumented HTTP client) are not children of the request span.
+An event it cannot turn into span data costs only that data; the first such failure is logged
+(a warning on the ``agentrt.otel`` logger, with its traceback), so that it is not lost in silence.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -51,6 +54,8 @@ except ImportError as exc:  # pragma: no cover - exercised by a test that hides 
 from agentrt.observe import TraceEvent
 
 __all__ = ["MAX_ATTRIBUTE_CHARS", "REMEMBERED_RUNS", "OpenTelemetryTraceSink"]
+
+logger = logging.getLogger("agentrt.otel")
 
 #: Longest string attribute written; longer values (JSON-encoded data, chunk text) are cut.
 MAX_ATTRIBUTE_CHARS = 1000
@@ -101,13 +106,25 @@ class OpenTelemetryTraceSink:
         self._lock = threading.Lock()
         self._runs: dict[str, _Stretch] = {}
         self._past: OrderedDict[str, _Past] = OrderedDict()
+        self._failed = False  # whether a failure has been logged (only the first one is)
 
     # ------------------------------------------------------------------ sink protocol
 
     def __call__(self, event: TraceEvent) -> None:
         # An observer must never disturb a run; a malformed event costs at most its own span data.
-        with contextlib.suppress(Exception), self._lock:
-            self._handle(event)
+        with self._lock:
+            try:
+                self._handle(event)
+            except Exception:
+                if not self._failed:
+                    self._failed = True
+                    logger.warning(
+                        "agentrt.otel: the %r event of run %r could not become span data (it is left out; "
+                        "later failures of this sink are not logged)",
+                        getattr(event, "kind", event),
+                        getattr(event, "run_id", None),
+                        exc_info=True,
+                    )
 
     def close(self) -> None:
         """End every span still open (runs cut off mid-stretch), marked ``agentrt.abandoned``.

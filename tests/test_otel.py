@@ -283,6 +283,21 @@ def test_bad_events_do_not_raise_and_threads_are_safe(otel):
     assert len(by_name(finished(otel), "agentrt.tool t")) == 200
 
 
+def test_an_event_the_sink_cannot_use_is_logged_once_and_the_sink_goes_on(otel, caplog):
+    sink = sink_for(otel)
+    now = time.time()
+    sink(TraceEvent("run", "r4", 0, now, "started", {"agent": "a"}))
+    with caplog.at_level("WARNING", logger="agentrt.otel"):
+        sink(TraceEvent("end", "r4", 1, "not a time", "completed", {}))  # type: ignore[arg-type]
+        sink(TraceEvent("end", "r4", 2, "still not a time", "completed", {}))  # type: ignore[arg-type]
+    (record,) = caplog.records
+    assert "'completed' event of run 'r4' could not become span data" in record.getMessage()
+    assert record.exc_info is not None  # with the traceback that says what went wrong
+    sink(TraceEvent("run", "r5", 0, now, "started", {"agent": "a"}))
+    sink(TraceEvent("end", "r5", 1, now, "completed", {}))
+    assert [span.attributes["agentrt.run_id"] for span in by_name(finished(otel), "agentrt.run")][-1] == "r5"
+
+
 def test_missing_opentelemetry_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "opentelemetry", None)
     monkeypatch.delitem(sys.modules, "agentrt.otel")
