@@ -12,6 +12,7 @@ import agentrt
 from agentrt import MemoryStore, Runtime, SchemaError, call_tools, llm_agent
 from agentrt.llm import ModelToolCall, Scripted, ScriptedExecutors, Usage
 from agentrt.llm.agent import MaxTurnsExceeded
+from agentrt.testing import capture_trace
 from tests.llm import agents as A
 from tests.llm import kinds_agents as K
 
@@ -138,15 +139,15 @@ def test_parallel_tool_calls_of_one_turn_are_one_gather(tmp_path: Any) -> None:
             ]
         }
     )
-    events: list[tuple[str, dict[str, Any]]] = []
 
     async def main() -> Any:
-        async with Runtime(MemoryStore(), executors=script, on_trace=lambda e: events.append(e)) as rt:
+        async with Runtime(MemoryStore(), executors=script) as rt:
             run_id = await rt.start(K.planner, {"text": "ab"})
             return await rt.wait(run_id, timeout=30)
 
-    assert asyncio.run(main()) == K.Facts("AB", 2)
-    kinds = [getattr(e, "kind", None) or e.get("kind") for e in events]  # type: ignore[union-attr]
+    with capture_trace() as events:
+        assert asyncio.run(main()) == K.Facts("AB", 2)
+    kinds = [e.kind for e in events]
     started = [i for i, k in enumerate(kinds) if k == "tool_started"]
     finished = [i for i, k in enumerate(kinds) if k == "tool_finished"]
     assert len(started) == 2 and len(finished) == 2 and max(started) < min(finished)
