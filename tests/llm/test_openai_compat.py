@@ -388,7 +388,7 @@ def test_connection_refused_is_a_transport_error() -> None:
 
 
 def test_cancellation_aborts_the_request_promptly(server: FakeOpenAIServer) -> None:
-    server.enqueue(delay(5.0, then=reply("late")))
+    server.enqueue(delay(60.0, then=reply("late")))  # the server's stop() cuts the wait short
 
     async def go() -> float:
         async with OpenAICompatExecutors(server.url, default_model="m") as ex:
@@ -402,8 +402,8 @@ def test_cancellation_aborts_the_request_promptly(server: FakeOpenAIServer) -> N
             assert asyncio.all_tasks() == {asyncio.current_task()}  # no background work left
             return elapsed
 
-    # Generous (noisy machines), yet well below the 5 s the server would take to answer.
-    assert asyncio.run(go()) < 4.0
+    # Generous (a loaded machine may stall for seconds), yet far below the 60 s the server would take.
+    assert asyncio.run(go()) < 30.0
 
 
 def test_own_client_is_closed_and_a_given_client_is_not(server: FakeOpenAIServer) -> None:
