@@ -6,21 +6,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import hypothesis.errors
 import pytest
-
-schemathesis = pytest.importorskip("schemathesis")
-
-import hypothesis.errors  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from schemathesis.checks import not_a_server_error  # noqa: E402
-from schemathesis.generation import GenerationMode  # noqa: E402
-from schemathesis.specs.openapi.checks import (  # noqa: E402
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.generation import GenerationMode
+from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
     status_code_conformance,
 )
 
-from tests.serve.conftest import Server  # noqa: E402
+from tests.serve.conftest import Server
 
 pytestmark = pytest.mark.system
 

@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import playwright.sync_api as playwright_api
 import pytest
 
 from tests.serve.conftest import Server, wait_status
@@ -38,7 +39,6 @@ if not os.path.exists(CHROMIUM) and os.environ.get("CI") != "true":
         "the browser tests run in CI",
         allow_module_level=True,
     )
-playwright_api = pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture
