@@ -1,9 +1,11 @@
 """The import graph of agentrt has no cycles, and the layers import only downwards.
 
 Every ``import`` in the package counts, including those inside functions (a lazy
-import that dodges a cycle is still a cycle) -- only ``if TYPE_CHECKING:`` blocks
-are left out, since they never run.  Importing ``agentrt.x.y`` is an edge to
-``agentrt.x.y`` (or to ``agentrt.x`` when ``y`` is a name, not a module).
+import that dodges a cycle is still a cycle) and the lazy re-exports of a package
+(``lazy_exports(__name__, globals(), {"Name": "agentrt.x.y"})`` imports ``agentrt.x.y``
+on first use) -- only ``if TYPE_CHECKING:`` blocks are left out, since they never run.
+Importing ``agentrt.x.y`` is an edge to ``agentrt.x.y`` (or to ``agentrt.x`` when ``y``
+is a name, not a module).
 
 Run ``python -m tests.test_import_graph`` to print the graph between components
 (``agentrt._sdk``, ``agentrt.llm``, ...), as in docs/architecture.md.
@@ -71,8 +73,36 @@ def imports_of(module: str) -> set[str]:
                 sub = f"{source}.{alias.name}"
                 targets.add(sub if sub in MODULES else source)
 
-    Visitor().visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    Visitor().visit(tree)
+    targets.update(_lazy_exports(tree))
     return {t for t in targets if t in MODULES and t != module}
+
+
+def _lazy_exports(tree: ast.Module) -> set[str]:
+    """The modules named in the export table handed to ``lazy_exports(...)`` (agentrt/_lazy.py)."""
+    tables = {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "lazy_exports"
+            and len(node.args) == 3
+            and isinstance(node.args[2], ast.Name)
+            and node.args[2].id in tables
+        ):
+            table = tables[node.args[2].id]
+            found.update(
+                v.value for v in table.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+            )
+    return found
 
 
 @functools.cache
@@ -135,8 +165,10 @@ def test_the_graph_is_read_at_all():
     graph = module_graph()
     assert len(graph) > 50
     assert "agentrt._runtime.dispatch" in graph["agentrt._runtime.runtime"]
-    # a lazy import inside a function counts
+    # a lazy import inside a function counts, and so does a package's lazy re-export
     assert "agentrt.stores" in graph["agentrt._runtime.runtime"]
+    assert "agentrt._runtime" in graph["agentrt"]
+    assert "agentrt.llm.scripted" in graph["agentrt.llm"]
 
 
 def test_the_cycle_finder_finds_a_cycle():
