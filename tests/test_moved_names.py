@@ -45,6 +45,7 @@ OLD_HOMES = {
     "agentrt.llm": ["ToolLoopExhausted", "MissingExecutor", "ModelCallBudgetExceeded"],
     "agentrt.inspect": ["ForkError"],
     "agentrt.inspect._fork": ["ForkError"],
+    "agentrt.teams.errors": ["BusLockTimeout", "ContractError", "GateBlocked"],
 }
 
 

@@ -1,15 +1,7 @@
-"""The ``run``, ``resume``, ``runs`` and ``show`` subcommands (registered by :mod:`agentrt.cli`)."""
+"""The ``agentrt`` subcommands, one module per group of commands.
 
-from __future__ import annotations
-
-import argparse
-
-
-def register_run_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``run``, ``resume``, ``runs`` and ``show`` to the ``agentrt`` command."""
-    from agentrt._cli import drive, inspect_cmds, serve, workers
-
-    drive.register(commands)
-    inspect_cmds.register(commands)
-    workers.register(commands)
-    serve.register(commands)
+:mod:`agentrt.cli` imports only the module of the command it runs (its ``register(commands)``
+adds the command's parser), so ``agentrt runs`` does not pay for the runtime or the codec.
+:mod:`agentrt._cli.common` holds what every command shares: the options, the one error path and
+the exit-code table.
+"""
