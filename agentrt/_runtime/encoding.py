@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import os
 import traceback
-from typing import Any  # Any: journaled values are the agent's; stores duck-typed
+from typing import TYPE_CHECKING, Any  # Any: journaled values are the agent's own
 
 import attrs
 
 from agentrt import _codec
 from agentrt.exceptions import ToolError
 from agentrt.keys import Keyring
+
+if TYPE_CHECKING:
+    from agentrt._codec._decode import Requirement
+    from agentrt.stores.base import Store
 
 __all__ = [
     "BlobSeal",
@@ -51,27 +55,27 @@ class BlobSeal:
     def bind(self) -> tuple[str, str | None, int | None]:
         return (self.kind, self.run_id, self.seq)
 
-    def requirement(self) -> Any:
+    def requirement(self) -> Requirement:
         from agentrt._codec._decode import Requirement
 
         return Requirement(signed=True, kind=self.kind, run_id=self.run_id, seq=self.seq)
 
 
-def seal_for(store: Any, kind: str, run_id: str, seq: int | None) -> BlobSeal:
+def seal_for(store: Store, kind: str, run_id: str, seq: int | None) -> BlobSeal:
     """The seal of a blob of ``store``: its keyring (``agentrt.keys.keyring_for_store``) and binding."""
     from agentrt.keys import keyring_for_store
 
     return BlobSeal(keyring_for_store(store), kind, run_id, seq)
 
 
-def encode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, value: Any) -> bytes:
+def encode_result(store: Store, run_id: str, seq: int, idx: int, ok: bool, value: Any) -> bytes:
     """The journal blob of member ``idx``'s result at ``seq``: signed, bound to exactly that place."""
     if ok:
         return encode_value(value, seal_for(store, f"value#{idx}", run_id, seq))
     return encode_error(value, seal_for(store, f"error#{idx}", run_id, seq))
 
 
-def decode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> tuple[bool, Any]:
+def decode_result(store: Store, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> tuple[bool, Any]:
     """``(ok, value)`` of a journal blob, refused unless signed for that run, sequence and member."""
     if ok:
         return True, decode_value(blob, seal_for(store, f"value#{idx}", run_id, seq))

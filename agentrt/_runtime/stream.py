@@ -19,10 +19,9 @@ import contextlib
 import json
 import threading
 from collections.abc import AsyncIterator
-from typing import Any  # Any: any store with the stream methods (duck-typed)
 
 from agentrt.observe import TraceEvent
-from agentrt.stores.base import StreamEvent
+from agentrt.stores.base import Store, StreamEvent
 
 __all__ = ["END_KINDS", "UNSTORED_KINDS", "EventStream"]
 
@@ -38,7 +37,7 @@ DEFAULT_POLL_SECONDS = 0.5
 class EventStream:
     """Appends runtime events to the store's per-run stream and wakes the run's subscribers."""
 
-    def __init__(self, store: Any, *, poll_seconds: float = DEFAULT_POLL_SECONDS) -> None:
+    def __init__(self, store: Store, *, poll_seconds: float = DEFAULT_POLL_SECONDS) -> None:
         self.store = store
         self.poll_seconds = poll_seconds
         self._wakeups: dict[str, asyncio.Event] = {}

@@ -25,7 +25,7 @@ import dataclasses
 import functools
 import types
 import uuid
-from typing import Any  # Any: any store backend; a pending request's payload
+from typing import TYPE_CHECKING, Any  # Any: a pending request's payload is the agent's
 
 import attrs
 
@@ -35,6 +35,9 @@ from agentrt._frames import abandon, restored_pending
 from agentrt._frames._capture import FINISHED, capture
 from agentrt.exceptions import ForkError as ForkError
 from agentrt.keys import Keyring, keyring_for_store
+
+if TYPE_CHECKING:
+    from agentrt.stores.base import Store
 
 __all__ = ["ForkError", "ForkResult", "fork_run"]
 
@@ -53,7 +56,7 @@ class ForkResult:
     rebound_tasks: int  # Task-like objects moved to the new run id
 
 
-def fork_run(store: Any, run_id: str, seq: int, new_run_id: str | None = None) -> ForkResult:
+def fork_run(store: Store, run_id: str, seq: int, new_run_id: str | None = None) -> ForkResult:
     """Create a run in ``store`` that continues from checkpoint ``seq`` of ``run_id``."""
     from agentrt._sdk.agent import load_agent
     from agentrt.exceptions import RunNotFound
@@ -113,7 +116,7 @@ def fork_run(store: Any, run_id: str, seq: int, new_run_id: str | None = None) -
     return ForkResult(new_id, run_id, seq, status, pending, rebound)
 
 
-def _missing_checkpoint(store: Any, run_id: str, seq: int) -> str:
+def _missing_checkpoint(store: Store, run_id: str, seq: int) -> str:
     kept = [c.seq for c in store.list_checkpoints(run_id)]
     if not kept:
         return f"run {run_id!r} has no checkpoints"

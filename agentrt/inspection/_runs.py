@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any  # Any: any store backend (duck-typed)
+from typing import TYPE_CHECKING
 
 from agentrt.exceptions import AgentrtError, CheckpointNotFound, RunNotFound
+
+if TYPE_CHECKING:
+    from agentrt.inspection._model import Dump
+    from agentrt.stores.base import RunRecord, Store
 
 __all__ = ["dump_run"]
 
@@ -18,7 +22,7 @@ def _import_agent_module(spec: str) -> None:
     load_agent(spec)
 
 
-def _load_checkpoint(store: Any, run_id: str, seq: int | None) -> tuple[Any, int, bytes, bool]:
+def _load_checkpoint(store: Store, run_id: str, seq: int | None) -> tuple[RunRecord, int, bytes, bool]:
     rec = store.get_run(run_id)
     if rec is None:
         raise RunNotFound(run_id, store.location)
@@ -38,7 +42,9 @@ def _load_checkpoint(store: Any, run_id: str, seq: int | None) -> tuple[Any, int
     return rec, seq, blob, latest is not None and latest[0] == seq
 
 
-def dump_run(store: Any, run_id: str, seq: int | None, allow: list[str], allow_unsigned: bool = False) -> Any:
+def dump_run(
+    store: Store, run_id: str, seq: int | None, allow: list[str], allow_unsigned: bool = False
+) -> Dump:
     """The frame dump of checkpoint ``seq`` (None: the newest) of ``run_id`` in ``store``.
 
     The agent's module is imported first so its code can be resolved; when that fails the
