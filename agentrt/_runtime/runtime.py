@@ -261,6 +261,7 @@ class Runtime:
             self.leases.release(run_id)
         self._lives.clear()
         self._dispatcher.close()
+        self._stream.flush()  # the queued stream events, before the store may be closed
         if self._watchdog is not None:
             self._watchdog.close()
         if self._owns_store:
