@@ -92,6 +92,8 @@ class Dispatcher:
         self.max_model_calls = max_model_calls
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="agentrt-tool")
         self._timers: dict[tuple[str, int, int], asyncio.TimerHandle] = {}
+        #: whether the store journals a result in the transaction of the next checkpoint
+        self._defers = bool(getattr(host.store, "journals_with_checkpoint", False))
 
     @property
     def timers_armed(self) -> bool:
@@ -138,6 +140,13 @@ class Dispatcher:
                 f"the result of the request could not be journaled: {exc}",
             )
             blob = encode_result(store, live.run_id, seq, idx, False, value)
+        if usage is None and live.seq == seq and isinstance(live.payload, ToolCall) and self._defers:
+            # The result that answers the run's one pending call: journaled by the transaction of the
+            # checkpoint it leads to (one commit per step).  Until that commits, a crash makes the call
+            # again on resume, as a crash between the tool's return and its own commit did before.
+            live.unjournaled.append((seq, idx, ok, blob))
+            live.results[idx] = decode_result(store, live.run_id, seq, idx, ok, blob)
+            return
         try:
             new = self.host.store.put_result(
                 live.run_id, seq, idx, ok, blob, usage, owner=self.host.owner, epoch=live.epoch

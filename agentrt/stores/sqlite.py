@@ -23,7 +23,7 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
@@ -176,6 +176,9 @@ def _loads(text: str | None) -> Any:
 
 class SqliteStore:
     """The default store: one SQLite file (created with its directory on first use)."""
+
+    #: ``save_checkpoint(..., journal=...)`` journals results in the checkpoint's transaction
+    journals_with_checkpoint = True
 
     def __init__(
         self,
@@ -585,23 +588,53 @@ class SqliteStore:
         events: list[EventRow],
         *,
         epoch: int | None = None,
+        journal: Sequence[tuple[int, int, bool, bytes]] = (),
     ) -> None:
+        """Store checkpoint ``seq``; ``journal`` holds ``(seq, idx, ok, blob)`` results to journal in the
+        same transaction (the result that answered the previous request: one commit per step)."""
         now = time.time()
         pending_json = _dumps(pending)
         with self._tx() as conn:
-            self._check_owner(conn, run_id, owner, epoch)
+            row = conn.execute(
+                "SELECT lease_owner, status, epoch, waiting_on IS NULL AND wake_at IS NULL FROM runs "
+                "WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is None:
+                raise RunNotFound(run_id, self.path)
+            if row[0] != owner or (epoch is not None and row[2] != epoch):
+                raise lease_lost(run_id, row[0], row[2], epoch)
+            for r_seq, idx, ok, r_blob in journal:
+                cur = conn.execute(
+                    "INSERT OR IGNORE INTO results (run_id, seq, idx, ok, blob, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (run_id, r_seq, idx, int(ok), r_blob, now),
+                )
+                if cur.rowcount != 1:  # only a driver that lost its lease could meet this
+                    raise StoreError(
+                        f"store {self.path!r}: run {run_id!r} already has a result for seq {r_seq} "
+                        f"member {idx}, journaled by another driver; nothing was written, and the run "
+                        "is driven again from its stored checkpoint and journal"
+                    )
             conn.execute(
                 "INSERT OR REPLACE INTO checkpoints (run_id, seq, blob, pending, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
                 (run_id, seq, blob, pending_json, now),
             )
             self._insert_events(conn, run_id, events, now)
-            conn.execute(
-                "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
-                "wake_at = NULL, "
-                "updated_at = ? WHERE run_id = ?",
-                (seq, pending_json, now, run_id),
-            )
+            if row[1] == "running" and row[3]:
+                # Already running, nothing to clear: leave the indexed columns out of the UPDATE
+                # (naming them rewrites their index entries, which cost as much as the rest of the step).
+                conn.execute(
+                    "UPDATE runs SET seq = ?, pending = ?, updated_at = ? WHERE run_id = ?",
+                    (seq, pending_json, now, run_id),
+                )
+            else:
+                conn.execute(
+                    "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
+                    "wake_at = NULL, updated_at = ? WHERE run_id = ?",
+                    (seq, pending_json, now, run_id),
+                )
             if prune_due(seq, self.retention):
                 self._prune(conn, run_id, seq)
 
@@ -650,8 +683,14 @@ class SqliteStore:
         now = time.time()
         woke = False
         with self._tx() as conn:
+            row = conn.execute(
+                "SELECT usage, status, seq, pending, lease_owner, epoch FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
             if owner is not None:
-                self._check_owner(conn, run_id, owner, epoch)
+                if row is None:
+                    raise RunNotFound(run_id, self.path)
+                if row[4] != owner or (epoch is not None and row[5] != epoch):
+                    raise lease_lost(run_id, row[4], row[5], epoch)
             cur = conn.execute(
                 "INSERT OR IGNORE INTO results (run_id, seq, idx, ok, blob, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -659,9 +698,6 @@ class SqliteStore:
             )
             if cur.rowcount != 1:
                 return False
-            row = conn.execute(
-                "SELECT usage, status, seq, pending FROM runs WHERE run_id = ?", (run_id,)
-            ).fetchone()
             if row is None:
                 return True
             if usage:
