@@ -66,6 +66,14 @@ def targets_table(step: Any, cold: Any, ckpt: Any, resume: Any, trap: Any = None
                 f"{s:,.0f} µs = {t['ratio']:.2f}× floor + hop | {floor:,.0f} µs + {hop:,.0f} µs thread hop | "
                 f"≤ {t['target']}× floor + hop | {_ok(t['met'])} | `{step['command']}` |"
             )
+            t = step["targets"].get(f"inline sync tool / floor [{sync}]")
+            if t is not None:
+                i = rows[f"agentrt sync tool, inline [{sync}]"]["median_us"]
+                out.append(
+                    f"| durable step, sync tool `@tool(inline=True)` | SQLite WAL, synchronous={sync}, "
+                    f"retention 100 | {i:,.0f} µs = {t['ratio']:.2f}× floor | {floor:,.0f} µs (no hop) | "
+                    f"≤ {t['target']}× (as async) | {_ok(t['met'])} | `{step['command']}` |"
+                )
     else:
         out.append("| durable step | — | no result (run `python benchmarks/step.py`) | | | | |")
     if cold:

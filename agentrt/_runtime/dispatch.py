@@ -307,6 +307,8 @@ class Dispatcher:
     async def _once(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
         if tool.is_async:
             call: Any = tool.fn(**kwargs)
+        elif tool.inline:  # @tool(inline=True): on the loop's thread, no hop to the pool
+            return tool.fn(**kwargs)
         else:
             call = asyncio.get_running_loop().run_in_executor(
                 self._pool, functools.partial(tool.fn, **kwargs)

@@ -46,6 +46,8 @@ UNSTORED_KINDS = frozenset({"model_chunk"})
 WRITE_NOW_KINDS = END_KINDS | {"waiting"}
 #: How long a queued event waits at most for a write transaction to carry it.
 FLUSH_SECONDS = 0.005
+#: ``json.dumps(data, default=repr)`` without building an encoder per event
+_JSON = json.JSONEncoder(default=repr)
 
 #: How often a subscriber re-reads the store when nothing woke it (another process may drive the run).
 DEFAULT_POLL_SECONDS = 0.5
@@ -75,7 +77,7 @@ class EventStream:
             return
         on_loop = threading.get_ident() == self._thread
         if self._queue is not None and on_loop and self._loop is not None and event.kind not in WRITE_NOW_KINDS:
-            self._queue(event.run_id, event.kind, json.dumps(event.data, default=repr))
+            self._queue(event.run_id, event.kind, _JSON.encode(event.data))
             self._queued_runs.add(event.run_id)
             if not self._flush_armed:
                 self._flush_armed = True
