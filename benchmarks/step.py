@@ -131,7 +131,9 @@ async def _agentrt_run(
     return elapsed
 
 
-def agentrt_per_call(work: Path, n: int, sync: bool, synchronous: str, tag: str, inline: bool = False) -> float:
+def agentrt_per_call(
+    work: Path, n: int, sync: bool, synchronous: str, tag: str, inline: bool = False
+) -> float:
     empty = asyncio.run(_agentrt_run(work / f"{tag}-0.db", 0, sync, synchronous, None, inline))
     full = asyncio.run(_agentrt_run(work / f"{tag}-n.db", n, sync, synchronous, None, inline))
     return (full - empty) / n

@@ -80,9 +80,7 @@ class _PlainLoader(pickle.Unpickler):
         raise _NamesAGlobal
 
 
-def loads_plain(
-    blob: bytes, keys: Sequence[bytes], key_source: str, require: Requirement
-) -> object:
+def loads_plain(blob: bytes, keys: Sequence[bytes], key_source: str, require: Requirement) -> object:
     """The value of a signed plain blob, or :data:`NOT_PLAIN`; raises ``CorruptBlob`` as the codec
     does for a blob that fails its digest, its binding or the opcode allowlist."""
     envelope = unpack(blob, keys, key_source)
@@ -99,5 +97,7 @@ def loads_plain(
     except Exception as exc:
         raise CorruptBlob(f"blob payload cannot be decoded ({type(exc).__name__}); it was modified") from exc
     if stream.tell() != len(payload):
-        raise CorruptBlob(f"blob payload has {len(payload) - stream.tell()} bytes after its end: it was modified")
+        raise CorruptBlob(
+            f"blob payload has {len(payload) - stream.tell()} bytes after its end: it was modified"
+        )
     return value

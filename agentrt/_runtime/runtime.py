@@ -849,11 +849,20 @@ class Runtime:
         if live.unjournaled:
             store: Any = self.store  # journals_with_checkpoint: save_checkpoint takes journal=
             store.save_checkpoint(
-                live.run_id, self.owner, live.seq, blob, pending, events, epoch=live.epoch, journal=live.unjournaled
+                live.run_id,
+                self.owner,
+                live.seq,
+                blob,
+                pending,
+                events,
+                epoch=live.epoch,
+                journal=live.unjournaled,
             )
             live.unjournaled = []
         else:
-            self.store.save_checkpoint(live.run_id, self.owner, live.seq, blob, pending, events, epoch=live.epoch)
+            self.store.save_checkpoint(
+                live.run_id, self.owner, live.seq, blob, pending, events, epoch=live.epoch
+            )
         self._emit("checkpoint", live.run_id, seq=live.seq, size_bytes=len(blob), request=pending)
         return True
 

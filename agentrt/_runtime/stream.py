@@ -76,7 +76,12 @@ class EventStream:
         if event.kind in UNSTORED_KINDS:
             return
         on_loop = threading.get_ident() == self._thread
-        if self._queue is not None and on_loop and self._loop is not None and event.kind not in WRITE_NOW_KINDS:
+        if (
+            self._queue is not None
+            and on_loop
+            and self._loop is not None
+            and event.kind not in WRITE_NOW_KINDS
+        ):
             self._queue(event.run_id, event.kind, _JSON.encode(event.data))
             self._queued_runs.add(event.run_id)
             if not self._flush_armed:

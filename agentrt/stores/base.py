@@ -2,9 +2,10 @@
 
 A store keeps, per run: one row (status, input, output or error, the pending
 request, the lease), its checkpoints (``seq`` -> blob, newest ``retention``
-kept; pruned in batches while a run runs, see :func:`prune_due`), the journal of results (``seq``, ``idx`` -> encoded value or error) and
-the non-blocking events (``seq``, ``n``).  All methods are synchronous and fast;
-the runtime calls them from its event loop thread.  Three implementations:
+kept; pruned in batches while a run runs, see :func:`prune_due`), the journal of
+results (``seq``, ``idx`` -> encoded value or error) and the non-blocking events
+(``seq``, ``n``).  All methods are synchronous and fast; the runtime calls them
+from its event loop thread.  Three implementations:
 :class:`~agentrt.stores.MemoryStore` (tests, embedding),
 :class:`~agentrt.stores.SqliteStore` (the default, safe across processes on one
 machine) and :class:`~agentrt.stores.postgres.PostgresStore` (a fleet of workers).
