@@ -28,7 +28,7 @@ from agentrt._codec._format import FLAG_SIGNED, Bind, pack, unpack
 from agentrt._codec._scan import check_payload
 from agentrt.exceptions import CorruptBlob
 
-__all__ = ["NOT_PLAIN", "dumps_plain", "is_plain", "loads_plain"]
+__all__ = ["NOT_PLAIN", "dumps_plain", "dumps_plain_with_copy", "is_plain", "loads_plain"]
 
 #: What :func:`loads_plain` answers for a blob the full codec must read.
 NOT_PLAIN: Final = object()
@@ -66,9 +66,17 @@ def _plain(value: object, depth: int, budget: list[int]) -> bool:
 
 def dumps_plain(value: object, key: bytes, bind: Bind | None) -> bytes | None:
     """The signed blob of plain ``value`` (the codec's own bytes for it), or None if it is not plain."""
+    made = dumps_plain_with_copy(value, key, bind)
+    return None if made is None else made[0]
+
+
+def dumps_plain_with_copy(value: object, key: bytes, bind: Bind | None) -> tuple[bytes, object] | None:
+    """``(blob, copy)`` for plain ``value``: ``copy`` is what loading the blob gives (its payload
+    unpickled), without verifying a signature this process just made; None if not plain."""
     if not key or not is_plain(value):
         return None
-    return pack((), 0, pickle.dumps(value, PROTOCOL), key, bind)
+    payload = pickle.dumps(value, PROTOCOL)
+    return pack((), 0, payload, key, bind), pickle.loads(payload)
 
 
 class _NamesAGlobal(Exception):

@@ -25,7 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from agentrt._runtime.encoding import decode_result, encode_result
+from agentrt._runtime.encoding import decode_result, encode_result, encode_result_with_copy
 from agentrt._runtime.observation import Observation
 from agentrt._runtime.pending import child_run_id, idempotency_key, members
 from agentrt._runtime.state import LiveRun
@@ -131,8 +131,9 @@ class Dispatcher:
     ) -> None:
         """Journal the result of member ``idx`` at ``seq``, then hand the journaled copy to the live run."""
         store = self.host.store
+        copy: tuple[bool, Any] | None = None  # the journaled copy, when it comes without decoding
         try:
-            blob = encode_result(store, live.run_id, seq, idx, ok, value)
+            blob, copy = encode_result_with_copy(store, live.run_id, seq, idx, ok, value)
         except Exception as exc:
             ok = False
             value = ToolError(
@@ -145,7 +146,7 @@ class Dispatcher:
             # checkpoint it leads to (one commit per step).  Until that commits, a crash makes the call
             # again on resume, as a crash between the tool's return and its own commit did before.
             live.unjournaled.append((seq, idx, ok, blob))
-            live.results[idx] = decode_result(store, live.run_id, seq, idx, ok, blob)
+            live.results[idx] = copy or decode_result(store, live.run_id, seq, idx, ok, blob)
             return
         try:
             new = self.host.store.put_result(
@@ -165,7 +166,7 @@ class Dispatcher:
             live.usage = add_usage(live.usage, usage)
         if live.seq == seq:
             # Deliver what a restart would deliver: the journaled copy, not the tool's own object.
-            live.results[idx] = decode_result(store, live.run_id, seq, idx, ok, blob)
+            live.results[idx] = copy or decode_result(store, live.run_id, seq, idx, ok, blob)
 
     # ------------------------------------------------------------------ tools
 

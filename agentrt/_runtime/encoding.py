@@ -76,6 +76,21 @@ def encode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, value: 
     return encode_error(value, seal_for(store, f"error#{idx}", run_id, seq))
 
 
+def encode_result_with_copy(
+    store: Any, run_id: str, seq: int, idx: int, ok: bool, value: Any
+) -> tuple[bytes, tuple[bool, Any] | None]:
+    """``encode_result``, plus for plain data the ``(ok, value)`` that decoding the blob gives (a copy
+    through its own pickle payload), so the runtime need not verify a blob it has just signed."""
+    if ok:
+        from agentrt._codec._plain import dumps_plain_with_copy
+
+        seal = seal_for(store, f"value#{idx}", run_id, seq)
+        made = dumps_plain_with_copy(value, seal.ring.write, seal.bind)
+        if made is not None:
+            return made[0], (True, made[1])
+    return encode_result(store, run_id, seq, idx, ok, value), None
+
+
 def decode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> tuple[bool, Any]:
     """``(ok, value)`` of a journal blob, refused unless signed for that run, sequence and member."""
     if ok:

@@ -80,13 +80,14 @@ class EventStream:
             self._queue is not None
             and on_loop
             and self._loop is not None
+            and not self._loop.is_closed()
             and event.kind not in WRITE_NOW_KINDS
         ):
             self._queue(event.run_id, event.kind, _JSON.encode(event.data))
             self._queued_runs.add(event.run_id)
             if not self._flush_armed:
-                self._flush_armed = True
                 self._loop.call_later(FLUSH_SECONDS, self.flush)
+                self._flush_armed = True
             return
         data = json.loads(json.dumps(event.data, default=repr))
         self.store.append_stream(event.run_id, event.kind, data)  # after anything queued before it

@@ -8,7 +8,7 @@ import pytest
 
 from agentrt import _codec
 from agentrt._codec._decode import Requirement
-from agentrt._codec._plain import NOT_PLAIN, dumps_plain, is_plain, loads_plain
+from agentrt._codec._plain import NOT_PLAIN, dumps_plain, dumps_plain_with_copy, is_plain, loads_plain
 from agentrt.exceptions import CorruptBlob
 
 KEY = b"k" * 32
@@ -66,3 +66,13 @@ def test_the_lean_reader_checks_what_the_codec_checks():
     unsigned = _codec.dumps({"a": 1}, key=b"")
     loose = Requirement(signed=False, kind="value#0")
     assert loads_plain(unsigned, (KEY,), "test", loose) is NOT_PLAIN  # the codec's bounds walk reads it
+
+
+def test_the_copy_is_what_loading_the_blob_gives_not_the_object_itself():
+    value = {"rows": [[1, 2], [3]], "name": "x"}
+    made = dumps_plain_with_copy(value, KEY, BIND)
+    assert made is not None
+    blob, copy = made
+    assert copy == loads_plain(blob, (KEY,), "test", REQUIRE) == value
+    assert copy is not value and copy["rows"] is not value["rows"]
+    assert dumps_plain_with_copy(collections.OrderedDict(a=1), KEY, BIND) is None
