@@ -92,6 +92,7 @@ class DecodeContext:
         self.allow_modules = allow_modules
         self.verified = verified
         self.signed = False
+        self.describe = False  # decoded to be shown (agentrt dump): extensions build data, never run code
         self._pending: dict[int, tuple[Any, Applier, Any]] = {}
         self._fixups: list[Callable[[], None]] = []
         self._after: list[Callable[[], None]] = []

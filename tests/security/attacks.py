@@ -22,7 +22,7 @@ from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 from agentrt.lowlevel import Machine
 from tests.codec.blobtools import split
 from tests.security import agents
-from tests.security.forge import forge, stack_of
+from tests.security.forge import forge, mutated_frames, stack_of
 
 ATTACKS: dict[str, Callable[[str], Any]] = {}
 KEY = b"test key of the attacked project"
@@ -90,6 +90,37 @@ def awaited_map_os_system(marker: str) -> None:
         return args, state
 
     both(forge(m._coro, mutate))
+
+
+@attack
+def awaited_unstarted_coroutine(marker: str) -> None:
+    """The awaited slot holds a restored coroutine that never started: priming would run its body."""
+    m = machine(agents.plain, marker)
+
+    def mutate(code: Any, args: list[Any], state: list[Any]) -> Any:
+        if code.co_name == "plain":
+            state[-1] = agents.touching(marker)
+        return args, state
+
+    blob = forge(m._coro, mutate)
+    m.discard()
+    both(blob)
+
+
+@attack
+def list_holding_unstarted_await(marker: str) -> None:
+    """The same frame inside a list: a value a dump may show, so it must not prime it either."""
+    m = machine(agents.plain, marker)
+
+    def mutate(code: Any, args: list[Any], state: list[Any]) -> Any:
+        if code.co_name == "plain":
+            state[-1] = agents.touching(marker)
+        return args, state
+
+    with mutated_frames(mutate):
+        blob = dumps([m._coro], key=b"")
+    m.discard()
+    both(blob)
 
 
 # --- interpreter crashes --------------------------------------------------------------------
