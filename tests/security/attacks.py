@@ -230,6 +230,18 @@ def shared_tuple_hash(marker: str) -> None:
 
 
 @attack
+def colliding_int_keys(marker: str) -> None:
+    """20 000 ints that hash alike (n + k * (2**61 - 1)) in one frozenset: 10 s to build, unbounded."""
+    modulus = 2**61 - 1
+    items = b""
+    for k in range(20_000):
+        n = k * modulus + 7
+        raw = n.to_bytes((n.bit_length() + 8) // 8, "little", signed=True)
+        items += b"\x8a" + bytes([len(raw)]) + raw  # LONG1
+    both(resign_payload(dumps([1], key=b""), b"\x80\x05(" + items + b"\x91."))
+
+
+@attack
 def repr_blowup(marker: str) -> None:
     body = b"\x8c\x14agentrt._codec._wire\x8c\x05const\x93" + b"]\x940"
     for i in range(60):
