@@ -17,6 +17,7 @@ but builds no resume code and no frame, and primes nothing: frames come back as
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import gc
 import inspect
@@ -46,6 +47,7 @@ from agentrt._frames._errors import inconsistency, unsupported
 from agentrt._frames._liveness import Site, SiteKind, analyze
 from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
 from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
+from agentrt._frames._resume import forget as forget_resume_code
 from agentrt._frames._sites import record_info
 from agentrt.exceptions import (
     AgentrtError,
@@ -120,6 +122,7 @@ class _LoadSession:
     describe: bool = False  # decoded for a dump: records, no resume code, no frame, no priming
     new_plans: int = 0  # frame shapes this load validated for the first time
     shapes: dict[tuple[Any, ...], Any] = attrs.Factory(dict)  # a dump's validated shapes (no resume code)
+    new_keys: list[tuple[Any, Any]] = attrs.Factory(list)  # (key, plan) this load added to _PLANS
 
     disk_writes: list[Any] | None = None  # resume code held back until the load is accepted
 
@@ -134,6 +137,12 @@ class _LoadSession:
         if self.disk_writes is not None:
             _diskcache.end_deferred(self.disk_writes, write=False)
             self.disk_writes = None
+        new_keys, self.new_keys = self.new_keys, []
+        for key, plan in new_keys:  # a refused blob leaves no shape of its own in memory either
+            if _PLANS.get(key) is plan:
+                del _PLANS[key]
+            if plan.resumed is not None:
+                forget_resume_code(plan.resumed)
         built, self.built = self.built, []
         self.restored = {}
         for obj in built:
@@ -341,8 +350,10 @@ class _Plan:
     null_mask: tuple[bool, ...] = ()
 
 
-_PLANS: dict[tuple[Any, ...], _Plan] = {}
-_MAX_PLANS = 4096
+#: validated frame shapes, least recently used first out (a plan holds its resume code, so this
+#: bound is also one on the resume code kept alive; see _resume.MAX_RESUME_CODES)
+_PLANS: collections.OrderedDict[tuple[Any, ...], _Plan] = collections.OrderedDict()
+_MAX_PLANS = 1024
 #: a blob of a real chain has a handful of frame shapes; a forged one may list hundreds, each of
 #: which would synthesize (and cache) resume code
 _MAX_NEW_PLANS_PER_LOAD = 256
@@ -484,9 +495,13 @@ class FrameObjects:
                 session.new_plans <= _MAX_NEW_PLANS_PER_LOAD,
                 f"more than {_MAX_NEW_PLANS_PER_LOAD} distinct frame shapes in one blob",
             )
-            if len(_PLANS) >= _MAX_PLANS:
-                _PLANS.clear()  # plans are a cache: a frame shape seen again is validated again
             plan = _PLANS[key] = _plan(code, kind_value, status, bound, null_mask, has_exc)
+            session.new_keys.append((key, plan))
+            while len(_PLANS) > _MAX_PLANS:
+                _PLANS.popitem(last=False)  # a cache: a shape seen again is validated again
+        else:
+            with contextlib.suppress(KeyError):  # another thread may have evicted it
+                _PLANS.move_to_end(key)
         _check(type(cells) is tuple and len(cells) == plan.ncells, "closure cell count")
         for cell in cells:
             _check(type(cell) is types.CellType, "closure cells")
