@@ -500,13 +500,16 @@ class FrameObjects:
             while len(_PLANS) > _MAX_PLANS:
                 _PLANS.popitem(last=False)  # a cache: a shape seen again is validated again
         else:
-            with contextlib.suppress(KeyError):  # another thread may have evicted it
+            try:
                 _PLANS.move_to_end(key)
+            except KeyError:  # another thread evicted it meanwhile: it stays usable, uncached
+                pass
         _check(type(cells) is tuple and len(cells) == plan.ncells, "closure cell count")
         for cell in cells:
             _check(type(cell) is types.CellType, "closure cells")
         module = sys.modules.get(ctx.code_module(index))
-        _check(module is not None, f"module {ctx.code_module(index)!r} vanished during the load")
+        if module is None:
+            raise CorruptBlob(f"malformed frame record: module {ctx.code_module(index)!r} vanished during the load")
         state: list[Any] = []
         obj = new_frame_object(plan.resumed, module.__dict__, cells, state)  # type: ignore[union-attr]
         session = _session(ctx)
