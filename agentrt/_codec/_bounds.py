@@ -284,8 +284,8 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
             length = int.from_bytes(payload[position : position + width], "little")
             position += width + length
             if op in (0x8A, 0x8B):
-                value = int.from_bytes(payload[position - length : position], "little", signed=True)
-                push(_Node(_BIGINT, 1 + length // 8, None, value))
+                number = int.from_bytes(payload[position - length : position], "little", signed=True)
+                push(_Node(_BIGINT, 1 + length // 8, None, number))
             else:
                 push(_Node(_STR, 1 + length // 64))
             memory += 64 + length + _WALK_NODE_BYTES
@@ -319,7 +319,7 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
 
 
 def _kind(item: Any) -> int:
-    return item.kind if type(item) is _Node else _ATOM  # type: ignore[no-any-return]
+    return item.kind if type(item) is _Node else _ATOM
 
 
 def _check_memory(memory: int, max_memory: int) -> None:

@@ -360,7 +360,14 @@ _MAX_NEW_PLANS_PER_LOAD = 256
 
 
 def _plan(
-    code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, has_exc: Any, *, synthesize: bool = True
+    code: Any,
+    kind_value: Any,
+    status: Any,
+    bound: Any,
+    null_mask: Any,
+    has_exc: Any,
+    *,
+    synthesize: bool = True,
 ) -> _Plan:
     """Validate one frame record against the code it names (CorruptBlob / IncompatibleBlob).
 
@@ -500,7 +507,7 @@ class FrameObjects:
             while len(_PLANS) > _MAX_PLANS:
                 _PLANS.popitem(last=False)  # a cache: a shape seen again is validated again
         else:
-            try:
+            try:  # noqa: SIM105 - per restored frame: contextlib.suppress costs a microsecond
                 _PLANS.move_to_end(key)
             except KeyError:  # another thread evicted it meanwhile: it stays usable, uncached
                 pass
@@ -509,7 +516,9 @@ class FrameObjects:
             _check(type(cell) is types.CellType, "closure cells")
         module = sys.modules.get(ctx.code_module(index))
         if module is None:
-            raise CorruptBlob(f"malformed frame record: module {ctx.code_module(index)!r} vanished during the load")
+            raise CorruptBlob(
+                f"malformed frame record: module {ctx.code_module(index)!r} vanished during the load"
+            )
         state: list[Any] = []
         obj = new_frame_object(plan.resumed, module.__dict__, cells, state)  # type: ignore[union-attr]
         session = _session(ctx)

@@ -16,9 +16,9 @@ import dis
 import enum
 import operator
 import types
+import weakref
 from collections.abc import Callable
 from types import CodeType
-import weakref
 from typing import Any, NamedTuple
 
 import attrs

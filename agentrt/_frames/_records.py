@@ -29,7 +29,7 @@ class FrameRecord:
     steps a record.
     """
 
-    __slots__ = ("cells", "code", "kind", "module", "state", "status", "__weakref__")
+    __slots__ = ("__weakref__", "cells", "code", "kind", "module", "state", "status")
 
     def __init__(self, kind: Kind, code: CodeType, module: str, status: int, cells: tuple[Any, ...]) -> None:
         self.kind = kind
@@ -79,7 +79,11 @@ class AnextRecord:
 
 
 RECORD_TYPES = (FrameRecord, StepRecord, AnextRecord)
-_TYPE_OF_KIND = {Kind.COROUTINE: "coroutine", Kind.GENERATOR: "generator", Kind.ASYNC_GENERATOR: "async_generator"}
+_TYPE_OF_KIND = {
+    Kind.COROUTINE: "coroutine",
+    Kind.GENERATOR: "generator",
+    Kind.ASYNC_GENERATOR: "async_generator",
+}
 
 
 def record_owner(value: Any) -> Any:

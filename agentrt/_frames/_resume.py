@@ -26,9 +26,9 @@ frame can be checkpointed again.
 
 from __future__ import annotations
 
+import collections
 import dis
 import inspect
-import collections
 import threading
 import types
 import weakref

@@ -265,7 +265,9 @@ def _delegate(state: FrameState) -> object:
     if site is None or site.kind is not SiteKind.AWAIT or not state.stack_values or state.null_mask[-1]:
         return _NO_PENDING
     delegate = state.stack_values[-1]
-    if type(delegate) is StepRecord or (type(delegate) is AnextRecord and type(delegate.wrapped) is FrameRecord):
+    if type(delegate) is StepRecord or (
+        type(delegate) is AnextRecord and type(delegate.wrapped) is FrameRecord
+    ):
         return record_owner(delegate)  # as the live awaitables below are followed
     extension = extension_for_type(type(delegate))
     if extension is not None and not isinstance(delegate, FRAME_TYPES):

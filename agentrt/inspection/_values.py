@@ -83,7 +83,8 @@ _SEQUENCE_ITERATORS = frozenset(type(iter(x)).__name__ for x in _ITERABLES) | {
 def type_name(obj: object) -> str:
     tp = type(obj)
     if tp in RECORD_TYPES:  # a frame decoded for a dump: named as the live object it stands for
-        return obj.shown_type()  # type: ignore[attr-defined]  # every record type has it
+        shown: str = obj.shown_type()  # type: ignore[attr-defined]  # every record type has it
+        return shown
     module = getattr(tp, "__module__", "builtins")
     return tp.__qualname__ if module == "builtins" else f"{module}.{tp.__qualname__}"
 

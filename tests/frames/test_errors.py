@@ -33,7 +33,9 @@ def test_a_capture_that_contradicts_the_analysis_is_reported_as_an_engine_bug(mo
     view = _capture.view_of(_agent.__code__)
     # the view now "sees" one stack entry fewer than the analysis expects
     ref = _capture._VIEWS[id(_agent.__code__)][0]
-    monkeypatch.setitem(_capture._VIEWS, id(_agent.__code__), (ref, attrs.evolve(view, nslots=view.nslots + 1)))
+    monkeypatch.setitem(
+        _capture._VIEWS, id(_agent.__code__), (ref, attrs.evolve(view, nslots=view.nslots + 1))
+    )
     with pytest.raises(InternalInconsistency) as info:
         m.get()
     message = str(info.value)

@@ -89,8 +89,9 @@ def test_dump_of_hostile_unsigned_blob_runs_nothing(root, tmp_path: Path):
     )  # fmt: skip
     assert forged.returncode == 0, forged.stderr
     assert not marker.exists()
+    dump = ["dump", str(blob), "--allow-unsigned", "--allow-module", "tests.security.agents"]
     proc = subprocess.run(
-        [sys.executable, "-m", "agentrt", "dump", str(blob), "--allow-unsigned", "--allow-module", "tests.security.agents"],
+        [sys.executable, "-m", "agentrt", *dump],
         capture_output=True, text=True, env=env, cwd=REPO, timeout=120,
     )  # fmt: skip
     assert not marker.exists(), "agentrt dump ran the coroutine the blob put in the awaited slot"
