@@ -218,6 +218,24 @@ def unicode_error_start(marker: str) -> None:
     print(str(exc))  # what the runtime's error_record does: crashed before the fix
 
 
+@attack
+def with_exit_other_method(marker: str) -> None:
+    """The ``with`` block's exit slot holds another bound method: leaving the block would call it."""
+    m = machine(agents.mixed, marker)
+
+    def mutate(code: Any, args: list[Any], state: list[Any]) -> Any:
+        start, _ = stack_of(args, state)
+        for n in range(start, len(state)):
+            value = state[n]
+            if getattr(value, "__name__", None) == "__exit__":
+                state[n] = value.__self__.__enter__  # bound to the restored object, but not its exit
+        return args, state
+
+    blob = forge(m._coro, mutate)
+    m.discard()
+    both(blob)
+
+
 # --- resource exhaustion --------------------------------------------------------------------
 
 
