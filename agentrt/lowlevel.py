@@ -33,6 +33,13 @@ T = TypeVar("T")
 _install_frames()
 
 _CHECKPOINT: tuple[str, str | None, int | None] = ("checkpoint", None, None)
+# What Machine.set accepts, made once (frozen): one per opt-in, not one per restore
+_SET_SIGNED_ONLY = _Requirement(
+    signed=True, kind="checkpoint", unsigned_hint="Machine.set(blob, allow_unsigned=True)"
+)
+_SET_UNSIGNED_OK = _Requirement(
+    signed=False, kind="checkpoint", unsigned_hint="Machine.set(blob, allow_unsigned=True)"
+)
 
 
 @_codec.serializable
@@ -286,11 +293,7 @@ class Machine:
         imported coroutine at any of its awaits with locals of its author's choosing.
         """
         ring = _keys.project_keyring()
-        requirement = _Requirement(
-            signed=not _unsigned_allowed(allow_unsigned),
-            kind="checkpoint",
-            unsigned_hint="Machine.set(blob, allow_unsigned=True)",
-        )
+        requirement = _SET_UNSIGNED_OK if _unsigned_allowed(allow_unsigned) else _SET_SIGNED_ONLY
         return cls._set_checked(blob, ring, requirement, allow_modules, allow_cloudpickle)
 
     @classmethod

@@ -18,7 +18,16 @@ built), and the load is refused with ``CorruptBlob`` unless
   container or handed to a reconstructor, its expanded size (tuple and int
   hashes are not cached) -- stays under :func:`hash_limit`;
 * the estimated memory of the objects it builds stays under :func:`memory_limit`
-  (``MEMORY_BASE_BYTES + MEMORY_FACTOR * len(blob)``).
+  (``MEMORY_BASE_BYTES + MEMORY_FACTOR * len(blob)``);
+* no set, frozenset or dict -- nor a list or tuple handed to a reconstructor, which
+  may make one of it (a set iterator, a Counter) -- holds more than
+  :data:`MAX_SHARED_HASH` distinct keys with one hash value.  Int, float and tuple
+  hashes are not randomized: ``n`` and ``n + (2**61 - 1)`` hash alike, so 20 000
+  such ints make building one set take 10 s (every insert compares with all the
+  others).  The walk knows the numbers, and builds the tuples of them (and the
+  argument tuples of reconstructor calls, whose objects usually hash by them), so
+  it counts keys per hash before the unpickler builds anything.  Strings and bytes
+  hash with a per-process random key, so their collisions cannot be planned.
 
 The walk is linear in the payload (one Python step per opcode, one per edge).
 It runs after ``_scan.check_payload`` has checked that only the opcodes agentrt
@@ -29,6 +38,7 @@ resume any code anyway (see docs/blob-format.md, "Threat model").
 
 from __future__ import annotations
 
+import struct
 from typing import Any, Final  # Any: the pickle stack holds any value
 
 from agentrt.exceptions import CorruptBlob
@@ -44,6 +54,8 @@ EXPANDED_FACTOR: Final = 64
 #: hashing steps of tuples and ints placed into containers: HASH_BASE + HASH_FACTOR x blob size
 HASH_BASE: Final = 4_000_000
 HASH_FACTOR: Final = 32
+#: distinct keys of one set / dict (or of one list or tuple handed to a reconstructor) sharing a hash
+MAX_SHARED_HASH: Final = 16
 
 _SATURATE = 1 << 62
 
@@ -82,20 +94,29 @@ def hash_limit(blob_size: int) -> int:
 
 
 class _Node:
-    """One object the payload would build: its kind, own weight, children and (for strings) text."""
+    """One object the payload would build: its kind, own weight, children and (for strings) text.
 
-    __slots__ = ("children", "kind", "text", "weight")
+    Ints and floats that fit an opcode's fixed width are not nodes: the walk holds
+    their values (what the key-collision check hashes).  A big int keeps its value
+    in ``value``; so does a tuple, a frozenset or a reconstructor call whose parts
+    all have one (``_UNKNOWN`` otherwise), once :func:`_check_collisions` computed it.
+    """
 
-    def __init__(self, kind: int, weight: int = 1, text: str | None = None) -> None:
+    __slots__ = ("children", "kind", "text", "value", "weight")
+
+    def __init__(self, kind: int, weight: int = 1, text: str | None = None, value: Any = None) -> None:
         self.kind = kind
         self.weight = weight
-        self.children: list[_Node] | None = None
+        self.children: list[Any] | None = None
         self.text = text
+        self.value = value
 
 
 _MARK = object()
 _ATOM_NODE = _Node(_ATOM)
-_ATOM_WIDTH = {0x4E: 0, 0x88: 0, 0x89: 0, 0x4B: 1, 0x4D: 2, 0x4A: 4, 0x47: 8}
+_ATOM_WIDTH = {0x4E: 0, 0x88: 0, 0x89: 0}  # NONE, NEWTRUE, NEWFALSE
+_UNKNOWN: Any = object()  # a value the walk does not know (its hash is not the attacker's to plan)
+_FLOAT = struct.Struct(">d")
 _EMPTY_KIND = {0x5D: _LIST, 0x7D: _DICT, 0x8F: _SET, 0x29: _TUPLE}
 #: opcode -> width of its length field: BINUNICODE, BINBYTES, BINUNICODE8, BINBYTES8, BYTEARRAY8,
 #: SHORT_BINBYTES, LONG1, LONG4
@@ -185,8 +206,20 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
             position += 1 + length
             push(_Node(_STR, 1 + length // 64, text))
             memory += 64 + length + _WALK_NODE_BYTES
-        elif op in _ATOM_WIDTH:  # NONE, NEWTRUE, NEWFALSE, BININT1, BININT2, BININT, BINFLOAT
-            position += _ATOM_WIDTH[op]
+        elif op == 0x4B:  # BININT1: the value itself stands for the atom (see _Node)
+            push(payload[position])
+            position += 1
+            memory += 32 + _WALK_EDGE_BYTES
+        elif op == 0x4A or op == 0x4D:  # BININT, BININT2
+            width = 4 if op == 0x4A else 2
+            push(int.from_bytes(payload[position : position + width], "little", signed=op == 0x4A))
+            position += width
+            memory += 32 + _WALK_EDGE_BYTES
+        elif op == 0x47:  # BINFLOAT
+            push(_FLOAT.unpack_from(payload, position)[0])
+            position += 8
+            memory += 32 + _WALK_EDGE_BYTES
+        elif op in _ATOM_WIDTH:  # NONE, NEWTRUE, NEWFALSE
             push(_ATOM_NODE)
             memory += 32 + _WALK_EDGE_BYTES
         elif op in _EMPTY_KIND:  # EMPTY_LIST, EMPTY_DICT, EMPTY_SET, EMPTY_TUPLE
@@ -229,28 +262,30 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
         elif op == 0x52:  # REDUCE
             args = _pop(stack, marks)
             func = _pop(stack, marks)
-            if args.kind != _TUPLE or func.kind != _GLOBAL:
+            if _kind(args) != _TUPLE or _kind(func) != _GLOBAL:
                 raise _corrupt("calls something that is not an agentrt reconstructor with a tuple")
             arguments = args.children or []
-            if func.text == "state" and len(arguments) == 2 and arguments[0].kind == _CALL:
+            if func.text == "state" and len(arguments) == 2 and _kind(arguments[0]) == _CALL:
                 # state(obj, contents): the contents end up inside obj
                 _extend(arguments[0], [arguments[1]])
                 push(_ATOM_NODE)
             else:
                 node = _container(_CALL, [args])
+                node.text = func.text
                 new(node)
                 push(node)
                 memory += base[_CALL] + _WALK_NODE_BYTES
         elif op == 0x93:  # STACK_GLOBAL
             name = _pop(stack, marks)
             _pop(stack, marks)
-            push(_Node(_GLOBAL, 0, name.text))
+            push(_Node(_GLOBAL, 0, name.text if type(name) is _Node else None))
         elif op in _LONG_STRING:  # BINUNICODE(8), BINBYTES(8), BYTEARRAY8, SHORT_BINBYTES, LONG1, LONG4
             width = _LONG_STRING[op]
             length = int.from_bytes(payload[position : position + width], "little")
             position += width + length
             if op in (0x8A, 0x8B):
-                push(_Node(_BIGINT, 1 + length // 8))
+                number = int.from_bytes(payload[position - length : position], "little", signed=True)
+                push(_Node(_BIGINT, 1 + length // 8, None, number))
             else:
                 push(_Node(_STR, 1 + length // 64))
             memory += 64 + length + _WALK_NODE_BYTES
@@ -283,6 +318,10 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
     raise _corrupt("ends without a STOP opcode")
 
 
+def _kind(item: Any) -> int:
+    return item.kind if type(item) is _Node else _ATOM
+
+
 def _check_memory(memory: int, max_memory: int) -> None:
     if memory > max_memory:
         raise CorruptBlob(
@@ -294,7 +333,9 @@ def _check_memory(memory: int, max_memory: int) -> None:
 
 def check_bounds(payload: bytes, blob_size: int) -> None:
     """Raise ``CorruptBlob`` unless decoding ``payload`` stays within the decode bounds."""
-    _measure(_walk(payload, memory_limit(blob_size)), blob_size)
+    nodes = _walk(payload, memory_limit(blob_size))
+    _measure(nodes, blob_size)
+    _check_collisions(nodes)  # after _measure: hashing the walk's values is within the hashing bound
 
 
 def _measure(nodes: list[_Node], blob_size: int) -> None:
@@ -319,7 +360,12 @@ def _measure(nodes: list[_Node], blob_size: int) -> None:
             while child_index < len(children):
                 child = children[child_index]
                 child_key = id(child)
-                if child_key not in depth and child_key not in on_path and child.children:
+                if (
+                    type(child) is _Node
+                    and child_key not in depth
+                    and child_key not in on_path
+                    and child.children
+                ):
                     todo.append((node, child_index))
                     todo.append((child, 0))
                     if len(todo) > 2 * MAX_DEPTH + 2:
@@ -335,6 +381,10 @@ def _measure(nodes: list[_Node], blob_size: int) -> None:
                 node_expanded = node.weight
                 node_hashed = node.weight
                 for child in children:
+                    if type(child) is not _Node:  # an int or float the walk holds by value
+                        node_expanded += 1
+                        node_hashed += 1
+                        continue
                     child_key = id(child)
                     if child_key in on_path:  # a cycle: reached once, expands no further
                         node_expanded += 1
@@ -370,6 +420,86 @@ def _measure(nodes: list[_Node], blob_size: int) -> None:
                     )
 
 
+def _check_collisions(nodes: list[_Node]) -> None:
+    """Refuse keys planned to share one hash (see the module docstring).
+
+    Values first: a tuple, frozenset or call is made from objects made before it, so
+    one pass in creation order computes them all (a frozenset's members are checked
+    before it is built).  Then the keys of every set, dict and reconstructor argument,
+    which may have been filled after later objects were made.
+    """
+    for node in nodes:
+        if node.kind == _FROZENSET:
+            _check_keys(node.children or [])
+        if node.kind in (_TUPLE, _FROZENSET, _CALL):
+            node.value = _value_of(node)
+    for node in nodes:
+        kind = node.kind
+        children = node.children or []
+        if kind == _SET:
+            _check_keys(children)
+        elif kind == _DICT:
+            _check_keys(children[0::2])
+        elif kind == _CALL:
+            for part in children:  # the argument tuple, then any state set on the object
+                if _kind(part) == _TUPLE:
+                    for argument in part.children or ():
+                        _check_sequence(argument)
+
+
+def _check_sequence(argument: Any) -> None:
+    """A list or tuple a reconstructor gets: its items, and the keys of its (key, value) pairs."""
+    if _kind(argument) not in (_LIST, _TUPLE) or not argument.children:
+        return
+    items = argument.children
+    _check_keys(items)
+    pairs = [pair.children[0] for pair in items if _kind(pair) == _TUPLE and len(pair.children or ()) == 2]
+    _check_keys(pairs)
+
+
+def _value_of(node: _Node) -> Any:
+    """The value a tuple / frozenset node builds, or what a call's object hashes by (its arguments)."""
+    values = [_value(child) for child in node.children or ()]
+    if any(value is _UNKNOWN for value in values):
+        return _UNKNOWN
+    if node.kind == _TUPLE:
+        return tuple(values)
+    if node.kind == _FROZENSET:
+        return frozenset(values)  # its members were checked first
+    return (node.text, *values)
+
+
+def _value(item: Any) -> Any:
+    if type(item) is not _Node:
+        return item
+    if item.kind in (_BIGINT, _TUPLE, _FROZENSET, _CALL) and item.value is not None:
+        return item.value
+    return _UNKNOWN
+
+
+def _check_keys(keys: list[Any]) -> None:
+    groups: dict[int, list[Any]] = {}
+    for key in keys:
+        value = _value(key)
+        if value is _UNKNOWN:
+            continue
+        try:
+            digest = hash(value)
+        except TypeError:  # unhashable: the unpickler refuses it itself
+            continue
+        group = groups.get(digest)
+        if group is None:
+            groups[digest] = [value]
+        elif not any(other is value or other == value for other in group):
+            group.append(value)
+            if len(group) > MAX_SHARED_HASH:
+                raise CorruptBlob(
+                    f"blob's set or dict keys collide: more than {MAX_SHARED_HASH} distinct keys share "
+                    "one hash value, which would make building the container take quadratic time "
+                    "(a decode bound); it was not written by agentrt"
+                )
+
+
 def short(value: object, limit: int = 40) -> str:
     """``repr(value)`` cut to ``limit`` characters without building the whole repr first.
 
@@ -403,6 +533,7 @@ def describe_error(exc: BaseException, limit: int = 200) -> str:
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_SHARED_HASH",
     "check_bounds",
     "describe_error",
     "expanded_limit",

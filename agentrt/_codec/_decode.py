@@ -159,6 +159,7 @@ def loads(
     key_source: str = "",
     require: Requirement | None = None,
     session: list[DecodeContext] | None = None,
+    describe: bool = False,
 ) -> object:
     """Rebuild the value held by ``blob``.
 
@@ -169,6 +170,8 @@ def loads(
     verify with one of ``keys`` (default: ``AGENTRT_BLOB_KEY``).  ``require`` says
     what the caller accepts (signed only, and which binding); ``session`` receives
     the decode context, so a caller that refuses the result can abandon what it built.
+    ``describe=True`` (``agentrt dump``) decodes frames as validated records, never as
+    live frames: nothing is synthesized, primed or run (see ``agentrt._frames._records``).
     """
     if isinstance(allow_modules, str):
         raise TypeError(f"allow_modules takes module names, e.g. allow_modules=({allow_modules!r},)")
@@ -186,6 +189,7 @@ def loads(
     referencing = bool(envelope.flags & FLAG_REFERENCING)
     ctx = DecodeContext(envelope.codes, codes, allowed, verified=referencing or cloud)
     ctx.signed = envelope.keyed  # extensions relax nothing else for it (see _frames._validate)
+    ctx.describe = describe
     if session is not None:
         session.append(ctx)
     try:

@@ -92,6 +92,7 @@ class DecodeContext:
         self.allow_modules = allow_modules
         self.verified = verified
         self.signed = False
+        self.describe = False  # decoded to be shown (agentrt dump): extensions build data, never run code
         self._pending: dict[int, tuple[Any, Applier, Any]] = {}
         self._fixups: list[Callable[[], None]] = []
         self._after: list[Callable[[], None]] = []
@@ -101,11 +102,13 @@ class DecodeContext:
     # --- the seam (DecodeContext protocol) ---
 
     def code(self, index: int) -> CodeType:
-        _require(type(index) is int and 0 <= index < len(self._codes), f"code index {index!r} out of range")
+        if not (type(index) is int and 0 <= index < len(self._codes)):
+            raise _corrupt(f"code index {short(index)} out of range")  # built only when refusing
         return self._codes[index]
 
     def code_module(self, index: int) -> str:
-        _require(type(index) is int and 0 <= index < len(self._codes), f"code index {index!r} out of range")
+        if not (type(index) is int and 0 <= index < len(self._codes)):
+            raise _corrupt(f"code index {short(index)} out of range")
         return self._identities[index].module
 
     def after_load(self, callback: Callable[[], None]) -> None:
@@ -411,7 +414,8 @@ _KIND_CHECKS: dict[str, Callable[[object], bool]] = {
 @_reconstructor("ref")
 def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
     _require(type(module) is str and type(qualname) is str and type(kind) is str, "reference arguments")
-    _require(kind == "module" or kind in _KIND_CHECKS, f"unknown reference kind {short(kind, 40)}")
+    if kind != "module" and kind not in _KIND_CHECKS:
+        raise _corrupt(f"unknown reference kind {short(kind, 40)}")
     module_obj = find_module(module, ctx.allow_modules)
     if kind == "module":
         _require(qualname == "", "module reference with a qualname")
@@ -453,7 +457,8 @@ def r_fn(ctx: DecodeContext, index: int, closure: tuple[types.CellType, ...] | N
         closure is None or (type(closure) is tuple and all(type(c) is types.CellType for c in closure)),
         "closure is not a tuple of cells",
     )
-    _require(len(closure or ()) == len(code.co_freevars), f"closure of {code.co_qualname} has the wrong size")
+    if len(closure or ()) != len(code.co_freevars):
+        raise _corrupt(f"closure of {code.co_qualname} has the wrong size")
     fn = types.FunctionType(code, module_dict(module), code.co_name, None, closure)
     ctx.expect_state(fn, _apply_function)
     return fn

@@ -9,10 +9,15 @@ whole graph is decoded.  ``asend`` handles the awaitable of an in-progress
 outermost object is sent ``None`` once, which runs only the synthesized prologues
 down the chain and suspends again exactly where the original was -- the
 innermost ``suspend`` re-yields its payload, which becomes ``Machine.pending``.
+
+A load made to *describe* (``agentrt dump``) validates every record the same way
+but builds no resume code and no frame, and primes nothing: frames come back as
+:class:`._records.FrameRecord` data (see :mod:`._records`).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import gc
 import inspect
@@ -40,7 +45,9 @@ from agentrt._frames._capture import (
 )
 from agentrt._frames._errors import inconsistency, unsupported
 from agentrt._frames._liveness import Site, SiteKind, analyze
+from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
 from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
+from agentrt._frames._resume import forget as forget_resume_code
 from agentrt._frames._sites import record_info
 from agentrt.exceptions import (
     AgentrtError,
@@ -89,6 +96,8 @@ def _anext_parts(awaitable: Any) -> tuple[Any, Any]:
 
 def _delegate_of(awaitable: Any) -> Any:
     """The generator-like object an awaited object runs (itself if it is one)."""
+    if type(awaitable) in (StepRecord, AnextRecord):
+        return record_owner(awaitable)
     if type(awaitable) is ANEXT_TYPE:
         awaitable = _anext_parts(awaitable)[0]
     if type(awaitable) is ASEND_TYPE:
@@ -110,7 +119,10 @@ class _LoadSession:
     restored: dict[int, _Restored] = attrs.Factory(dict)
     built: list[Any] = attrs.Factory(list)  # every object this load made, primed or not
     signed: bool = False  # the blob was signed with a key of this process
+    describe: bool = False  # decoded for a dump: records, no resume code, no frame, no priming
     new_plans: int = 0  # frame shapes this load validated for the first time
+    shapes: dict[tuple[Any, ...], Any] = attrs.Factory(dict)  # a dump's validated shapes (no resume code)
+    new_keys: list[tuple[Any, Any]] = attrs.Factory(list)  # (key, plan) this load added to _PLANS
 
     disk_writes: list[Any] | None = None  # resume code held back until the load is accepted
 
@@ -125,6 +137,12 @@ class _LoadSession:
         if self.disk_writes is not None:
             _diskcache.end_deferred(self.disk_writes, write=False)
             self.disk_writes = None
+        new_keys, self.new_keys = self.new_keys, []
+        for key, plan in new_keys:  # a refused blob leaves no shape of its own in memory either
+            if _PLANS.get(key) is plan:
+                del _PLANS[key]
+            if plan.resumed is not None:
+                forget_resume_code(plan.resumed)
         built, self.built = self.built, []
         self.restored = {}
         for obj in built:
@@ -134,15 +152,22 @@ class _LoadSession:
     def prime(self) -> None:
         entries = list(self.restored.values())
         try:
-            self._prime(entries)
+            delegated = self._check(entries)
+            if self.describe:
+                for entry in entries:
+                    entry.obj.state = _record_state(entry)
+            else:
+                self._prime(entries, delegated)
         except BaseException:
-            for entry in entries:
-                L.mark_completed(entry.obj)
+            if not self.describe:
+                for entry in entries:
+                    L.mark_completed(entry.obj)
             raise
         finally:
             self.restored = {}
 
-    def _prime(self, entries: list[_Restored]) -> None:
+    def _check(self, entries: list[_Restored]) -> set[int]:
+        """Check the complete graph before anything runs; return the ids of awaited restored objects."""
         for entry in entries:
             if len(entry.state) != entry.plan.expected_len:
                 raise CorruptBlob(f"frame state of {_describe(entry)} was never filled in")
@@ -154,6 +179,17 @@ class _LoadSession:
         for entry in entries:
             if entry.plan.site is not None and entry.plan.site.kind is SiteKind.AWAIT:
                 delegated.add(id(_delegate_of(entry.state[-1])))
+        for entry in entries:
+            if id(entry.obj) in delegated and entry.plan.site is None:
+                # Priming sends into the awaited object: an unstarted one would run its body from
+                # the top.  A real chain never awaits an unstarted frame (the await starts it).
+                raise CorruptBlob(
+                    f"a frame of the blob awaits {_describe(entry)}, which has not started: priming "
+                    "would run it; a checkpoint never holds that, so the blob was forged"
+                )
+        return delegated
+
+    def _prime(self, entries: list[_Restored], delegated: set[int]) -> None:
         for entry in entries:
             if entry.plan.site is None or id(entry.obj) in delegated:
                 continue
@@ -167,12 +203,35 @@ class _LoadSession:
     def __del__(self) -> None:
         # A load that failed before priming leaves unstarted objects behind; let them
         # go quietly instead of warning "coroutine ... was never awaited".
+        if self.describe:
+            return  # records are plain data
         for entry in self.restored.values():
             L.mark_completed(entry.obj)
 
 
+def _record_state(entry: _Restored) -> FrameState:
+    """The :class:`FrameState` a frame record holds, as ``capture`` would give it for the live frame."""
+    record: FrameRecord = entry.obj
+    plan = entry.plan
+    state = entry.state
+    nbound = len(plan.bound)
+    return FrameState(
+        plan.kind,
+        plan.code,
+        record.module,
+        plan.site,
+        record.status,
+        plan.bound,
+        tuple(state[1 : 1 + nbound]),
+        plan.null_mask,
+        tuple(state[1 + nbound :]),
+        state[0],
+        record.cells,
+    )
+
+
 def _describe(entry: _Restored) -> str:
-    code = L.gen_code(entry.obj)
+    code = entry.plan.code
     line = f" line {entry.plan.site.lineno}" if entry.plan.site else ""
     return f"{code.co_qualname} ({code.co_filename}{line})"
 
@@ -236,14 +295,17 @@ def _cell_is_full(cell: Any) -> bool:
 def _session(ctx: Any) -> _LoadSession:
     session = getattr(ctx, "frame_session", None)
     if session is None:
-        session = _LoadSession(signed=bool(getattr(ctx, "signed", False)))
+        session = _LoadSession(
+            signed=bool(getattr(ctx, "signed", False)), describe=bool(getattr(ctx, "describe", False))
+        )
         ctx.frame_session = session
         ctx.after_load(session.prime)
         on_refuse = getattr(ctx, "on_refuse", None)
         if on_refuse is not None:
             on_refuse(session.abandon_all)
             ctx.on_accept(session.accept)
-            session.disk_writes = _diskcache.begin_deferred()
+            if not session.describe:
+                session.disk_writes = _diskcache.begin_deferred()
     return session
 
 
@@ -284,17 +346,33 @@ class _Plan:
     has_exc: bool
     checks: tuple[tuple[int, str], ...] = ()  # value-stack slots to check per restore (_validate)
     dead_positions: tuple[int, ...] = ()  # state indices of dead locals (generators pending a finally)
+    bound: tuple[int, ...] = ()
+    null_mask: tuple[bool, ...] = ()
 
 
-_PLANS: dict[tuple[Any, ...], _Plan] = {}
-_MAX_PLANS = 4096
+#: validated frame shapes, least recently used first out (a plan holds its resume code, so this
+#: bound is also one on the resume code kept alive; see _resume.MAX_RESUME_CODES)
+_PLANS: collections.OrderedDict[tuple[Any, ...], _Plan] = collections.OrderedDict()
+_MAX_PLANS = 1024
 #: a blob of a real chain has a handful of frame shapes; a forged one may list hundreds, each of
 #: which would synthesize (and cache) resume code
 _MAX_NEW_PLANS_PER_LOAD = 256
 
 
-def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, has_exc: Any) -> _Plan:
-    """Validate one frame record against the code it names (CorruptBlob / IncompatibleBlob)."""
+def _plan(
+    code: Any,
+    kind_value: Any,
+    status: Any,
+    bound: Any,
+    null_mask: Any,
+    has_exc: Any,
+    *,
+    synthesize: bool = True,
+) -> _Plan:
+    """Validate one frame record against the code it names (CorruptBlob / IncompatibleBlob).
+
+    ``synthesize=False`` (a dump) validates the same and builds no resume code (``resumed`` is None).
+    """
     _check(type(kind_value) is int and kind_value in (0, 1, 2), "unknown kind")
     kind = Kind(kind_value)
     _check(type(status) is int, "status is not an int")
@@ -330,7 +408,7 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
             code, site.yield_offset, null_mask, site.kind is SiteKind.AWAIT, 1 + len(bound)
         )
     try:
-        resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc))
+        resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc)) if synthesize else None
     except AgentrtError:
         raise
     except Exception as error:  # the record was valid: failing to build its code is our bug
@@ -342,7 +420,17 @@ def _plan(code: Any, kind_value: Any, status: Any, bound: Any, null_mask: Any, h
     expected = 1 + len(bound) + null_mask.count(False)
     ncells = len(code.co_freevars) + len(code.co_cellvars)
     return _Plan(
-        code, kind, site, resumed, expected, ncells, has_exc, checks=checks, dead_positions=dead_positions
+        code,
+        kind,
+        site,
+        resumed,
+        expected,
+        ncells,
+        has_exc,
+        checks=checks,
+        dead_positions=dead_positions,
+        bound=bound,
+        null_mask=null_mask,
     )
 
 
@@ -405,6 +493,8 @@ class FrameObjects:
             plan = _PLANS.get(key)
         except TypeError:  # unhashable garbage
             raise CorruptBlob("malformed frame record: unhashable fields") from None
+        if _session(ctx).describe:
+            return self._record(ctx, index, code, key, plan, args)
         if plan is None or plan.code is not code:
             session = _session(ctx)
             session.new_plans += 1
@@ -412,14 +502,23 @@ class FrameObjects:
                 session.new_plans <= _MAX_NEW_PLANS_PER_LOAD,
                 f"more than {_MAX_NEW_PLANS_PER_LOAD} distinct frame shapes in one blob",
             )
-            if len(_PLANS) >= _MAX_PLANS:
-                _PLANS.clear()  # plans are a cache: a frame shape seen again is validated again
             plan = _PLANS[key] = _plan(code, kind_value, status, bound, null_mask, has_exc)
+            session.new_keys.append((key, plan))
+            while len(_PLANS) > _MAX_PLANS:
+                _PLANS.popitem(last=False)  # a cache: a shape seen again is validated again
+        else:
+            try:  # noqa: SIM105 - per restored frame: contextlib.suppress costs a microsecond
+                _PLANS.move_to_end(key)
+            except KeyError:  # another thread evicted it meanwhile: it stays usable, uncached
+                pass
         _check(type(cells) is tuple and len(cells) == plan.ncells, "closure cell count")
         for cell in cells:
             _check(type(cell) is types.CellType, "closure cells")
         module = sys.modules.get(ctx.code_module(index))
-        _check(module is not None, f"module {ctx.code_module(index)!r} vanished during the load")
+        if module is None:
+            raise CorruptBlob(
+                f"malformed frame record: module {ctx.code_module(index)!r} vanished during the load"
+            )
         state: list[Any] = []
         obj = new_frame_object(plan.resumed, module.__dict__, cells, state)
         session = _session(ctx)
@@ -427,8 +526,32 @@ class FrameObjects:
         session.built.append(obj)
         return obj
 
+    def _record(
+        self, ctx: DecodeContext, index: int, code: Any, key: tuple[Any, ...], plan: _Plan | None, args: Any
+    ) -> FrameRecord:
+        """A dump's frame: the record validated as a restore would, with no resume code and no frame."""
+        session = _session(ctx)
+        if plan is None or plan.code is not code:
+            plan = session.shapes.get(key)
+        if plan is None:
+            session.new_plans += 1
+            _check(
+                session.new_plans <= _MAX_NEW_PLANS_PER_LOAD,
+                f"more than {_MAX_NEW_PLANS_PER_LOAD} distinct frame shapes in one blob",
+            )
+            plan = session.shapes[key] = _plan(code, *key[1:], synthesize=False)
+        cells = args[6]
+        _check(type(cells) is tuple and len(cells) == plan.ncells, "closure cell count")
+        for cell in cells:
+            _check(type(cell) is types.CellType, "closure cells")
+        record = FrameRecord(plan.kind, code, ctx.code_module(index), key[2], cells)
+        session.restored[id(record)] = _Restored(record, plan, [])
+        session.built.append(record)
+        return record
+
     def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:
-        entry = _session(ctx).restored.get(id(obj))
+        session = _session(ctx)
+        entry = session.restored.get(id(obj))
         if entry is None:  # a finished object has no state
             _check(state is None, "state for a finished frame")
             return
@@ -436,8 +559,9 @@ class FrameObjects:
         exc = state[0]
         handled_ok = isinstance(exc, BaseException) if entry.plan.has_exc else exc is None
         _check(handled_ok, "exception being handled")
+        held = (FrameRecord,) if session.describe else KIND_OF_TYPE
         for position in entry.plan.dead_positions:
-            _check(type(state[position]) in KIND_OF_TYPE, "a dead local that is not a suspended generator")
+            _check(type(state[position]) in held, "a dead local that is not a suspended generator")
         entry.state[:] = state
 
     def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
@@ -504,6 +628,12 @@ class AsendObjects:
         return (_agen_of(obj),), None
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any:
+        if _session(ctx).describe:
+            _check(
+                len(args) == 1 and type(args[0]) is FrameRecord and args[0].kind is Kind.ASYNC_GENERATOR,
+                "asend of a non-async-generator",
+            )
+            return StepRecord(args[0])
         _check(len(args) == 1 and type(args[0]) is types.AsyncGeneratorType, "asend of a non-async-generator")
         return args[0].asend(None)
 
@@ -527,6 +657,12 @@ class AnextObjects:
     def create(self, ctx: DecodeContext, *args: Any) -> Any:
         _check(len(args) == 2, "anext awaitable fields")
         wrapped = args[0]
+        if _session(ctx).describe:
+            _check(
+                type(wrapped) is StepRecord or type(wrapped) is FrameRecord,
+                "anext awaitable around something that is not an async generator step or a coroutine",
+            )
+            return AnextRecord(wrapped, args[1])
         _check(
             type(wrapped) is ASEND_TYPE or type(wrapped) in FrameObjects.types,
             "anext awaitable around something that is not an async generator step or a coroutine",

@@ -16,9 +16,10 @@ import dis
 import enum
 import operator
 import types
+import weakref
 from collections.abc import Callable
 from types import CodeType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -63,7 +64,6 @@ class FrameState(NamedTuple):
 class CodeView:
     """How to read frames running ``actual`` (the agent's code or a resume code of it)."""
 
-    actual: CodeType
     code: CodeType  # the agent's own code
     original_offset: dict[int, int] | None  # resume-code byte offset -> original, if resumed
     resumed_bound: tuple[int, ...] | None  # if resumed: the locals its state list restores
@@ -87,14 +87,24 @@ class CodeView:
     cleanup_sites: frozenset[int]  # yield offsets inside a try with a handler (finally, with, except)
 
 
-_VIEWS: dict[int, CodeView] = {}  # id(actual code) -> view; the view keeps the code alive
+#: id(actual code) -> (weak reference to it, view).  Weak: resume code is cached with a bound
+#: (_resume), and a view must not keep an evicted one alive; the entry goes with the code.
+_VIEWS: dict[int, tuple[Any, CodeView]] = {}
 
 
 def view_of(actual: CodeType) -> CodeView:
-    view = _VIEWS.get(id(actual))
-    if view is None or view.actual is not actual:
-        view = _build_view(actual)
-        _VIEWS[id(actual)] = view
+    entry = _VIEWS.get(id(actual))
+    if entry is not None and entry[0]() is actual:
+        return entry[1]
+    view = _build_view(actual)
+    key = id(actual)
+
+    def forget(ref: Any) -> None:
+        current = _VIEWS.get(key)
+        if current is not None and current[0] is ref:
+            del _VIEWS[key]
+
+    _VIEWS[key] = (weakref.ref(actual, forget), view)
     return view
 
 
@@ -135,7 +145,6 @@ def _build_view(actual: CodeType) -> CodeView:
         for offset, site in analysis.sites.items()
     }
     return CodeView(
-        actual=actual,
         code=code,
         original_offset=resumed.original_offset if resumed else None,
         resumed_bound=resumed.shape.bound_locals if resumed else None,

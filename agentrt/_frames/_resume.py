@@ -26,11 +26,14 @@ frame can be checkpointed again.
 
 from __future__ import annotations
 
+import collections
 import dis
 import inspect
 import threading
 import types
+import weakref
 from types import CodeType
+from typing import Any
 
 import attrs
 from bytecode import Bytecode, CellVar, FreeVar, Instr, Label
@@ -65,11 +68,15 @@ class ResumeCode:
     shape: ResumeShape
 
 
-# Code objects compare and hash by value (deeply); these caches key on identity
-# instead, and their values hold the code objects, so an id is never reused while
-# its entry exists.
-_CACHE: dict[tuple[object, ...], ResumeCode] = {}
-_BY_CODE: dict[int, ResumeCode] = {}
+# Code objects compare and hash by value (deeply); these caches key on identity instead.
+# ``_CACHE`` holds its resume codes (so an id in its keys is never reused while the entry
+# exists) and is bounded, least recently used first out: a forged blob can name many
+# shapes, and so can many blobs.  ``_BY_CODE`` maps a resume code back to the agent's code
+# for as long as the code object lives -- a frame running it may outlive its cache entry --
+# and holds it only weakly, so it never keeps one alive.
+MAX_RESUME_CODES = 1024
+_CACHE: collections.OrderedDict[tuple[object, ...], ResumeCode] = collections.OrderedDict()
+_BY_CODE: dict[int, tuple[Any, CodeType, tuple[str, ...], dict[int, int], ResumeShape]] = {}
 _LOCK = threading.Lock()
 
 
@@ -79,6 +86,9 @@ def resume_code(shape: ResumeShape) -> ResumeCode:
     key = (id(shape.code), site, shape.bound_locals, shape.null_mask, shape.has_exc)
     cached = _CACHE.get(key)
     if cached is not None and cached.original is shape.code:
+        with _LOCK:
+            if key in _CACHE:
+                _CACHE.move_to_end(key)
         return cached
     with _LOCK:
         cached = _CACHE.get(key)
@@ -89,8 +99,32 @@ def resume_code(shape: ResumeShape) -> ResumeCode:
                 offsets = tuple(sorted(cached.original_offset.items()))
                 _diskcache.store(shape.code, "resume", key[1:], (cached.code, cached.closure_names, offsets))
             _CACHE[key] = cached
-            _BY_CODE[id(cached.code)] = cached
+            while len(_CACHE) > MAX_RESUME_CODES:
+                _CACHE.popitem(last=False)
+            _remember(cached)
     return cached
+
+
+def _remember(resumed: ResumeCode) -> None:
+    code_id = id(resumed.code)
+
+    def forget(ref: Any) -> None:
+        entry = _BY_CODE.get(code_id)
+        if entry is not None and entry[0] is ref:
+            del _BY_CODE[code_id]
+
+    ref = weakref.ref(resumed.code, forget)
+    _BY_CODE[code_id] = (ref, resumed.original, resumed.closure_names, resumed.original_offset, resumed.shape)
+
+
+def forget(resumed: ResumeCode) -> None:
+    """Drop ``resumed`` from the cache (its load was refused); frames running it still map back."""
+    shape = resumed.shape
+    site = shape.site.yield_offset if shape.site is not None else None
+    key = (id(shape.code), site, shape.bound_locals, shape.null_mask, shape.has_exc)
+    with _LOCK:
+        if _CACHE.get(key) is resumed:
+            del _CACHE[key]
 
 
 def _from_disk(shape: ResumeShape, extra: tuple[object, ...]) -> ResumeCode | None:
@@ -116,8 +150,10 @@ def _from_disk(shape: ResumeShape, extra: tuple[object, ...]) -> ResumeCode | No
 
 def as_original(code: CodeType) -> ResumeCode | None:
     """If ``code`` is synthesized resume code, how it maps back to the agent's code."""
-    resumed = _BY_CODE.get(id(code))
-    return resumed if resumed is not None and resumed.code is code else None
+    entry = _BY_CODE.get(id(code))
+    if entry is None or entry[0]() is not code:
+        return None
+    return ResumeCode(code, *entry[1:])
 
 
 def _synthesize(shape: ResumeShape) -> ResumeCode:

@@ -38,6 +38,8 @@ from typing import Any  # Any: restored frame state holds any Python object
 from agentrt._codec._refs import class_dict
 from agentrt._codec._serializable import is_serializable
 from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
+from agentrt._frames._capture import Kind
+from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
 from agentrt.exceptions import CorruptBlob
 
 __all__ = ["check_values", "register_trap_type", "slot_checks"]
@@ -135,6 +137,8 @@ def check_values(
 
 def _owner(value: Any) -> Any:
     """An async generator step stands for its generator, and ``anext(..., default)`` for what it wraps."""
+    if type(value) in (StepRecord, AnextRecord):  # the same, decoded for a dump
+        return record_owner(value)
     if type(value) is ANEXT_TYPE:
         referents = gc.get_referents(value)  # (the wrapped awaitable, the default)
         if len(referents) != 2:
@@ -176,6 +180,8 @@ def _allowed_iterator(value: Any, restored: set[int], signed: bool, depth: int) 
         return True
     if tp is types.GeneratorType:
         return True  # a generator in a blob is one the codec restored (or a finished one)
+    if tp is FrameRecord:
+        return value.kind is Kind.GENERATOR  # the same, decoded for a dump
     if depth >= _MAX_NESTED_ITERATORS:
         return False
     if tp in (enumerate, zip, reversed):

@@ -1,18 +1,17 @@
 """Build a :class:`Dump` from a blob or a live chain, without stepping anything.
 
-A blob is decoded with ``agentrt._codec.loads``: the frames it holds come back as
-restored objects primed to their suspension (only synthesized prologues ran, no
-agent code).  Each frame-bearing object is read with the checkpoint engine's own
-``capture`` (which maps resume code back to the agent's code and offsets), and
-the chain is followed through its delegates -- the awaited object on top of the
-value stack at an ``await`` -- down to the innermost ``suspend`` trap, whose
-payload is the pending request.  Restored objects are abandoned afterwards, so
-no ``finally`` block of the agent ever runs because of a dump.
+A blob is decoded with ``agentrt._codec.loads(..., describe=True)``: each frame it
+holds is validated exactly as a restore would validate it, and comes back as a
+:class:`FrameRecord` -- the record's code, site, locals and value stack as data.
+No resume code is built, no coroutine is made, nothing is primed or run: a dump
+renders from the decoded records only.  A live chain (``Machine``) is read with
+the checkpoint engine's own ``capture``.  Either way the chain is followed through
+its delegates -- the awaited object on top of the value stack at an ``await`` --
+down to the innermost ``suspend`` trap, whose payload is the pending request.
 """
 
 from __future__ import annotations
 
-import contextlib
 import linecache
 import types
 from collections.abc import Iterable
@@ -21,9 +20,9 @@ from typing import Any  # Any: a checkpoint holds any Python value
 from agentrt import _codec
 from agentrt._codec._decode import Requirement, unsigned_allowed
 from agentrt._codec._extension import extension_for_type
-from agentrt._frames import abandon, restored_pending
 from agentrt._frames._capture import FINISHED, NOT_STARTED, FrameState, Kind, capture
 from agentrt._frames._liveness import SiteKind
+from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
 from agentrt._frames._stack import describe_slots
 from agentrt.exceptions import IncompatibleBlob
 from agentrt.inspection._model import (
@@ -42,7 +41,8 @@ from agentrt.lowlevel import _Trap
 
 __all__ = ["dump_blob", "dump_chain", "header_view"]
 
-FRAME_TYPES = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
+LIVE_FRAME_TYPES = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
+FRAME_TYPES = (*LIVE_FRAME_TYPES, FrameRecord)
 _KIND_NAMES = {
     Kind.COROUTINE: "coroutine",
     Kind.GENERATOR: "generator",
@@ -102,21 +102,18 @@ def dump_blob(
             key_source=ring.source if ring is not None else "",
             require=require,
             session=session,
+            describe=True,
         )
     except IncompatibleBlob as exc:
         return Dump(source, header, None, frames_error=str(exc))
     try:
         if isinstance(obj, FRAME_TYPES):
-            with contextlib.suppress(Exception):
-                restored_pending(obj)  # forget what priming yielded; the trap itself is still on the stack
             return _attach(dump_chain(obj, source, limits=limits), header)
         renderer = _renderer(_FrameTable(), limits)
         return Dump(source, header, (), value=renderer.view(obj, "", "value"))
     finally:
-        if isinstance(obj, FRAME_TYPES):
-            abandon(obj)
         for ctx in session:
-            ctx.refuse()  # a dump keeps nothing: no frame it built ever runs its finally / __exit__
+            ctx.refuse()  # a dump keeps nothing (and a described load built no frame to begin with)
 
 
 def _attach(dump: Dump, header: HeaderView) -> Dump:
@@ -140,7 +137,7 @@ def dump_chain(obj: object, source: Source | None = None, *, limits: Limits | No
     while isinstance(current, FRAME_TYPES) and id(current) not in table.index:
         table.add(current, None)
         try:
-            state = capture(current)
+            state = _state_of(current)
         except Exception as exc:
             chain.append((current, None, f"{type(exc).__name__}: {exc}"))
             break
@@ -182,7 +179,7 @@ def dump_chain(obj: object, source: Source | None = None, *, limits: Limits | No
         held_state: FrameState | None = None
         error = None
         try:
-            held_state = capture(held)
+            held_state = _state_of(held)
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
         awaiting = _held_awaiting(held_state, table)
@@ -191,6 +188,15 @@ def dump_chain(obj: object, source: Source | None = None, *, limits: Limits | No
 
 
 _NO_PENDING = object()
+
+
+def _state_of(obj: object) -> FrameState:
+    """A frame record's decoded state, or a live frame's capture."""
+    if type(obj) is FrameRecord:
+        if obj.state is None:
+            raise ValueError("the frame record's state was never decoded")
+        return obj.state
+    return capture(obj)
 
 
 class _FrameTable:
@@ -217,6 +223,13 @@ class _FrameTable:
 
 def _renderer(table: _FrameTable, limits: Limits | None) -> ValueRenderer:
     def special(obj: object, where: str) -> str | None:
+        if type(obj) is FrameRecord:
+            return table.ref(obj, where)
+        if type(obj) in (StepRecord, AnextRecord):
+            owner = record_owner(obj)
+            if type(obj) is StepRecord or type(obj.wrapped) is FrameRecord:  # type: ignore[attr-defined]
+                return f"<next step of {table.ref(owner, where)[1:-1]}>"
+            return f"<{type_name(obj)} object>"
         # The awaitable of one ``async for`` step / ``asend``: show the generator it drives.
         extension = extension_for_type(type(obj))
         if extension is None:
@@ -231,13 +244,14 @@ def _renderer(table: _FrameTable, limits: Limits | None) -> ValueRenderer:
 
 def _describe_object(obj: object) -> str:
     code = _code_of(obj)
-    kind = {types.CoroutineType: "coroutine", types.GeneratorType: "generator"}.get(
-        type(obj), "async generator"
-    )
+    kind_of = _kind_of(obj)
+    kind = _KIND_NAMES[kind_of if kind_of is not None else Kind.ASYNC_GENERATOR]
     return f"{kind} {code.co_qualname}" if code is not None else kind
 
 
 def _code_of(obj: object) -> types.CodeType | None:
+    if type(obj) is FrameRecord:
+        return obj.code
     for attr in ("cr_code", "gi_code", "ag_code"):
         code = getattr(obj, attr, None)
         if isinstance(code, types.CodeType):
@@ -251,6 +265,10 @@ def _delegate(state: FrameState) -> object:
     if site is None or site.kind is not SiteKind.AWAIT or not state.stack_values or state.null_mask[-1]:
         return _NO_PENDING
     delegate = state.stack_values[-1]
+    if type(delegate) is StepRecord or (
+        type(delegate) is AnextRecord and type(delegate.wrapped) is FrameRecord
+    ):
+        return record_owner(delegate)  # as the live awaitables below are followed
     extension = extension_for_type(type(delegate))
     if extension is not None and not isinstance(delegate, FRAME_TYPES):
         # An async generator's asend/__anext__ awaitable: follow it to the generator.
@@ -392,6 +410,8 @@ def _argcount(code: types.CodeType) -> int:
 
 
 def _kind_of(obj: object) -> Kind | None:
+    if type(obj) is FrameRecord:
+        return obj.kind
     return {
         types.CoroutineType: Kind.COROUTINE,
         types.GeneratorType: Kind.GENERATOR,

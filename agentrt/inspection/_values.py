@@ -25,6 +25,8 @@ from typing import Any  # Any: renders any Python value
 
 import attrs
 
+from agentrt._frames._records import RECORD_TYPES
+
 __all__ = ["Limits", "ValueRenderer", "ValueView", "iterator_position", "type_name"]
 
 
@@ -80,6 +82,9 @@ _SEQUENCE_ITERATORS = frozenset(type(iter(x)).__name__ for x in _ITERABLES) | {
 
 def type_name(obj: object) -> str:
     tp = type(obj)
+    if tp in RECORD_TYPES:  # a frame decoded for a dump: named as the live object it stands for
+        shown: str = obj.shown_type()  # type: ignore[attr-defined]  # every record type has it
+        return shown
     module = getattr(tp, "__module__", "builtins")
     return tp.__qualname__ if module == "builtins" else f"{module}.{tp.__qualname__}"
 

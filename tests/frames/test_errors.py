@@ -1,5 +1,7 @@
 """Engine refusals: an engine bug is InternalInconsistency (AR199), never a 'modified blob'."""
 
+import collections
+
 import attrs
 import pytest
 
@@ -30,7 +32,10 @@ def test_a_capture_that_contradicts_the_analysis_is_reported_as_an_engine_bug(mo
     m = _suspended()
     view = _capture.view_of(_agent.__code__)
     # the view now "sees" one stack entry fewer than the analysis expects
-    monkeypatch.setitem(_capture._VIEWS, id(_agent.__code__), attrs.evolve(view, nslots=view.nslots + 1))
+    ref = _capture._VIEWS[id(_agent.__code__)][0]
+    monkeypatch.setitem(
+        _capture._VIEWS, id(_agent.__code__), (ref, attrs.evolve(view, nslots=view.nslots + 1))
+    )
     with pytest.raises(InternalInconsistency) as info:
         m.get()
     message = str(info.value)
@@ -49,12 +54,12 @@ def test_a_resume_code_failure_on_restore_is_not_blamed_on_the_blob(monkeypatch)
     def broken(shape):
         raise TypeError("operation STORE_FAST argument must be a str, got FreeVar")
 
-    monkeypatch.setattr(_resume, "_CACHE", {})
+    monkeypatch.setattr(_resume, "_CACHE", collections.OrderedDict())
     monkeypatch.setattr(_resume, "_from_disk", lambda shape, extra: None)
     monkeypatch.setattr(_resume, "_synthesize", broken)
     import agentrt._frames as frames
 
-    monkeypatch.setattr(frames, "_PLANS", {})
+    monkeypatch.setattr(frames, "_PLANS", collections.OrderedDict())
     with pytest.raises(InternalInconsistency) as info:
         Machine.set(blob)
     message = str(info.value)

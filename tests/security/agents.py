@@ -19,6 +19,12 @@ async def plain(marker: str) -> Any:
     return got
 
 
+async def touching(marker: str) -> Any:
+    """Writes the marker as soon as it starts: any code path that starts it ran agent code."""
+    touch(marker)
+    return await suspend("started")
+
+
 async def loop(items: list[int]) -> Any:
     total = 0
     for item in items:

@@ -22,7 +22,7 @@ from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 from agentrt.lowlevel import Machine
 from tests.codec.blobtools import split
 from tests.security import agents
-from tests.security.forge import forge, stack_of
+from tests.security.forge import forge, mutated_frames, stack_of
 
 ATTACKS: dict[str, Callable[[str], Any]] = {}
 KEY = b"test key of the attacked project"
@@ -90,6 +90,37 @@ def awaited_map_os_system(marker: str) -> None:
         return args, state
 
     both(forge(m._coro, mutate))
+
+
+@attack
+def awaited_unstarted_coroutine(marker: str) -> None:
+    """The awaited slot holds a restored coroutine that never started: priming would run its body."""
+    m = machine(agents.plain, marker)
+
+    def mutate(code: Any, args: list[Any], state: list[Any]) -> Any:
+        if code.co_name == "plain":
+            state[-1] = agents.touching(marker)
+        return args, state
+
+    blob = forge(m._coro, mutate)
+    m.discard()
+    both(blob)
+
+
+@attack
+def list_holding_unstarted_await(marker: str) -> None:
+    """The same frame inside a list: a value a dump may show, so it must not prime it either."""
+    m = machine(agents.plain, marker)
+
+    def mutate(code: Any, args: list[Any], state: list[Any]) -> Any:
+        if code.co_name == "plain":
+            state[-1] = agents.touching(marker)
+        return args, state
+
+    with mutated_frames(mutate):
+        blob = dumps([m._coro], key=b"")
+    m.discard()
+    both(blob)
 
 
 # --- interpreter crashes --------------------------------------------------------------------
@@ -187,6 +218,24 @@ def unicode_error_start(marker: str) -> None:
     print(str(exc))  # what the runtime's error_record does: crashed before the fix
 
 
+@attack
+def with_exit_other_method(marker: str) -> None:
+    """The ``with`` block's exit slot holds another bound method: leaving the block would call it."""
+    m = machine(agents.mixed, marker)
+
+    def mutate(code: Any, args: list[Any], state: list[Any]) -> Any:
+        start, _ = stack_of(args, state)
+        for n in range(start, len(state)):
+            value = state[n]
+            if getattr(value, "__name__", None) == "__exit__":
+                state[n] = value.__self__.__enter__  # bound to the restored object, but not its exit
+        return args, state
+
+    blob = forge(m._coro, mutate)
+    m.discard()
+    both(blob)
+
+
 # --- resource exhaustion --------------------------------------------------------------------
 
 
@@ -196,6 +245,18 @@ def shared_tuple_hash(marker: str) -> None:
     for i in range(100):
         body += b"h" + bytes([i]) + b"h" + bytes([i]) + b"\x86\x94"
     both(resign_payload(dumps([1], key=b""), b"\x80\x05(" + body + b"\x91."))
+
+
+@attack
+def colliding_int_keys(marker: str) -> None:
+    """20 000 ints that hash alike (n + k * (2**61 - 1)) in one frozenset: 10 s to build, unbounded."""
+    modulus = 2**61 - 1
+    items = b""
+    for k in range(20_000):
+        n = k * modulus + 7
+        raw = n.to_bytes((n.bit_length() + 8) // 8, "little", signed=True)
+        items += b"\x8a" + bytes([len(raw)]) + raw  # LONG1
+    both(resign_payload(dumps([1], key=b""), b"\x80\x05(" + items + b"\x91."))
 
 
 @attack
