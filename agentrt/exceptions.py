@@ -15,7 +15,8 @@ The tree (each family is re-exported where its users look for it: ``agentrt``,
     ├── agents/runs:  SchemaError(ValueError) > StateError, ToolError, StepBudgetExceeded,
     │                 AgentSpecError(LookupError), RunNotFound(LookupError),
     │                 RunExists(ValueError), NotWaiting, LeaseHeld, RunFailed
-    ├── stores:       StoreError > StoreLocked, StoreCorrupt, StoreSchemaTooNew; LeaseLost
+    ├── stores:       StoreError > StoreLocked, StoreCorrupt, StoreSchemaTooNew, StoreNotFound;
+    │                 LeaseLost
     ├── model calls:  MissingExecutor, ScriptExhausted, StructuredOutputError(ValueError),
     │                 DecisionExhausted, ModelCallBudgetExceeded, TokenBudgetExceeded,
     │                 ModelProviderError, ToolLoopExhausted,
@@ -67,6 +68,7 @@ __all__ = [
     "StoreCorrupt",
     "StoreError",
     "StoreLocked",
+    "StoreNotFound",
     "StoreSchemaTooNew",
     "StructuredOutputError",
     "TokenBudgetExceeded",
@@ -363,6 +365,14 @@ class StoreCorrupt(StoreError):
 
 class StoreSchemaTooNew(StoreError):
     """The store was written by a newer agentrt (its schema version is higher than ours)."""
+
+
+class StoreNotFound(StoreError):
+    """No agentrt store where one was to be read: the path does not exist, or holds something else.
+
+    Raised when a store is opened read-only (``open_store(..., read_only=True)``, the
+    commands that only look); opening a store for writing creates it instead.
+    """
 
 
 class LeaseLost(AgentrtError):

@@ -96,12 +96,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
 # --------------------------------------------------------------------------- loading
 
 
-def _open_store(args: argparse.Namespace) -> Any:
+def _open_store(args: argparse.Namespace, *, read_only: bool, create: bool = False) -> Any:
     try:
         from agentrt.stores import open_store
     except ImportError as exc:  # pragma: no cover - the stores are part of agentrt
         raise AgentrtError(f"the run store is not available in this installation ({exc})") from None
-    return open_store(args.store)
+    return open_store(args.store, read_only=read_only, create=create)
 
 
 def _looks_like_path(target: str) -> bool:
@@ -135,7 +135,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
             allow_unsigned=args.allow_unsigned,
         )
     else:
-        store = _open_store(args)
+        store = _open_store(args, read_only=True)
         try:
             _make_cwd_importable()
             dump = dump_run(store, target, args.seq, args.allow_modules, args.allow_unsigned)
@@ -169,7 +169,7 @@ def _with_cli_hint(dump: Any) -> Any:
 def cmd_diff(args: argparse.Namespace) -> int:
     from agentrt.inspection._diff import diff_dumps, diff_to_json, render_diff
 
-    store = _open_store(args)
+    store = _open_store(args, read_only=True)
     try:
         _make_cwd_importable()
         before = dump_run(store, args.run_id, args.a, args.allow_modules)
@@ -193,7 +193,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_fork(args: argparse.Namespace) -> int:
     from agentrt.inspection._fork import fork_run
 
-    store = _open_store(args)
+    store = _open_store(args, read_only=False, create=False)
     try:
         _make_cwd_importable()
         result = fork_run(store, args.run_id, args.seq, args.new_run_id)

@@ -23,6 +23,7 @@ from agentrt.exceptions import (
     RunNotFound,
     SchemaError,
     StoreError,
+    StoreNotFound,
 )
 from agentrt.observe import TraceEvent
 from agentrt.stores import Store, open_store
@@ -54,6 +55,7 @@ EXIT_HOST = 3  # store trouble: the store or a checkpoint cannot be used (locked
 #                incompatible or corrupt blob), another process drives the run, or agentrt itself failed
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
 EXIT_OUTPUT_CLOSED = 141  # the reader of stdout went away (`agentrt dump ID | head`; 128 + SIGPIPE)
+#                           (agentrt.cli.output_closed says nothing more and returns it)
 
 #: Errors of the user's input or naming something that does not exist (LookupError: no such run,
 #: checkpoint or agent), and errors of the store; a blob error is store trouble although a ValueError.
@@ -143,6 +145,11 @@ def cli_hint(exc: BaseException) -> str:
         return " (or --executors MODULE:ATTR on the command line)"
     if isinstance(exc, RunExists):
         return " (with the command line: choose another --run-id)"
+    if isinstance(exc, StoreNotFound):
+        return (
+            " (with the command line: check --store / AGENTRT_STORE, default .agentrt/agentrt.db; "
+            "`agentrt run` or `agentrt submit` makes a new store)"
+        )
     return ""
 
 
@@ -159,9 +166,9 @@ def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
             )
             return EXIT_INTERRUPTED
         except BrokenPipeError:  # `agentrt dump ID | head`: the reader is gone, say nothing more
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            return EXIT_OUTPUT_CLOSED
+            from agentrt.cli import output_closed
+
+            return output_closed()
         except Exception as exc:
             code, message = exit_status(exc)
             return fail(message, code)
@@ -171,8 +178,11 @@ def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
     return run
 
 
-def open_cli_store(args: argparse.Namespace) -> Store:
-    return open_store(getattr(args, "store", None))
+def open_cli_store(args: argparse.Namespace, *, read_only: bool = False, create: bool = True) -> Store:
+    """The store of ``--store`` / ``AGENTRT_STORE``.  ``read_only`` for the commands that only look,
+    which never create or alter a store; ``create=False`` for those that act on existing runs.  Where
+    either finds no store it is ``StoreNotFound`` (exit status 3), not a new empty store."""
+    return open_store(getattr(args, "store", None), read_only=read_only, create=create)
 
 
 def parse_json_arg(text: str, option: str) -> Any:

@@ -116,7 +116,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     reply: Any = None
     if args.reply is not None:
         reply = parse_json_arg(args.reply, "--reply")
-    store = open_cli_store(args)
+    store = open_cli_store(args, create=False)
     try:
         rec = store.get_run(args.run_id)
         if rec is None:

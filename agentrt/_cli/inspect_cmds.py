@@ -77,7 +77,7 @@ def _detail(rec: RunRecord) -> str:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    store = open_cli_store(args)
+    store = open_cli_store(args, read_only=True)
     try:
         runs = store.list_runs(status=args.status, limit=args.limit or None)
         if args.json:
@@ -103,7 +103,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    store = open_cli_store(args)
+    store = open_cli_store(args, read_only=True)
     try:
         rec = store.get_run(args.run_id)
         if rec is None:

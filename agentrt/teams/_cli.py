@@ -204,7 +204,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from agentrt._cli.common import open_cli_store
     from agentrt.teams.report import team_stats
 
-    store = open_cli_store(args)
+    store = open_cli_store(args, read_only=True)
     try:
         stats = team_stats(store, args.run_id)
     finally:
