@@ -82,7 +82,15 @@ def add_output_options(parser: argparse.ArgumentParser, *, log_format: bool = Tr
             "--log-format",
             choices=("auto", "pretty", "json", "none"),
             default="auto",
-            help="progress on stderr: live lines on a terminal (auto), structlog JSON otherwise",
+            help="progress on stderr: auto = live lines on a terminal, otherwise structlog JSON lines of "
+            "warnings and errors only (-v: of every event); json = JSON lines of every event",
+        )
+        parser.add_argument(
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="when stderr is not a terminal, log every event of the run as JSON, not only warnings "
+            "and errors",
         )
 
 
@@ -274,13 +282,25 @@ def print_result(rec: RunRecord, as_json: bool, out: TextIO | None = None) -> in
 # ---------------------------------------------------------------------------- live progress and logs
 
 
-class Progress:
-    """Trace observer: live lines on a terminal, or structlog JSON lines."""
+#: The JSON log levels, in order; ``Progress`` writes the lines at or above its threshold.
+_LEVELS = ("debug", "info", "warning", "error")
 
-    def __init__(self, mode: str, stream: TextIO | None = None) -> None:
+
+class Progress:
+    """Trace observer: live lines on a terminal, or structlog JSON lines.
+
+    ``auto`` (the default) is live lines on a terminal; elsewhere (a pipe, CI, a file) a run
+    that goes well prints nothing on stderr, and only warnings and errors are logged, as
+    JSON, unless ``verbose`` or ``json`` asks for every event.
+    """
+
+    def __init__(self, mode: str, stream: TextIO | None = None, *, verbose: bool = False) -> None:
         self.stream = stream or sys.stderr
+        self.threshold = "debug"
         if mode == "auto":
             mode = "pretty" if self.stream.isatty() else "json"
+            if mode == "json" and not verbose:
+                self.threshold = "warning"
         self.mode = mode
         self._logger: Any = None
         if mode == "json":
@@ -310,6 +330,8 @@ class Progress:
                 method = level
             # Chunks are many and small: debug level, so a JSON log stays readable at info.
             method = "debug" if event.kind == "model_chunk" else method
+            if _LEVELS.index(method) < _LEVELS.index(self.threshold):
+                return
             getattr(self._logger, method)(event.kind, run_id=event.run_id, **data)
             return
         if event.kind == "model_chunk":

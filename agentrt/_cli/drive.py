@@ -66,7 +66,7 @@ def register(commands: Any) -> None:
 
 
 def _runtime(store: Store, args: argparse.Namespace) -> Runtime:
-    tracers: list[Any] = [Progress(args.log_format)]
+    tracers: list[Any] = [Progress(args.log_format, verbose=args.verbose)]
     if args.trace:
         tracers.append(JsonlTraceExporter(args.trace))
     extra: dict[str, Any] = {}

@@ -188,7 +188,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
             importlib.import_module(module)
         except ImportError as exc:
             return fail(f"--import {module}: {exc}", EXIT_USAGE)
-    tracers: list[Any] = [Progress(args.log_format)]
+    # A worker is a service: its log of every event is what an operator reads, so -v is implied.
+    tracers: list[Any] = [Progress(args.log_format, verbose=True)]
     if args.trace:
         tracers.append(JsonlTraceExporter(args.trace))
     store = open_cli_store(args)

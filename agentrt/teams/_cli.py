@@ -139,7 +139,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             extra: dict[str, Any] = {}
             if args.max_model_calls is not None:
                 extra["max_model_calls"] = args.max_model_calls
-            tracers: list[Any] = [Progress(args.log_format)]
+            tracers: list[Any] = [Progress(args.log_format, verbose=args.verbose)]
             if args.trace:
                 tracers.append(JsonlTraceExporter(args.trace))
             rt = Runtime(
