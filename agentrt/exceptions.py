@@ -274,7 +274,14 @@ class StepBudgetExceeded(AgentrtError):
 
 
 class AgentSpecError(AgentrtError, LookupError):
-    """``MODULE:ATTR`` (or ``FILE.py:ATTR``) does not name an agent."""
+    """``MODULE:ATTR`` (or ``FILE.py:ATTR``) does not name an agent.
+
+    ``spec`` is the spec that failed and ``missing_module`` the module that could not be
+    found (None when it was found but is not an agent, or failed to import).
+    """
+
+    spec: str | None = None
+    missing_module: str | None = None
 
 
 class RunNotFound(AgentrtError, LookupError):
@@ -399,8 +406,7 @@ class MissingExecutor(AgentrtError):
             message
             or (
                 f"agent {agent!r} calls task.llm.{method}(...) at {where}, but this runtime has no "
-                f"{method} executor; pass Runtime(executors=Executors({method}=...)) "
-                f"(or --executors MODULE:ATTR on the command line)"
+                f"{method} executor; pass Runtime(executors=Executors({method}=...))"
             )
         )
 

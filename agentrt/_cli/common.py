@@ -20,10 +20,8 @@ from agentrt.exceptions import (
     MissingExecutor,
     NotWaiting,
     RunExists,
-    RunNotFound,
     SchemaError,
     StoreError,
-    StoreNotFound,
 )
 from agentrt.observe import TraceEvent
 from agentrt.stores import Store, open_store
@@ -73,6 +71,27 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
         help="store: a SQLite file path, sqlite:///PATH, postgresql://USER:PASS@HOST:PORT/DB or memory: "
         "(default: $AGENTRT_STORE or .agentrt/agentrt.db)",
     )
+
+
+def add_agent_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent",
+        metavar="FILE.py[:ATTR]",
+        default=None,
+        help="the file of the run's agent, when its module cannot be imported from here (the run was "
+        "started in another directory): imported as the module the run was started with",
+    )
+
+
+def load_agent_option(store: Store, run_id: str, args: argparse.Namespace) -> None:
+    """``--agent FILE.py[:ATTR]``: import the run's agent module from that file, from any directory."""
+    if getattr(args, "agent", None) is None:
+        return
+    from agentrt._sdk.agent import load_agent_of_run
+
+    rec = store.get_run(run_id)
+    if rec is not None:
+        load_agent_of_run(rec.agent, args.agent)
 
 
 def add_output_options(parser: argparse.ArgumentParser, *, log_format: bool = True) -> None:
@@ -131,34 +150,19 @@ def fail(message: str, code: int) -> int:
     return code
 
 
-def exit_status(exc: Exception) -> tuple[int, str]:
-    """The exit status and the one-line message for an error that ended a command (the one table)."""
+def exit_status(exc: Exception, args: argparse.Namespace | None = None) -> tuple[int, str]:
+    """The exit status and the one-line message for an error that ended a command (the one table),
+    with what to type on the command line added to an error that speaks the Python API."""
+    from agentrt._cli.hints import cli_hint
+
     if isinstance(exc, AgentrtError):
         text = str(exc) if isinstance(exc, _PLAIN) else f"{type(exc).__name__}: {exc}"
         usage = isinstance(exc, _USAGE_ERRORS) and not isinstance(exc, _HOST_ERRORS)
-        return (EXIT_USAGE if usage else EXIT_HOST), text + cli_hint(exc)
+        return (EXIT_USAGE if usage else EXIT_HOST), text + cli_hint(exc, args)
     if isinstance(exc, OSError):  # a file named on the command line
         where = f": {exc.filename}" if exc.filename else ""
         return EXIT_USAGE, f"{exc.strerror or exc}{where}"
     return EXIT_HOST, f"unexpected {type(exc).__name__}: {exc} (please report this)"
-
-
-def cli_hint(exc: BaseException) -> str:
-    """What to type on the command line, added to an error whose message speaks the Python API."""
-    if isinstance(exc, RunNotFound):
-        return " (with the command line: `agentrt runs` lists the runs; check --store / AGENTRT_STORE)"
-    if isinstance(exc, NotWaiting):
-        return " (with the command line: agentrt resume RUN_ID --reply JSON)"
-    if isinstance(exc, MissingExecutor):
-        return " (or --executors MODULE:ATTR on the command line)"
-    if isinstance(exc, RunExists):
-        return " (with the command line: choose another --run-id)"
-    if isinstance(exc, StoreNotFound):
-        return (
-            " (with the command line: check --store / AGENTRT_STORE, default .agentrt/agentrt.db; "
-            "`agentrt run` or `agentrt submit` makes a new store)"
-        )
-    return ""
 
 
 def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -178,7 +182,7 @@ def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
 
             return output_closed()
         except Exception as exc:
-            code, message = exit_status(exc)
+            code, message = exit_status(exc, args)
             return fail(message, code)
 
     run.__name__ = handler.__name__

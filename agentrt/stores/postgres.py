@@ -156,7 +156,7 @@ def _redact(url: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
-def _read_only_session(conn: Any) -> None:
+def _read_only_session(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
     """Every connection of a read-only store refuses writes (PostgreSQL's own guard)."""
     conn.read_only = True
 
@@ -329,7 +329,7 @@ class PostgresStore:
             ).fetchone()
             if row is None:
                 raise RunExists(
-                    f"a run with id {run.run_id!r} already exists in {self.location}; choose another --run-id"
+                    f"a run with id {run.run_id!r} already exists in {self.location}; choose another run_id"
                 )
             if run.owner is None:
                 self._notify(conn)

@@ -258,7 +258,9 @@ class SqliteStore:
         """The file opened read-only must be an agentrt store this agentrt can read as it is."""
         conn = self._conn
         assert conn is not None
-        version = conn.execute("PRAGMA user_version").fetchone()[0]  # reads the header: fails if not a database
+        version = conn.execute("PRAGMA user_version").fetchone()[
+            0
+        ]  # reads the header: fails if not a database
         if version > SCHEMA_VERSION:
             raise self._too_new(version)
         if version == 0:
@@ -284,8 +286,7 @@ class SqliteStore:
     def _too_new(self, version: int) -> StoreSchemaTooNew:
         return StoreSchemaTooNew(
             f"store {self.path!r} has schema version {version}, written by a newer agentrt; this agentrt "
-            f"understands up to version {SCHEMA_VERSION}. Upgrade agentrt, or use another store "
-            "(--store PATH or AGENTRT_STORE)."
+            f"understands up to version {SCHEMA_VERSION}. Upgrade agentrt, or use another store."
         )
 
     def __repr__(self) -> str:
@@ -296,7 +297,9 @@ class SqliteStore:
     def _setup(self, synchronous: str, create: bool) -> None:
         conn = self._conn
         assert conn is not None
-        version = conn.execute("PRAGMA user_version").fetchone()[0]  # reads the header: fails if not a database
+        version = conn.execute("PRAGMA user_version").fetchone()[
+            0
+        ]  # reads the header: fails if not a database
         if version > SCHEMA_VERSION:
             raise self._too_new(version)
         if version == 0 and not create:
@@ -344,9 +347,8 @@ class SqliteStore:
             )
         if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
             return StoreCorrupt(
-                f"store {self.path!r} is not a valid agentrt store ({text}). "
-                "Point --store / AGENTRT_STORE at "
-                "another file; keep this one aside for inspection rather than deleting it."
+                f"store {self.path!r} is not a valid agentrt store ({text}). Use another file; keep "
+                "this one aside for inspection rather than deleting it."
             )
         if "readonly" in lowered or "unable to open" in lowered:
             return StoreError(

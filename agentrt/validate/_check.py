@@ -86,7 +86,9 @@ def agent_functions(tree: ast.Module) -> set[str]:
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        called = (
+            func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        )
         if called not in callers:
             continue
         for keyword in node.keywords:
@@ -331,7 +333,9 @@ def check_source(
     return _FileCheck(source, path, project, agents_only).run()
 
 
-def check_file(path: str | Path, *, project: Project | None = None, agents_only: bool = False) -> list[Finding]:
+def check_file(
+    path: str | Path, *, project: Project | None = None, agents_only: bool = False
+) -> list[Finding]:
     """Findings for one ``.py`` file (read as UTF-8 / its coding cookie, never imported)."""
     with tokenize.open(path) as handle:
         source = handle.read()

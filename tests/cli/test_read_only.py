@@ -31,7 +31,13 @@ LOOKING = [
     ("upgrade", "--dry-run"),
 ]
 #: Commands that write, but only to runs that must already be in a store.
-ACTING = [("resume", "r1"), ("fork", "r1", "--at", "1"), ("cancel", "r1"), ("reply", "r1", "true"), ("upgrade",)]
+ACTING = [
+    ("resume", "r1"),
+    ("fork", "r1", "--at", "1"),
+    ("cancel", "r1"),
+    ("reply", "r1", "true"),
+    ("upgrade",),
+]
 
 
 def _digest(path: Path) -> str:
@@ -99,7 +105,9 @@ def test_looking_at_an_agentrt_store_writes_nothing_to_it(store, args):
 
 
 @pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
-@pytest.mark.parametrize("args", [("runs",), ("runs", "--json"), ("show", "r1"), ("dump", "r1")], ids=" ".join)
+@pytest.mark.parametrize(
+    "args", [("runs",), ("runs", "--json"), ("show", "r1"), ("dump", "r1")], ids=" ".join
+)
 def test_a_reader_that_went_away_ends_the_command_quietly_with_141(store, args, buffered):
     """Like ``agentrt runs | head -1``, with the reader gone before the first byte is written."""
     env = cli_env()

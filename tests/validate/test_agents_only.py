@@ -69,7 +69,9 @@ def test_every_async_def_by_default_only_agent_code_with_agents_only() -> None:
 
 
 def test_a_module_without_agents_has_nothing_to_check(tmp_path: Path) -> None:
-    (tmp_path / "web.py").write_text("import asyncio\n\nasync def h(x):\n    t = asyncio.ensure_future(x)\n    await x\n    return t\n")
+    (tmp_path / "web.py").write_text(
+        "import asyncio\n\nasync def h(x):\n    t = asyncio.ensure_future(x)\n    await x\n    return t\n"
+    )
     assert check_path(tmp_path) != []
     assert check_path(tmp_path, agents_only=True) == []
 
@@ -81,4 +83,7 @@ def test_the_command_line_option(tmp_path: Path) -> None:
     agents = check(str(tmp_path), "--agents-only")
     assert agents.returncode == 1, agents.stderr
     assert "in handler()" not in agents.stdout and "in first_word()" in agents.stdout
-    assert agents.stdout.strip().splitlines()[-1] == "agentrt check: 2 findings in 1 file: 2 errors (profile default)"
+    assert (
+        agents.stdout.strip().splitlines()[-1]
+        == "agentrt check: 2 findings in 1 file: 2 errors (profile default)"
+    )
