@@ -42,3 +42,6 @@ class LiveRun:
     cancel_requested: bool = False  # throw agentrt.Cancelled at the pending await (once)
     cancel_thrown: bool = False
     lease_lost: BaseException | None = None  # a write of an in-flight call was fenced off
+    # (seq, idx, ok, blob) of tool results already delivered to ``results`` whose journal entry is
+    # written by the next checkpoint's transaction (one commit per step; see Dispatcher.journal)
+    unjournaled: list[tuple[int, int, bool, bytes]] = attrs.field(factory=list)

@@ -52,6 +52,7 @@ from agentrt.stores.base import (
     is_answered,
     lease_lost,
     owner_is_dead,
+    prune_due,
     require_blob_key,
 )
 from agentrt.stores.sqlite import _HOST_PREFIX, _RUN_COLUMNS, SqliteStore, _dumps, _loads
@@ -545,12 +546,15 @@ class PostgresStore:
                 "wake_at = NULL, updated_at = %s WHERE run_id = %s",
                 (seq, pending_json, now, run_id),
             )
-            if self.retention is not None and seq > self.retention:
-                cutoff = seq - self.retention
-                conn.execute(
-                    "DELETE FROM agentrt_checkpoints WHERE run_id = %s AND seq <= %s", (run_id, cutoff)
-                )
-                conn.execute("DELETE FROM agentrt_results WHERE run_id = %s AND seq <= %s", (run_id, cutoff))
+            if prune_due(seq, self.retention):
+                self._prune(conn, run_id, seq)
+
+    def _prune(self, conn: Any, run_id: str, seq: int) -> None:
+        """Drop the checkpoints and journal entries older than the newest ``retention``."""
+        if self.retention is not None and seq > self.retention:
+            cutoff = seq - self.retention
+            conn.execute("DELETE FROM agentrt_checkpoints WHERE run_id = %s AND seq <= %s", (run_id, cutoff))
+            conn.execute("DELETE FROM agentrt_results WHERE run_id = %s AND seq <= %s", (run_id, cutoff))
 
     @_translate
     def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None:
@@ -657,6 +661,7 @@ class PostgresStore:
             if cancel or is_answered(_loads(pending), self._oks(conn, run_id, seq)):
                 wake_at = now  # answered while the driver decided to park: a worker goes on with it
                 self._notify(conn)
+            self._prune(conn, run_id, seq)  # at rest, exactly the newest ``retention`` are kept
             self._insert_events(conn, run_id, events, now)
             conn.execute(
                 "UPDATE agentrt_runs SET status = 'waiting', waiting_on = %s, wake_at = %s, updated_at = %s "
@@ -685,6 +690,7 @@ class PostgresStore:
                 return False
             if row[0] != owner or (epoch is not None and row[2] != epoch):
                 raise lease_lost(run_id, row[0], row[2], epoch)
+            self._prune(conn, run_id, row[3])  # at rest, exactly the newest ``retention`` are kept
             self._insert_events(conn, run_id, events, now)
             conn.execute(
                 "UPDATE agentrt_runs SET status = %s, output = %s, error = %s, error_blob = %s, "
