@@ -15,6 +15,7 @@ metadata only when asked.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any  # Any: an argparse Action's pass-through arguments
@@ -23,6 +24,8 @@ __all__ = ["build_parser", "main"]
 
 #: Exit code for a usage error, as argparse uses it.
 EXIT_USAGE = 2
+#: Exit code when the reader of stdout went away (`agentrt runs | head -1`): 128 + SIGPIPE, as shells say.
+EXIT_OUTPUT_CLOSED = 141
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -107,4 +110,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    return handler(args)
+    try:
+        code = handler(args)
+        sys.stdout.flush()  # here, not at exit: a reader that went away is seen inside this try
+    except BrokenPipeError:
+        return output_closed()
+    return code
+
+
+def output_closed() -> int:
+    """The reader of stdout went away (``agentrt runs | head -1``): say nothing more, no traceback.
+
+    Python's documented recipe: point stdout at /dev/null so the flush at exit has nowhere
+    to fail, and exit with the status a shell gives a process that SIGPIPE ended.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_OUTPUT_CLOSED

@@ -15,7 +15,8 @@ The tree (each family is re-exported where its users look for it: ``agentrt``,
     ├── agents/runs:  SchemaError(ValueError) > StateError, ToolError, StepBudgetExceeded,
     │                 AgentSpecError(LookupError), RunNotFound(LookupError),
     │                 RunExists(ValueError), NotWaiting, LeaseHeld, RunFailed
-    ├── stores:       StoreError > StoreLocked, StoreCorrupt, StoreSchemaTooNew; LeaseLost
+    ├── stores:       StoreError > StoreLocked, StoreCorrupt, StoreSchemaTooNew, StoreNotFound;
+    │                 LeaseLost
     ├── model calls:  MissingExecutor, ScriptExhausted, StructuredOutputError(ValueError),
     │                 DecisionExhausted, ModelCallBudgetExceeded, TokenBudgetExceeded,
     │                 ModelProviderError, ToolLoopExhausted,
@@ -67,6 +68,7 @@ __all__ = [
     "StoreCorrupt",
     "StoreError",
     "StoreLocked",
+    "StoreNotFound",
     "StoreSchemaTooNew",
     "StructuredOutputError",
     "TokenBudgetExceeded",
@@ -272,7 +274,14 @@ class StepBudgetExceeded(AgentrtError):
 
 
 class AgentSpecError(AgentrtError, LookupError):
-    """``MODULE:ATTR`` (or ``FILE.py:ATTR``) does not name an agent."""
+    """``MODULE:ATTR`` (or ``FILE.py:ATTR``) does not name an agent.
+
+    ``spec`` is the spec that failed and ``missing_module`` the module that could not be
+    found (None when it was found but is not an agent, or failed to import).
+    """
+
+    spec: str | None = None
+    missing_module: str | None = None
 
 
 class RunNotFound(AgentrtError, LookupError):
@@ -365,6 +374,14 @@ class StoreSchemaTooNew(StoreError):
     """The store was written by a newer agentrt (its schema version is higher than ours)."""
 
 
+class StoreNotFound(StoreError):
+    """No agentrt store where one was to be read: the path does not exist, or holds something else.
+
+    Raised when a store is opened read-only (``open_store(..., read_only=True)``, the
+    commands that only look); opening a store for writing creates it instead.
+    """
+
+
 class LeaseLost(AgentrtError):
     """This process no longer holds the lease of a run it was driving (another process took it over)."""
 
@@ -389,8 +406,7 @@ class MissingExecutor(AgentrtError):
             message
             or (
                 f"agent {agent!r} calls task.llm.{method}(...) at {where}, but this runtime has no "
-                f"{method} executor; pass Runtime(executors=Executors({method}=...)) "
-                f"(or --executors MODULE:ATTR on the command line)"
+                f"{method} executor; pass Runtime(executors=Executors({method}=...))"
             )
         )
 

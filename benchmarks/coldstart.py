@@ -115,13 +115,16 @@ def importtime(python: str, code: list[str], top: int = 15) -> list[dict[str, An
 def run(rounds: int, python: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="agentrt-coldstart-") as tmp:
         store = os.path.join(tmp, "empty.db")
+        # `agentrt runs` only reads a store (it never creates one): make the empty store first.
+        create = f"from agentrt.stores import SqliteStore; SqliteStore({store!r}).close()"
+        subprocess.run([python, "-c", create], check=True)
         cmds = commands(python, store)
         names = list(cmds)
         samples: dict[str, dict[str, list[float]]] = {
             "warm": {n: [] for n in names},
             "cold": {n: [] for n in names},
         }
-        for name in names:  # one untimed run each: .pyc written, the empty store created
+        for name in names:  # one untimed run each: .pyc written
             _time(cmds[name], _env(None))
         for r in range(rounds):
             order = names[r % len(names) :] + names[: r % len(names)]

@@ -1,4 +1,4 @@
-"""``agentrt check PATH|MODULE [--json] [--profile default|portable]``.
+"""``agentrt check PATH|MODULE [--agents-only] [--json] [--profile default|portable]``.
 
 A PATH is a file or a directory (walked for ``*.py``).  Anything else is taken as
 a module name and resolved to its file the way the import system would find it,
@@ -47,6 +47,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--json", action="store_true", help='print {"findings": [...], "summary": {...}}')
     parser.add_argument(
+        "--agents-only",
+        action="store_true",
+        help="check only agent code: the functions passed to agent(run=...) (or start= / on_tool_results=) "
+        "and the module-level functions they call, not every async def (for a host project whose web "
+        "handlers are coroutines too)",
+    )
+    parser.add_argument(
         "--profile",
         choices=("default", "portable"),
         default="default",
@@ -91,7 +98,8 @@ def run_check(args: argparse.Namespace) -> int:
         files += 1
         roots = project_roots(file)
         try:
-            findings.extend(check_file(file, project=projects.setdefault(roots, Project(roots))))
+            project = projects.setdefault(roots, Project(roots))
+            findings.extend(check_file(file, project=project, agents_only=args.agents_only))
         except SyntaxError as error:
             print(f"{file}:{error.lineno or 0}: syntax error: {error.msg}", file=sys.stderr)
             broken = True

@@ -15,8 +15,17 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from agentrt._cli.common import EXIT_HOST, EXIT_OK, EXIT_USAGE, add_store_option, fail, guarded
-from agentrt.exceptions import AgentrtError, RunNotFound
+from agentrt._cli.common import (
+    EXIT_HOST,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_agent_option,
+    add_store_option,
+    fail,
+    guarded,
+    load_agent_option,
+)
+from agentrt.exceptions import AgentrtError
 from agentrt.inspection._model import Dump
 from agentrt.inspection._runs import dump_run
 
@@ -82,6 +91,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=None,
         help="store: a SQLite file path (default: $AGENTRT_STORE or .agentrt/agentrt.db)",
     )
+    add_agent_option(fork)
     fork.set_defaults(handler=guarded(cmd_fork))
 
 
@@ -95,17 +105,18 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="import MODULE to decode the blob (repeatable); a run's agent module is imported anyway",
     )
+    add_agent_option(parser)
 
 
 # --------------------------------------------------------------------------- loading
 
 
-def _open_store(args: argparse.Namespace) -> Store:
+def _open_store(args: argparse.Namespace, *, read_only: bool, create: bool = False) -> Store:
     try:
         from agentrt.stores import open_store
     except ImportError as exc:  # pragma: no cover - the stores are part of agentrt
         raise AgentrtError(f"the run store is not available in this installation ({exc})") from None
-    return open_store(args.store)
+    return open_store(args.store, read_only=read_only, create=create)
 
 
 def _looks_like_path(target: str) -> bool:
@@ -139,19 +150,14 @@ def cmd_dump(args: argparse.Namespace) -> int:
             allow_unsigned=args.allow_unsigned,
         )
     else:
-        store = _open_store(args)
+        store = _open_store(args, read_only=True)
         try:
             _make_cwd_importable()
+            load_agent_option(store, target, args)
             dump = dump_run(store, target, args.seq, args.allow_modules, args.allow_unsigned)
-        except RunNotFound:
-            return fail(
-                f"no run {target!r} in {store.location} and no blob file of that name; "
-                "list the runs with `agentrt runs` (and check --store / AGENTRT_STORE)",
-                EXIT_USAGE,
-            )
         finally:
             store.close()
-    dump = _with_cli_hint(dump)
+    dump = _with_cli_hint(dump, args)
     if args.json:
         print(json.dumps(to_json(dump, disasm=args.disasm), indent=2, ensure_ascii=False))
     else:
@@ -159,23 +165,42 @@ def cmd_dump(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _with_cli_hint(dump: Dump) -> Dump:
-    """Say how to import a module from the command line (the codec's message names the API)."""
-    error = dump.frames_error
-    if error and "is not imported" in error and "--allow-module" not in error:
-        import attrs
+def _with_cli_hint(dump: Dump, args: argparse.Namespace) -> Dump:
+    """Say how to make the frames showable from the command line (the dump's reason names the API):
+    a run whose agent module is not importable here gets ``--agent FILE``, a blob file that names a
+    module not imported gets ``--allow-module`` with the PYTHONPATH that finds it, from any directory."""
+    import importlib.util
 
-        module = error.split("'")[1] if error.count("'") >= 2 else "MODULE"
-        return attrs.evolve(dump, frames_error=f"{error} (with agentrt dump: --allow-module {module})")
+    import attrs
+
+    from agentrt._cli.hints import agent_hint, allow_module_hint
+
+    error = dump.frames_error
+    if not error or dump.frames is not None:
+        return dump
+    agent = dump.source.agent
+    if dump.source.kind == "run" and agent and not agent.startswith("<local>:"):
+        module = agent.rpartition(":")[0]
+        try:
+            missing = importlib.util.find_spec(module) is None
+        except (ImportError, ValueError):
+            missing = True
+        if missing:
+            return attrs.evolve(dump, frames_error=error + agent_hint(args, agent))
+    if "is not imported" in error and error.count("'") >= 2:
+        module = error.split("'")[1]
+        blob_file = dump.source.path if dump.source.kind == "file" else None
+        return attrs.evolve(dump, frames_error=error + allow_module_hint(args, module, blob_file))
     return dump
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from agentrt.inspection._diff import diff_dumps, diff_to_json, render_diff
 
-    store = _open_store(args)
+    store = _open_store(args, read_only=True)
     try:
         _make_cwd_importable()
+        load_agent_option(store, args.run_id, args)
         before = dump_run(store, args.run_id, args.a, args.allow_modules)
         after = dump_run(store, args.run_id, args.b, args.allow_modules)
     finally:
@@ -197,9 +222,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_fork(args: argparse.Namespace) -> int:
     from agentrt.inspection._fork import fork_run
 
-    store = _open_store(args)
+    store = _open_store(args, read_only=False, create=False)
     try:
         _make_cwd_importable()
+        load_agent_option(store, args.run_id, args)
         result = fork_run(store, args.run_id, args.seq, args.new_run_id)
     finally:
         store.close()

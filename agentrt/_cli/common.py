@@ -20,7 +20,6 @@ from agentrt.exceptions import (
     MissingExecutor,
     NotWaiting,
     RunExists,
-    RunNotFound,
     SchemaError,
     StoreError,
 )
@@ -57,6 +56,7 @@ EXIT_HOST = 3  # store trouble: the store or a checkpoint cannot be used (locked
 #                incompatible or corrupt blob), another process drives the run, or agentrt itself failed
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
 EXIT_OUTPUT_CLOSED = 141  # the reader of stdout went away (`agentrt dump ID | head`; 128 + SIGPIPE)
+#                           (agentrt.cli.output_closed says nothing more and returns it)
 
 #: Errors of the user's input or naming something that does not exist (LookupError: no such run,
 #: checkpoint or agent), and errors of the store; a blob error is store trouble although a ValueError.
@@ -76,6 +76,27 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_agent_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent",
+        metavar="FILE.py[:ATTR]",
+        default=None,
+        help="the file of the run's agent, when its module cannot be imported from here (the run was "
+        "started in another directory): imported as the module the run was started with",
+    )
+
+
+def load_agent_option(store: Store, run_id: str, args: argparse.Namespace) -> None:
+    """``--agent FILE.py[:ATTR]``: import the run's agent module from that file, from any directory."""
+    if getattr(args, "agent", None) is None:
+        return
+    from agentrt._sdk.agent import load_agent_of_run
+
+    rec = store.get_run(run_id)
+    if rec is not None:
+        load_agent_of_run(rec.agent, args.agent)
+
+
 def add_output_options(parser: argparse.ArgumentParser, *, log_format: bool = True) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object with the result on stdout")
     if log_format:
@@ -83,7 +104,15 @@ def add_output_options(parser: argparse.ArgumentParser, *, log_format: bool = Tr
             "--log-format",
             choices=("auto", "pretty", "json", "none"),
             default="auto",
-            help="progress on stderr: live lines on a terminal (auto), structlog JSON otherwise",
+            help="progress on stderr: auto = live lines on a terminal, otherwise structlog JSON lines of "
+            "warnings and errors only (-v: of every event); json = JSON lines of every event",
+        )
+        parser.add_argument(
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="when stderr is not a terminal, log every event of the run as JSON, not only warnings "
+            "and errors",
         )
 
 
@@ -124,29 +153,19 @@ def fail(message: str, code: int) -> int:
     return code
 
 
-def exit_status(exc: Exception) -> tuple[int, str]:
-    """The exit status and the one-line message for an error that ended a command (the one table)."""
+def exit_status(exc: Exception, args: argparse.Namespace | None = None) -> tuple[int, str]:
+    """The exit status and the one-line message for an error that ended a command (the one table),
+    with what to type on the command line added to an error that speaks the Python API."""
+    from agentrt._cli.hints import cli_hint
+
     if isinstance(exc, AgentrtError):
         text = str(exc) if isinstance(exc, _PLAIN) else f"{type(exc).__name__}: {exc}"
         usage = isinstance(exc, _USAGE_ERRORS) and not isinstance(exc, _HOST_ERRORS)
-        return (EXIT_USAGE if usage else EXIT_HOST), text + cli_hint(exc)
+        return (EXIT_USAGE if usage else EXIT_HOST), text + cli_hint(exc, args)
     if isinstance(exc, OSError):  # a file named on the command line
         where = f": {exc.filename}" if exc.filename else ""
         return EXIT_USAGE, f"{exc.strerror or exc}{where}"
     return EXIT_HOST, f"unexpected {type(exc).__name__}: {exc} (please report this)"
-
-
-def cli_hint(exc: BaseException) -> str:
-    """What to type on the command line, added to an error whose message speaks the Python API."""
-    if isinstance(exc, RunNotFound):
-        return " (with the command line: `agentrt runs` lists the runs; check --store / AGENTRT_STORE)"
-    if isinstance(exc, NotWaiting):
-        return " (with the command line: agentrt resume RUN_ID --reply JSON)"
-    if isinstance(exc, MissingExecutor):
-        return " (or --executors MODULE:ATTR on the command line)"
-    if isinstance(exc, RunExists):
-        return " (with the command line: choose another --run-id)"
-    return ""
 
 
 def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -162,11 +181,11 @@ def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
             )
             return EXIT_INTERRUPTED
         except BrokenPipeError:  # `agentrt dump ID | head`: the reader is gone, say nothing more
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            return EXIT_OUTPUT_CLOSED
+            from agentrt.cli import output_closed
+
+            return output_closed()
         except Exception as exc:
-            code, message = exit_status(exc)
+            code, message = exit_status(exc, args)
             return fail(message, code)
 
     run.__name__ = handler.__name__
@@ -174,8 +193,11 @@ def guarded(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
     return run
 
 
-def open_cli_store(args: argparse.Namespace) -> Store:
-    return open_store(getattr(args, "store", None))
+def open_cli_store(args: argparse.Namespace, *, read_only: bool = False, create: bool = True) -> Store:
+    """The store of ``--store`` / ``AGENTRT_STORE``.  ``read_only`` for the commands that only look,
+    which never create or alter a store; ``create=False`` for those that act on existing runs.  Where
+    either finds no store it is ``StoreNotFound`` (exit status 3), not a new empty store."""
+    return open_store(getattr(args, "store", None), read_only=read_only, create=create)
 
 
 def parse_json_arg(text: str, option: str) -> Any:
@@ -267,13 +289,25 @@ def print_result(rec: RunRecord, as_json: bool, out: TextIO | None = None) -> in
 # ---------------------------------------------------------------------------- live progress and logs
 
 
-class Progress:
-    """Trace observer: live lines on a terminal, or structlog JSON lines."""
+#: The JSON log levels, in order; ``Progress`` writes the lines at or above its threshold.
+_LEVELS = ("debug", "info", "warning", "error")
 
-    def __init__(self, mode: str, stream: TextIO | None = None) -> None:
+
+class Progress:
+    """Trace observer: live lines on a terminal, or structlog JSON lines.
+
+    ``auto`` (the default) is live lines on a terminal; elsewhere (a pipe, CI, a file) a run
+    that goes well prints nothing on stderr, and only warnings and errors are logged, as
+    JSON, unless ``verbose`` or ``json`` asks for every event.
+    """
+
+    def __init__(self, mode: str, stream: TextIO | None = None, *, verbose: bool = False) -> None:
         self.stream = stream or sys.stderr
+        self.threshold = "debug"
         if mode == "auto":
             mode = "pretty" if self.stream.isatty() else "json"
+            if mode == "json" and not verbose:
+                self.threshold = "warning"
         self.mode = mode
         self._logger: Any = None
         if mode == "json":
@@ -303,6 +337,8 @@ class Progress:
                 method = level
             # Chunks are many and small: debug level, so a JSON log stays readable at info.
             method = "debug" if event.kind == "model_chunk" else method
+            if _LEVELS.index(method) < _LEVELS.index(self.threshold):
+                return
             getattr(self._logger, method)(event.kind, run_id=event.run_id, **data)
             return
         if event.kind == "model_chunk":

@@ -8,8 +8,8 @@ from typing import Any  # Any: JSON replies; Runtime keyword arguments of mixed 
 
 from agentrt._cli.common import (
     EXIT_HOST,
-    EXIT_USAGE,
     Progress,
+    add_agent_option,
     add_output_options,
     add_runtime_options,
     add_store_option,
@@ -17,6 +17,7 @@ from agentrt._cli.common import (
     fail,
     guarded,
     lease_seconds,
+    load_agent_option,
     open_cli_store,
     parse_json_arg,
     print_result,
@@ -24,7 +25,7 @@ from agentrt._cli.common import (
 )
 from agentrt._runtime.runtime import Runtime
 from agentrt._sdk.agent import load_agent
-from agentrt.exceptions import RunNotFound
+from agentrt.exceptions import NotWaiting, RunNotFound
 from agentrt.observe import JsonlTraceExporter
 from agentrt.stores import Store
 
@@ -59,6 +60,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     resume.add_argument(
         "--reply", metavar="JSON", default=None, help="the reply to the run's question, as JSON"
     )
+    add_agent_option(resume)
     add_store_option(resume)
     add_output_options(resume)
     add_runtime_options(resume)
@@ -66,7 +68,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _runtime(store: Store, args: argparse.Namespace) -> Runtime:
-    tracers: list[Any] = [Progress(args.log_format)]
+    tracers: list[Any] = [Progress(args.log_format, verbose=args.verbose)]
     if args.trace:
         tracers.append(JsonlTraceExporter(args.trace))
     extra: dict[str, Any] = {}
@@ -116,15 +118,16 @@ def cmd_resume(args: argparse.Namespace) -> int:
     reply: Any = None
     if args.reply is not None:
         reply = parse_json_arg(args.reply, "--reply")
-    store = open_cli_store(args)
+    store = open_cli_store(args, create=False)
     try:
         rec = store.get_run(args.run_id)
         if rec is None:
             raise RunNotFound(args.run_id, store.location)
         if rec.finished:
             if args.reply is not None:
-                return fail(f"run {rec.run_id!r} is {rec.status}; there is nothing to reply to", EXIT_USAGE)
+                raise NotWaiting(f"run {rec.run_id!r} is {rec.status}; there is nothing to reply to")
             return print_result(rec, args.json)
+        load_agent_option(store, rec.run_id, args)
 
         async def main() -> int:
             rt = _runtime(store, args)

@@ -56,12 +56,32 @@ def _when(ts: float | None) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
+#: The width of the DETAIL column of ``agentrt runs`` (``agentrt show ID`` has the whole text).
+DETAIL_WIDTH = 70
+
+
+def clip(text: str, width: int = DETAIL_WIDTH) -> str:
+    """``text`` on one line in at most ``width`` characters, cut after a whole word with an ellipsis."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    if space >= width // 2:  # a word boundary not too far back; else cut the one long word
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
 def _detail(rec: RunRecord) -> str:
+    return clip(_full_detail(rec))
+
+
+def _full_detail(rec: RunRecord) -> str:
     if rec.status == "failed":
         err = rec.error or {}
-        return f"{err.get('type')}: {err.get('message')}"[:70]
+        return f"{err.get('type')}: {err.get('message')}"
     if rec.status == "completed":
-        return json.dumps(rec.output)[:70]
+        return json.dumps(rec.output)
     if rec.status == "cancelled":
         return "cancelled"
     if rec.status == "queued":
@@ -70,14 +90,14 @@ def _detail(rec: RunRecord) -> str:
     kind = pending.get("kind")
     if rec.status == "waiting":
         if rec.waiting_on == "reply":
-            return f"waiting for a reply: {show_prompt(pending.get('prompt'))}"[:70]
+            return f"waiting for a reply: {show_prompt(pending.get('prompt'))}"
         return f"waiting ({rec.waiting_on})"
     state = "running" if rec.lease_live() else "interrupted: agentrt resume " + rec.run_id
     return f"{state}; seq {rec.seq}" + (f", {kind} {pending.get('name', '')}".rstrip() if kind else "")
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    store = open_cli_store(args)
+    store = open_cli_store(args, read_only=True)
     try:
         runs = store.list_runs(status=args.status, limit=args.limit or None)
         if args.json:
@@ -103,7 +123,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    store = open_cli_store(args)
+    store = open_cli_store(args, read_only=True)
     try:
         rec = store.get_run(args.run_id)
         if rec is None:

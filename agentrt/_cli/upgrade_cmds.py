@@ -34,7 +34,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def cmd_upgrade(args: argparse.Namespace) -> int:
-    store = open_cli_store(args)
+    store = open_cli_store(args, read_only=args.dry_run, create=False)
     try:
         reports = upgrade_store(store, dry_run=args.dry_run)
     finally:
@@ -77,7 +77,7 @@ def cmd_check_against(store_location: str, as_json: bool) -> int:
     from agentrt._upgrade._runs import check_store
     from agentrt._upgrade._static import StaticResolver
 
-    store = open_cli_store(argparse.Namespace(store=store_location))
+    store = open_cli_store(argparse.Namespace(store=store_location), read_only=True)
     try:
         reports = check_store(store, StaticResolver())
     finally:

@@ -117,8 +117,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     cancel.set_defaults(handler=guarded(cmd_cancel))
 
 
-def _client(args: argparse.Namespace) -> Runtime:
-    return Runtime(open_cli_store(args), worker=False, step_budget_seconds=None)
+def _client(args: argparse.Namespace, *, create: bool = False) -> Runtime:
+    """A runtime that only talks to the store; only ``submit`` may create a store."""
+    return Runtime(open_cli_store(args, create=create), worker=False, step_budget_seconds=None)
 
 
 def _print(obj: dict[str, Any], as_json: bool, text: str) -> None:
@@ -131,7 +132,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     agent.convert_input(value)
 
     async def main() -> int:
-        rt = _client(args)
+        rt = _client(args, create=True)
         try:
             run_id = await rt.start(agent, value, run_id=args.run_id, priority=args.priority)
             _print({"run_id": run_id, "status": "queued"}, args.json, f"run {run_id} queued")
@@ -187,7 +188,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
             importlib.import_module(module)
         except ImportError as exc:
             return fail(f"--import {module}: {exc}", EXIT_USAGE)
-    tracers: list[Any] = [Progress(args.log_format)]
+    # A worker is a service: its log of every event is what an operator reads, so -v is implied.
+    tracers: list[Any] = [Progress(args.log_format, verbose=True)]
     if args.trace:
         tracers.append(JsonlTraceExporter(args.trace))
     store = open_cli_store(args)

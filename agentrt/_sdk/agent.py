@@ -19,7 +19,7 @@ from agentrt._sdk.task import Task
 from agentrt._sdk.tools import Tool, UiTool, tool, tool_name
 from agentrt.exceptions import AgentSpecError, SchemaError
 
-__all__ = ["Agent", "agent", "agent_spec", "load_agent", "load_object"]
+__all__ = ["Agent", "agent", "agent_spec", "load_agent", "load_agent_of_run", "load_object"]
 
 #: Set on modules that :func:`load_agent` loaded from a file path.
 FILE_MARK = "__agentrt_file__"
@@ -262,10 +262,12 @@ def _import_module(where: str) -> types.ModuleType:
         return importlib.import_module(where)
     except ModuleNotFoundError as exc:
         if exc.name and (where == exc.name or where.startswith(exc.name + ".")):
-            raise AgentSpecError(
-                f"no module named {where!r} (from the agent spec); check the spelling, run from the project "
-                "directory, or give a file path (path/to/file.py:ATTR)"
-            ) from None
+            error = AgentSpecError(
+                f"no module named {where!r} (from the agent spec): it is not on sys.path (the current "
+                "directory is); check the spelling, or give the file (path/to/file.py:ATTR)"
+            )
+            error.missing_module = where
+            raise error from None
         raise
 
 
@@ -277,6 +279,81 @@ def load_agent(spec: str) -> Agent:
     return obj
 
 
+def load_agent_of_run(recorded: str, where: str) -> Agent:
+    """The agent a stored run names as ``recorded`` (``MODULE:ATTR``), loaded from the file ``where``.
+
+    ``where`` is ``path/to/file.py`` or ``path/to/file.py:ATTR``, from any working directory.
+    The file is imported *as MODULE*, the name the run's checkpoints use to find their code
+    (a module inside a package with its package, from the directory above it), so a run
+    started as ``agents/refund.py:refund`` in one directory resumes from any other.  A
+    ``MODULE:ATTR`` or an ATTR other than the recorded ones is an :class:`AgentSpecError`.
+    """
+    module_name, attr = _split_spec(recorded)
+    path, _, given = where.rpartition(":")
+    if not path or not given.replace(".", "_").isidentifier():
+        path, given = where, ""  # no ATTR: the recorded one
+    if _is_path(module_name) and os.path.isfile(module_name):
+        return load_agent(recorded)  # the run recorded its file, and the file is still there
+    if not path.endswith(".py"):
+        raise AgentSpecError(
+            f"{where!r} is not an agent file: give the file that defines {recorded!r} "
+            "(path/to/file.py or path/to/file.py:ATTR)"
+        )
+    if given and given != attr:
+        raise AgentSpecError(f"the run's agent is {recorded!r}, not {given!r}; give {path}:{attr}")
+    if _is_path(module_name):  # the file the run recorded has moved: load it from where it is now
+        return load_agent(f"{path}:{attr}")
+    _import_file_as(module_name, os.path.abspath(path))
+    return load_agent(recorded)
+
+
+def _is_path(where: str) -> bool:
+    return where.endswith(".py") or os.sep in where or "/" in where
+
+
+def _import_file_as(module_name: str, path: str) -> types.ModuleType:
+    """Import the file ``path`` as the module ``module_name`` (see :func:`load_agent_of_run`)."""
+    if not os.path.isfile(path):
+        raise AgentSpecError(f"agent file {path!r} does not exist")
+    existing = sys.modules.get(module_name)
+    if existing is not None:
+        if os.path.realpath(getattr(existing, "__file__", "") or "") != os.path.realpath(path):
+            raise AgentSpecError(
+                f"module {module_name!r} is already imported from {getattr(existing, '__file__', None)!r}, "
+                f"not from {path!r}"
+            )
+        return existing
+    parts = module_name.split(".")
+    tail = os.path.join(*parts)
+    stem = os.path.realpath(path)[: -len(".py")]
+    if stem.endswith(os.sep + "__init__"):
+        stem = stem[: -len(os.sep + "__init__")]
+    if stem.endswith(os.sep + tail):  # the file is where the module's name says: import it by name
+        root = stem[: -len(os.sep + tail)] or os.sep
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        module = importlib.import_module(module_name)
+        if os.path.realpath(getattr(module, "__file__", "") or "") != os.path.realpath(path):
+            raise AgentSpecError(f"module {module_name!r} was found at {module.__file__!r}, not {path!r}")
+        return module
+    if len(parts) > 1:
+        raise AgentSpecError(
+            f"the run's agent is in module {module_name!r}, which {path!r} cannot be (its path does not end "
+            f"in {tail}.py); give the file of that module"
+        )
+    spec = importlib.util.spec_from_file_location(module_name, path)  # a file renamed since the run
+    if spec is None or spec.loader is None:
+        raise AgentSpecError(f"cannot load {path!r} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module
+
+
 def load_object(spec: str, *, what: str = "object") -> Any:
     """The object named by ``MODULE:ATTR`` or ``FILE.py:ATTR`` (an agent, executors); cwd is importable."""
     where, attr = _split_spec(spec)
@@ -285,7 +362,8 @@ def load_object(spec: str, *, what: str = "object") -> Any:
         sys.path.insert(0, cwd)
     try:
         module = _import_module(where)
-    except AgentSpecError:
+    except AgentSpecError as exc:
+        exc.spec = exc.spec or spec
         raise
     except Exception as exc:  # the agent's module itself is broken: say where, not a traceback dump
         raise AgentSpecError(f"importing the {what} module of {spec!r} failed: {_where_failed(exc)}") from exc

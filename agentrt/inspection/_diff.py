@@ -22,7 +22,14 @@ __all__ = ["FrameDiff", "RunDiff", "diff_dumps", "diff_to_json", "render_diff"]
 class Change:
     name: str
     before: str | None  # None: added
-    after: str | None  # None: removed
+    after: str | None  # None: removed, or no longer stored because it became dead (``dead``)
+    #: the variable still exists in the later frame but is not live at its suspension, so the
+    #: checkpoint leaves it out: not a removal, and its last stored value is ``before``
+    dead: bool = False
+
+    @property
+    def removed(self) -> bool:
+        return self.after is None and self.before is not None and not self.dead
 
 
 @attrs.frozen
@@ -57,11 +64,13 @@ def _values(variables: tuple[Variable, ...]) -> dict[str, str]:
     return {v.name: "<empty cell>" if v.value is None else v.value.repr for v in variables}
 
 
-def _changes(before: dict[str, str], after: dict[str, str]) -> tuple[Change, ...]:
+def _changes(
+    before: dict[str, str], after: dict[str, str], dead_after: tuple[str, ...] = ()
+) -> tuple[Change, ...]:
     out = []
     for name, value in before.items():
         if name not in after:
-            out.append(Change(name, value, None))
+            out.append(Change(name, value, None, dead=name in dead_after))
         elif after[name] != value:
             out.append(Change(name, value, after[name]))
     out.extend(Change(name, None, value) for name, value in after.items() if name not in before)
@@ -83,7 +92,7 @@ def diff_dumps(before: Dump, after: Dump) -> RunDiff:
     n = 0
     while n < min(len(a), len(b)) and _same_frame(a[n], b[n]):
         fa, fb = a[n], b[n]
-        locals_ = _changes(_values(fa.locals + fa.cells), _values(fb.locals + fb.cells))
+        locals_ = _changes(_values(fa.locals + fa.cells), _values(fb.locals + fb.cells), fb.dead)
         stack = _changes(_stack_values(fa), _stack_values(fb))
         exc_a = fa.exception.repr if fa.exception else None
         exc_b = fb.exception.repr if fb.exception else None
@@ -149,6 +158,8 @@ def render_diff(diff: RunDiff) -> str:
 def _change_line(change: Change) -> str:
     if change.before is None:
         return f"+ {change.name} = {change.after}"
+    if change.dead:
+        return f"· {change.name}: dead here, so not stored (last stored value {change.before})"
     if change.after is None:
         return f"- {change.name} (was {change.before})"
     return f"~ {change.name}: {change.before} → {change.after}"
@@ -179,7 +190,8 @@ def diff_to_json(diff: RunDiff) -> dict[str, Any]:
                 "moved": f.moved if f.status in ("changed", "unchanged") else None,
                 "locals": {
                     "added": [{"name": c.name, "value": c.after} for c in f.locals if c.before is None],
-                    "removed": [{"name": c.name, "value": c.before} for c in f.locals if c.after is None],
+                    "removed": [{"name": c.name, "value": c.before} for c in f.locals if c.removed],
+                    "dead": [{"name": c.name, "value": c.before} for c in f.locals if c.dead],
                     "changed": [
                         _change_json(c) for c in f.locals if c.before is not None and c.after is not None
                     ],

@@ -74,7 +74,7 @@ def fork_run(store: Store, run_id: str, seq: int, new_run_id: str | None = None)
         raise ForkError(
             f"run {run_id!r} was started with an agent that cannot be imported by name "
             f"({rec.agent[len('<local>:') :]}); only the runtime that started it can continue it, so it "
-            "cannot be forked from the command line"
+            "cannot be forked in another process"
         )
     load_agent(rec.agent)  # imports the agent's module, as `agentrt resume` would
     new_id = new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}"

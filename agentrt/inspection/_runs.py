@@ -29,9 +29,7 @@ def _load_checkpoint(store: Store, run_id: str, seq: int | None) -> tuple[RunRec
     if seq is None:
         latest = store.latest_checkpoint(run_id)
         if latest is None:
-            raise CheckpointNotFound(
-                f"run {run_id!r} has no checkpoint yet (it has not reached its first await)"
-            )
+            raise CheckpointNotFound(_no_checkpoint(rec))
         return rec, latest[0], latest[1], True
     blob = store.get_checkpoint(run_id, seq)
     if blob is None:
@@ -40,6 +38,24 @@ def _load_checkpoint(store: Store, run_id: str, seq: int | None) -> tuple[RunRec
         raise CheckpointNotFound(_missing_checkpoint(store, run_id, seq))
     latest = store.latest_checkpoint(run_id)
     return rec, seq, blob, latest is not None and latest[0] == seq
+
+
+def _no_checkpoint(rec: RunRecord) -> str:
+    """Why a run has no checkpoint to dump, in the words of its status."""
+    where = f"run {rec.run_id!r} has no checkpoint"
+    if rec.status == "failed":
+        error = rec.error or {}
+        return (
+            f"{where}: it failed before its first checkpoint was stored, so there are no frames to "
+            f"dump; its error: {error.get('type')}: {error.get('message')}"
+        )
+    if rec.status == "completed":
+        return f"{where}: it completed without stopping at an await that needed one"
+    if rec.status == "cancelled":
+        return f"{where}: it was cancelled before its first checkpoint was stored"
+    if rec.status == "queued":
+        return f"{where}: it is queued and has not started yet"
+    return f"{where} yet: it has not reached its first await"
 
 
 def dump_run(

@@ -19,6 +19,7 @@ from agentrt.stores.base import Store as Store
 from agentrt.stores.base import StoreCorrupt as StoreCorrupt
 from agentrt.stores.base import StoreError as StoreError
 from agentrt.stores.base import StoreLocked as StoreLocked
+from agentrt.stores.base import StoreNotFound as StoreNotFound
 from agentrt.stores.base import StoreSchemaTooNew as StoreSchemaTooNew
 from agentrt.stores.memory import MemoryStore as MemoryStore
 from agentrt.stores.sqlite import SqliteStore as SqliteStore
@@ -36,6 +37,7 @@ __all__ = [
     "StoreCorrupt",
     "StoreError",
     "StoreLocked",
+    "StoreNotFound",
     "StoreSchemaTooNew",
     "default_store_location",
     "open_store",
@@ -49,9 +51,21 @@ def default_store_location() -> str:
     return os.environ.get(STORE_ENV) or DEFAULT_STORE_PATH
 
 
-def open_store(location: str | os.PathLike[str] | None = None, *, retention: int | None = 100) -> Store:
+def open_store(
+    location: str | os.PathLike[str] | None = None,
+    *,
+    retention: int | None = 100,
+    read_only: bool = False,
+    create: bool = True,
+) -> Store:
     """Open the store at ``location`` (a path, ``sqlite:///path``, ``postgresql://...`` or ``memory:``);
-    None: the default (``AGENTRT_STORE``, else ``.agentrt/agentrt.db``)."""
+    None: the default (``AGENTRT_STORE``, else ``.agentrt/agentrt.db``).
+
+    ``read_only=True`` looks without touching: nothing is created, migrated or written, and
+    where there is no agentrt store it raises :class:`StoreNotFound` (a fresh ``memory:``
+    store is empty, so it is opened as usual).  ``create=False`` opens for writing but raises
+    :class:`StoreNotFound` instead of creating a missing SQLite file.
+    """
     location = os.fspath(location) if location is not None else default_store_location()
     if location in ("memory", ":memory:", "memory:"):
         return MemoryStore(retention=retention)
@@ -60,11 +74,11 @@ def open_store(location: str | os.PathLike[str] | None = None, *, retention: int
     elif location.startswith(("postgresql://", "postgres://")):
         from agentrt.stores.postgres import PostgresStore
 
-        return PostgresStore(location, retention=retention)
+        return PostgresStore(location, retention=retention, read_only=read_only)
     elif "://" in location:
         scheme = location.split("://", 1)[0]
         raise StoreError(
             f"store {location!r}: unknown scheme {scheme!r}; use a SQLite file path, sqlite:///PATH, "
             "postgresql://USER:PASS@HOST:PORT/DB or memory:"
         )
-    return SqliteStore(location, retention=retention)
+    return SqliteStore(location, retention=retention, read_only=read_only, create=create)

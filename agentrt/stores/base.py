@@ -45,6 +45,7 @@ from agentrt.exceptions import LeaseLost as LeaseLost
 from agentrt.exceptions import StoreCorrupt as StoreCorrupt
 from agentrt.exceptions import StoreError as StoreError
 from agentrt.exceptions import StoreLocked as StoreLocked
+from agentrt.exceptions import StoreNotFound as StoreNotFound
 from agentrt.exceptions import StoreSchemaTooNew as StoreSchemaTooNew
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "StoreCorrupt",
     "StoreError",
     "StoreLocked",
+    "StoreNotFound",
     "StoreSchemaTooNew",
     "StreamEvent",
     "add_usage",

@@ -45,6 +45,7 @@ from agentrt.stores.base import (
     NewRun,
     RunRecord,
     StoreError,
+    StoreNotFound,
     StoreSchemaTooNew,
     StreamEvent,
     add_usage,
@@ -156,6 +157,11 @@ def _redact(url: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
+def _read_only_session(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    """Every connection of a read-only store refuses writes (PostgreSQL's own guard)."""
+    conn.read_only = True
+
+
 def _translate(method: F) -> F:
     """Turn psycopg errors into :class:`StoreError` naming the server and what to check."""
 
@@ -183,6 +189,7 @@ class PostgresStore:
         pool_size: int = 4,
         connect_timeout: float = 10.0,
         require_key: bool = True,
+        read_only: bool = False,
     ) -> None:
         if psycopg is None:
             raise StoreError(
@@ -191,6 +198,7 @@ class PostgresStore:
         self.url = url
         self.location = _redact(url)
         self.retention = retention
+        self.read_only = read_only
         #: The keys its blobs are signed with (``agentrt.keys.keyring_for_store``); None: the project's.
         self.keyring = require_blob_key(self.location) if require_key else None
         self._listener: Any = None
@@ -201,6 +209,7 @@ class PostgresStore:
             max_size=max(1, pool_size),
             open=False,
             check=ConnectionPool.check_connection,
+            configure=_read_only_session if read_only else None,
             name="agentrt",
         )
         try:
@@ -212,7 +221,10 @@ class PostgresStore:
                 f"({type(exc).__name__}: {exc}); check the URL, that the server runs and accepts connections"
             ) from None
         try:
-            self._migrate()
+            if read_only:
+                self._check_read_only()
+            else:
+                self._migrate()
         except BaseException:
             self.close()
             raise
@@ -258,6 +270,29 @@ class PostgresStore:
                     (str(SCHEMA_VERSION), f"agentrt {__version__}"),
                 )
 
+    @_translate
+    def _check_read_only(self) -> None:
+        """Opened read-only: the database must hold an agentrt store this agentrt reads as it is."""
+        with self._tx() as conn:
+            if conn.execute("SELECT to_regclass('agentrt_meta')").fetchone()[0] is None:
+                raise StoreNotFound(
+                    f"no such store: the database {self.location} has no agentrt tables; it was left "
+                    "unchanged. Check the URL; a store is made when it is first opened for writing"
+                )
+            row = conn.execute("SELECT value FROM agentrt_meta WHERE key = 'schema_version'").fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise StoreSchemaTooNew(
+                f"store {self.location} has schema version {version}, written by a newer agentrt; this "
+                f"agentrt understands up to version {SCHEMA_VERSION}. Upgrade agentrt here."
+            )
+        if version < SCHEMA_VERSION:
+            raise StoreError(
+                f"store {self.location} has schema version {version}, from an older agentrt (this one uses "
+                f"{SCHEMA_VERSION}); a read-only command does not migrate it. Any command that writes to the "
+                "store (agentrt resume, worker, serve) migrates it first"
+            )
+
     def schema_version(self) -> int:
         rows = self._q("SELECT value FROM agentrt_meta WHERE key = 'schema_version'")
         return int(rows[0][0]) if rows else 0
@@ -295,7 +330,7 @@ class PostgresStore:
             ).fetchone()
             if row is None:
                 raise RunExists(
-                    f"a run with id {run.run_id!r} already exists in {self.location}; choose another --run-id"
+                    f"a run with id {run.run_id!r} already exists in {self.location}; choose another run_id"
                 )
             if run.owner is None:
                 self._notify(conn)

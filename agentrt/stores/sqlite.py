@@ -23,6 +23,7 @@ import socket
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar  # Any: sqlite3 rows; JSON columns
@@ -39,6 +40,7 @@ from agentrt.stores.base import (
     StoreCorrupt,
     StoreError,
     StoreLocked,
+    StoreNotFound,
     StoreSchemaTooNew,
     StreamEvent,
     add_usage,
@@ -175,7 +177,15 @@ def _loads(text: str | None) -> Any:
 
 
 class SqliteStore:
-    """The default store: one SQLite file (created with its directory on first use)."""
+    """The default store: one SQLite file (created with its directory on first use).
+
+    ``read_only=True`` is how the commands that only look (``agentrt runs``, ``show``, ``dump``,
+    ``diff``, ``upgrade --dry-run``) open it: the file is opened through SQLite's ``mode=ro``, so
+    nothing is created, migrated or written, and a missing file or a SQLite file that is not an
+    agentrt store is :class:`StoreNotFound` instead of a new store.  ``create=False`` (the commands
+    that act on existing runs: ``resume``, ``reply``, ``cancel``, ``fork``, ``upgrade``) writes but
+    refuses a missing file the same way, so a mistyped path is not a new empty store.
+    """
 
     #: ``save_checkpoint(..., journal=...)`` journals results in the checkpoint's transaction
     journals_with_checkpoint = True
@@ -187,10 +197,13 @@ class SqliteStore:
         retention: int | None = 100,
         busy_timeout_seconds: float | None = None,
         synchronous: str = "NORMAL",
+        read_only: bool = False,
+        create: bool = True,
     ) -> None:
         self.path = os.fspath(path)
         self.location = self.path
         self.retention = retention
+        self.read_only = read_only
         if busy_timeout_seconds is None:
             busy_timeout_seconds = float(os.environ.get("AGENTRT_STORE_TIMEOUT", "5"))
         self.busy_timeout_seconds = busy_timeout_seconds
@@ -200,16 +213,15 @@ class SqliteStore:
         #: stream events queued by ``queue_stream``, written by the next write transaction
         self._stream_queue: list[tuple[str, str, str, float]] = []
         self._conn: sqlite3.Connection | None = None
-        directory = os.path.dirname(os.path.abspath(self.path))
         try:
-            os.makedirs(directory, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the store directory {directory!r}: {exc.strerror}") from None
-        try:
-            self._conn = sqlite3.connect(
-                self.path, timeout=busy_timeout_seconds, isolation_level=None, check_same_thread=False
-            )
-            self._setup(synchronous)
+            if read_only:
+                self._conn = self._connect_read_only()
+                self._check_read_only()
+            else:
+                if not create:
+                    self._require_file()
+                self._conn = self._connect()
+                self._setup(synchronous, create)
         except sqlite3.Error as exc:
             self.close()
             raise self._translate_error(exc) from None
@@ -218,25 +230,86 @@ class SqliteStore:
             raise
         #: the blob keys of this store: AGENTRT_BLOB_KEY, else ``<database>.key`` beside it (0600),
         #: created with the database (a store made before keys existed gets one on first open)
-        self.keyring = _keys.store_keyring(self.path, create=True) if self.path != ":memory:" else None
+        self.keyring = (
+            _keys.store_keyring(self.path, create=not read_only) if self.path != ":memory:" else None
+        )
 
-    def __repr__(self) -> str:
-        return f"SqliteStore({self.path!r})"
+    def _connect(self) -> sqlite3.Connection:
+        directory = os.path.dirname(os.path.abspath(self.path))
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store directory {directory!r}: {exc.strerror}") from None
+        return sqlite3.connect(
+            self.path, timeout=self.busy_timeout_seconds, isolation_level=None, check_same_thread=False
+        )
 
-    # ------------------------------------------------------------------ setup and errors
+    def _require_file(self) -> None:
+        if not os.path.isfile(self.path):
+            what = "is not a file" if os.path.exists(self.path) else "does not exist"
+            where = "" if os.path.isabs(self.path) else f" (relative to {os.getcwd()!r})"
+            raise StoreNotFound(
+                f"no such store: {self.path!r} {what}; nothing was created. Check the path{where}; "
+                "a store is made when it is first opened for writing"
+            )
 
-    def _setup(self, synchronous: str) -> None:
+    def _connect_read_only(self) -> sqlite3.Connection:
+        self._require_file()
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+        return sqlite3.connect(
+            uri, uri=True, timeout=self.busy_timeout_seconds, isolation_level=None, check_same_thread=False
+        )
+
+    def _check_read_only(self) -> None:
+        """The file opened read-only must be an agentrt store this agentrt can read as it is."""
         conn = self._conn
         assert conn is not None
         version = conn.execute("PRAGMA user_version").fetchone()[
             0
         ]  # reads the header: fails if not a database
         if version > SCHEMA_VERSION:
-            raise StoreSchemaTooNew(
-                f"store {self.path!r} has schema version {version}, written by a newer agentrt; this agentrt "
-                f"understands up to version {SCHEMA_VERSION}. Upgrade agentrt, or use another store "
-                "(--store PATH or AGENTRT_STORE)."
+            raise self._too_new(version)
+        if version == 0:
+            raise self._not_a_store()
+        if version < SCHEMA_VERSION:
+            raise StoreError(
+                f"store {self.path!r} has schema version {version}, from an older agentrt (this one uses "
+                f"{SCHEMA_VERSION}); a read-only command does not migrate it. Any command that writes to "
+                "the store (agentrt resume, worker, serve) migrates it first"
             )
+
+    def _not_a_store(self) -> StoreNotFound:
+        """A SQLite file that agentrt never set up (``user_version`` 0), named by its tables."""
+        assert self._conn is not None
+        rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        tables = [row[0] for row in rows]
+        found = f"its tables: {', '.join(tables)}" if tables else "it is empty"
+        return StoreNotFound(
+            f"no such store: {self.path!r} is a SQLite file but not an agentrt store ({found}); it "
+            "was left unchanged. Check the path"
+        )
+
+    def _too_new(self, version: int) -> StoreSchemaTooNew:
+        return StoreSchemaTooNew(
+            f"store {self.path!r} has schema version {version}, written by a newer agentrt; this agentrt "
+            f"understands up to version {SCHEMA_VERSION}. Upgrade agentrt, or use another store."
+        )
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.path!r})"
+
+    # ------------------------------------------------------------------ setup and errors
+
+    def _setup(self, synchronous: str, create: bool) -> None:
+        conn = self._conn
+        assert conn is not None
+        version = conn.execute("PRAGMA user_version").fetchone()[
+            0
+        ]  # reads the header: fails if not a database
+        if version > SCHEMA_VERSION:
+            raise self._too_new(version)
+        if version == 0 and not create:
+            raise self._not_a_store()
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise StoreError(f"store {self.path!r}: cannot switch to WAL journal mode (got {mode!r})")
@@ -280,9 +353,8 @@ class SqliteStore:
             )
         if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
             return StoreCorrupt(
-                f"store {self.path!r} is not a valid agentrt store ({text}). "
-                "Point --store / AGENTRT_STORE at "
-                "another file; keep this one aside for inspection rather than deleting it."
+                f"store {self.path!r} is not a valid agentrt store ({text}). Use another file; keep "
+                "this one aside for inspection rather than deleting it."
             )
         if "readonly" in lowered or "unable to open" in lowered:
             return StoreError(

@@ -150,7 +150,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             extra: dict[str, Any] = {}
             if args.max_model_calls is not None:
                 extra["max_model_calls"] = args.max_model_calls
-            tracers: list[Any] = [Progress(args.log_format)]
+            tracers: list[Any] = [Progress(args.log_format, verbose=args.verbose)]
             if args.trace:
                 tracers.append(JsonlTraceExporter(args.trace))
             rt = Runtime(
@@ -215,7 +215,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from agentrt._cli.common import open_cli_store
     from agentrt.teams.report import team_stats
 
-    store = open_cli_store(args)
+    store = open_cli_store(args, read_only=True)
     try:
         stats = team_stats(store, args.run_id)
     finally:

@@ -63,16 +63,17 @@ def iter_python_files(path: str | os.PathLike[str]) -> Iterator[Path]:
                 yield Path(directory, filename)
 
 
-def check_path(path: str | os.PathLike[str]) -> list[Finding]:
+def check_path(path: str | os.PathLike[str], *, agents_only: bool = False) -> list[Finding]:
     """Findings for a file, or for every ``*.py`` under a directory.
 
     Raises ``FileNotFoundError`` for a missing path and ``SyntaxError`` for the first
     file that does not compile.  Files of one project share the parsed imports.
+    ``agents_only``: only the functions passed to ``agent(...)`` and the helpers they call.
     """
     findings: list[Finding] = []
     projects: dict[tuple[str, ...], Project] = {}
     for file in iter_python_files(path):
         roots = project_roots(file)
         project = projects.setdefault(roots, Project(roots))
-        findings.extend(check_file(file, project=project))
+        findings.extend(check_file(file, project=project, agents_only=agents_only))
     return findings

@@ -37,7 +37,7 @@ from agentrt.validate._resolve import (
 from agentrt.validate._rules import Raw, Verdict
 from agentrt.validate._values import Value
 
-__all__ = ["check_file", "check_source", "ignore_comments"]
+__all__ = ["agent_functions", "check_file", "check_source", "ignore_comments"]
 
 _ASYNC_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _IGNORE = re.compile(r"#\s*agentrt:\s*ignore\b(?:\[([A-Za-z0-9_,\s]*)\])?")
@@ -64,6 +64,46 @@ def ignore_comments(source: str) -> dict[int, frozenset[str]]:
         line = token.start[0]
         result[line] = result.get(line, frozenset()) | codes
     return result
+
+
+#: The keywords of ``agent(...)`` that take the agent's own code.
+_AGENT_CODE_KEYWORDS = ("run", "start", "on_tool_results")
+
+
+def agent_functions(tree: ast.Module) -> set[str]:
+    """The module-level functions of ``tree`` that are agent code: those passed to ``agent(run=...)``
+    (or ``start=`` / ``on_tool_results=``) in the module, and, transitively, the module-level
+    functions they name (the helpers they call or await).  Read from the AST, nothing imported."""
+    callers = {"agent"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "agentrt":
+            callers.update(alias.asname or alias.name for alias in node.names if alias.name == "agent")
+    functions = {
+        node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    pending: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = (
+            func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        )
+        if called not in callers:
+            continue
+        for keyword in node.keywords:
+            if keyword.arg in _AGENT_CODE_KEYWORDS and isinstance(keyword.value, ast.Name):
+                pending.append(keyword.value.id)
+    found: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in found or name not in functions:
+            continue
+        found.add(name)
+        pending.extend(
+            n.id for n in ast.walk(functions[name]) if isinstance(n, ast.Name) and n.id in functions
+        )
+    return found
 
 
 def _silenced(finding: Finding, ignores: dict[int, frozenset[str]]) -> bool:
@@ -101,10 +141,12 @@ class _FunctionIndex:
 
 
 class _FileCheck:
-    def __init__(self, source: str, path: str, project: Project | None) -> None:
+    def __init__(self, source: str, path: str, project: Project | None, agents_only: bool = False) -> None:
         self.source = source
         self.path = path
         tree = parse_module(source, path)
+        #: with ``agents_only``: the top-level functions to check (see :func:`agent_functions`)
+        self.only: set[str] | None = agent_functions(tree) if agents_only else None
         self.code = compile(source, path, "exec", dont_inherit=True)
         real = Path(path)
         if real.is_file():
@@ -133,6 +175,8 @@ class _FileCheck:
         findings: list[Finding] = []
         for code in _code_objects(self.code):
             if not code.co_flags & _ASYNC_FLAGS:
+                continue
+            if self.only is not None and code.co_qualname.split(".<locals>.")[0] not in self.only:
                 continue
             node = self.index.by_key.get((code.co_firstlineno, code.co_name))
             if isinstance(node, ast.AsyncFunctionDef):
@@ -278,13 +322,21 @@ def _code_objects(code: CodeType) -> Iterator[CodeType]:
             yield from _code_objects(const)
 
 
-def check_source(source: str, path: str = "<string>", *, project: Project | None = None) -> list[Finding]:
-    """Findings for one module's source.  Raises ``SyntaxError`` if it does not compile."""
-    return _FileCheck(source, path, project).run()
+def check_source(
+    source: str, path: str = "<string>", *, project: Project | None = None, agents_only: bool = False
+) -> list[Finding]:
+    """Findings for one module's source.  Raises ``SyntaxError`` if it does not compile.
+
+    ``agents_only``: only the agent code (:func:`agent_functions`), not every ``async def``:
+    for a host project whose web handlers and jobs are coroutines too.
+    """
+    return _FileCheck(source, path, project, agents_only).run()
 
 
-def check_file(path: str | Path, *, project: Project | None = None) -> list[Finding]:
+def check_file(
+    path: str | Path, *, project: Project | None = None, agents_only: bool = False
+) -> list[Finding]:
     """Findings for one ``.py`` file (read as UTF-8 / its coding cookie, never imported)."""
     with tokenize.open(path) as handle:
         source = handle.read()
-    return check_source(source, str(path), project=project)
+    return check_source(source, str(path), project=project, agents_only=agents_only)

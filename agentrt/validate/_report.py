@@ -47,13 +47,15 @@ def render_text(findings: Sequence[Finding], profile: Profile, files: int) -> st
     if s["findings"] == 0:
         lines.append(f"agentrt check: no findings in {files} {noun} (profile {profile.name})")
     else:
+        kinds = [_plural(s["errors"], "error"), _plural(s["portability"], "portability finding")]
+        line = f"agentrt check: {_plural(s['findings'], 'finding')} in {files} {noun}: "
+        line += ", ".join(kind for kind in kinds if not kind.startswith("0 "))
         failing = s["counted_as_errors"]
-        lines.append(
-            f"agentrt check: {_plural(s['findings'], 'finding')} in {files} {noun}: "
-            f"{s['errors']} error, {s['portability']} portability; "
-            f"{failing} {'counts' if failing == 1 else 'count'} as {'error' if failing == 1 else 'errors'} "
-            f"under profile {profile.name}"
-        )
+        if failing == 0:
+            line += "; none counts as an error"
+        elif failing != s["errors"]:  # the profile counts portability findings as errors too
+            line += f"; {failing} count as errors" if failing > 1 else "; 1 counts as an error"
+        lines.append(f"{line} (profile {profile.name})")
     return "\n".join(lines)
 
 

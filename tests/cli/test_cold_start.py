@@ -51,6 +51,9 @@ def test_agentrt_runs_imports_only_what_it_runs(tmp_path: Path) -> None:
         "except SystemExit as exc:\n"
         "    assert exc.code == 0, exc.code\n"
     )
+    from agentrt.stores import SqliteStore
+
+    SqliteStore(tmp_path / "empty.db").close()  # `agentrt runs` reads a store, never creates one
     modules = _modules_after(code, str(tmp_path / "empty.db"))
     assert "agentrt._cli.inspect_cmds" in modules  # the command really ran
     unwanted = ("agentrt._runtime", "agentrt._frames", "agentrt.validate", "agentrt.teams", "agentrt.inspect")
@@ -125,6 +128,9 @@ def test_a_subcommand_s_own_help_errors_and_output(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "--store" in proc.stdout and "--status" in proc.stdout
     proc = _run("from agentrt.cli import main; raise SystemExit(main(['runs', '--status', 'nonsense']))")
     assert proc.returncode == 2 and "argument --status: invalid choice" in proc.stderr
+    from agentrt.stores import SqliteStore
+
+    SqliteStore(tmp_path / "s.db").close()
     proc = _run(
         "import sys; from agentrt.cli import main; "
         "raise SystemExit(main(['runs', '--store', sys.argv[1], '--json']))",

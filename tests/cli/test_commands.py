@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from agentrt.stores import SqliteStore
 from tests.cli import crash_agents as C
 from tests.cli.helpers import REPO, cli, cli_env, cli_json, popen
 
@@ -29,11 +30,12 @@ def test_run_show_runs(tmp_path):
         store,
         "--run-id",
         "r1",
+        "-v",
         env=cli_env(AGENTRT_TEST_WORK_SECONDS="0,0"),
     )
     assert code == 0, err
     assert obj == {"run_id": "r1", "status": "completed", "agent": SPEC, "output": C.expected(3)}
-    # not a terminal: structured JSON logs on stderr
+    # not a terminal, -v: structured JSON logs of every event on stderr
     logs = [json.loads(line) for line in err.splitlines()]
     assert {"started", "checkpoint", "tool_started", "tool_finished", "notify", "completed"} <= {
         x["event"] for x in logs
@@ -173,6 +175,7 @@ def test_reply_to_a_run_that_is_not_waiting(tmp_path):
     ],
 )
 def test_bad_input(tmp_path, args, code, words):
+    SqliteStore(tmp_path / "s.db").close()  # an empty store: `resume` and `show` never create one
     proc = cli(*args, "--store", str(tmp_path / "s.db"))
     assert proc.returncode == code, (proc.stdout, proc.stderr)
     assert words in proc.stderr
@@ -223,7 +226,7 @@ def test_a_tool_that_raises_fails_the_run_with_its_type_and_message(tmp_path, ki
 
 def test_locked_store(tmp_path):
     path = tmp_path / "s.db"
-    assert cli("runs", "--store", str(path)).returncode == 0  # creates it
+    SqliteStore(path).close()
     blocker = sqlite3.connect(path, isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
     try:
@@ -255,7 +258,7 @@ def test_corrupt_store(tmp_path):
 
 def test_store_from_a_newer_agentrt(tmp_path):
     path = tmp_path / "s.db"
-    assert cli("runs", "--store", str(path)).returncode == 0
+    SqliteStore(path).close()
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA user_version=99")
     conn.commit()

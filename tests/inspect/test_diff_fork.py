@@ -84,6 +84,12 @@ def test_diff_between_two_checkpoints(waiting_run):
         and moved["position_after"]["lineno"] == 107
     )
     assert {"name": "total", "value": "6"} in moved["locals"]["added"]
+    # `item` (and `task`) still exist at line 107 but are dead there: left out, not removed
+    assert moved["locals"]["removed"] == []
+    assert {"name": "item", "value": "'f'"} in moved["locals"]["dead"]
+    moved_text = agentrt("diff", "t1", "3", "4", store=waiting_run).stdout
+    assert "· item: dead here, so not stored (last stored value 'f')" in moved_text
+    assert "- item" not in moved_text
 
     text = agentrt("diff", "t1", "1", "3", store=waiting_run).stdout
     assert "agentrt diff of run t1: checkpoint 1 → checkpoint 3" in text

@@ -164,6 +164,9 @@ def _one_line_error(code: int, out: str, err: str, *, expect: int = 2) -> str:
 
 
 def test_error_unknown_run_id(tmp_path):
+    from agentrt.stores import SqliteStore
+
+    SqliteStore(tmp_path / "s.db").close()  # dump reads a store, it never creates one
     line = _one_line_error(*run_cli("dump", "no-such-run", "--store", str(tmp_path / "s.db")))
     assert "no run 'no-such-run'" in line and "agentrt runs" in line
 

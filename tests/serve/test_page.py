@@ -139,3 +139,31 @@ def test_page_follows_a_live_run(fresh_server: Server, browser_page: object, tmp
         expect(page.locator('#runs tr[data-run="live-1"] .status')).to_have_text("completed")  # type: ignore[attr-defined]
         ids = page.locator("#events li").evaluate_all("els => els.map(e => Number(e.value))")  # type: ignore[attr-defined]
         assert ids == list(range(1, len(ids) + 1))
+
+
+def test_page_cancels_a_waiting_run(fresh_server: Server, browser_page: object, tmp_path: Path) -> None:
+    """The cancel button shows for an unfinished run, calls POST /runs/{id}/cancel, and the run ends
+    cancelled, live on the page; a finished run has no button."""
+    page = browser_page
+    expect = playwright_api.expect
+    with fresh_server.client() as c:
+        asking = c.post(
+            "/runs", json={"agent": "asker", "input": {"question": "Deploy on Friday?"}, "run_id": "ask-2"}
+        ).json()["run_id"]
+        wait_status(c, asking, ("waiting",))
+        page.goto(fresh_server.url + "/")  # type: ignore[attr-defined]
+        page.fill("#token", fresh_server.token)  # type: ignore[attr-defined]
+        page.click("#token-form button")  # type: ignore[attr-defined]
+        page.click('#runs tr[data-run="ask-2"]')  # type: ignore[attr-defined]
+        expect(page.locator("#run-status")).to_have_text("waiting")  # type: ignore[attr-defined]
+        cancel = page.locator("#cancel")  # type: ignore[attr-defined]
+        expect(cancel).to_be_visible()
+        screenshot(page, tmp_path, "serve-page-cancel.png")
+
+        cancel.click()
+        expect(page.locator('#events li[data-kind="end"]')).to_have_count(1, timeout=30_000)  # type: ignore[attr-defined]
+        expect(page.locator("#run-status")).to_have_text("cancelled")  # type: ignore[attr-defined]
+        expect(page.locator('#runs tr[data-run="ask-2"] .status')).to_have_text("cancelled")  # type: ignore[attr-defined]
+        expect(page.locator("#cancel-result")).to_contain_text("cancel requested")  # type: ignore[attr-defined]
+        expect(cancel).to_be_hidden()
+        assert c.get(f"/runs/{asking}").json()["status"] == "cancelled"

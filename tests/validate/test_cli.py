@@ -54,7 +54,7 @@ def test_text_output_and_exit_1_on_error(files: dict[str, Path]) -> None:
     first, summary = result.stdout.strip().splitlines()
     assert first.startswith(f"{files['error']}:4:5: AR103 error: variable 'm' (re.Match from re.match()) ")
     assert "is live across the await at line 5 in agent()" in first and "fix:" in first
-    assert summary.startswith("agentrt check: 1 finding in 1 file: 1 error, 0 portability")
+    assert summary == "agentrt check: 1 finding in 1 file: 1 error (profile default)"
 
 
 def test_clean_file_exits_0(files: dict[str, Path]) -> None:

@@ -1,7 +1,7 @@
 // The agentrt runs page: vanilla JS, no build step. It reads the same HTTP API as any client:
 // GET /runs (polled for live status), GET /runs/{id}/events (server-sent events, read with fetch so
 // the bearer token can be sent; resumed with Last-Event-ID after a drop), GET /runs/{id}/dump, and
-// POST /runs/{id}/reply to answer a task.ui.ask prompt.
+// POST /runs/{id}/reply to answer a task.ui.ask prompt, POST /runs/{id}/cancel to cancel a run.
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
@@ -86,6 +86,8 @@ async function select(runId) {
   $("#events-count").textContent = "";
   $("#ask").hidden = true;
   $("#ask-result").textContent = "";
+  $("#cancel").hidden = true;
+  $("#cancel-result").textContent = "";
   document.querySelectorAll("#runs tbody tr").forEach((r) => r.classList.toggle("selected", r.dataset.run === runId));
   await refreshRun();
   follow(runId);
@@ -106,6 +108,7 @@ async function refreshRun() {
   else if (run.status === "failed") summary += " ✗ " + short(run.error && (run.error.message || run.error), 200);
   else if (run.pending) summary += " · pending " + short(run.pending, 160);
   $("#run-summary").textContent = summary;
+  $("#cancel").hidden = !["queued", "running", "waiting"].includes(run.status);
   const asking = run.status === "waiting" && run.waiting_on === "reply";
   $("#ask").hidden = !asking;
   if (asking) $("#ask-prompt").textContent = typeof run.prompt === "string" ? run.prompt : JSON.stringify(run.prompt);
@@ -277,6 +280,24 @@ $("#ask").addEventListener("submit", async (event) => {
   } catch (e) {
     $("#ask-result").textContent = e.message;
   }
+});
+
+// ---------------------------------------------------------------- cancelling
+
+$("#cancel").addEventListener("click", async () => {
+  const runId = state.selected;
+  $("#cancel").disabled = true;
+  try {
+    const answer = await api("runs/" + encodeURIComponent(runId) + "/cancel", { method: "POST" });
+    const others = (answer.runs || []).filter((id) => id !== runId);
+    $("#cancel-result").textContent = "cancel requested" + (others.length ? " (and " + others.join(", ") + ")" : "");
+  } catch (e) {
+    $("#cancel-result").textContent = e.message;
+  } finally {
+    $("#cancel").disabled = false;
+  }
+  refreshRun();
+  refreshRuns();
 });
 
 $("#token-form").addEventListener("submit", (event) => {
