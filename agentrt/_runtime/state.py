@@ -41,4 +41,5 @@ class LiveRun:
     epoch: int = 0  # the lease epoch this driver writes under (the store fences every other one)
     cancel_requested: bool = False  # throw agentrt.Cancelled at the pending await (once)
     cancel_thrown: bool = False
+    deadline: float | None = None  # past it, throw agentrt.DeadlineExceeded at the pending await
     lease_lost: BaseException | None = None  # a write of an in-flight call was fenced off

@@ -32,7 +32,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
@@ -52,6 +52,7 @@ from agentrt.stores.base import (
     lease_lost,
     owner_is_dead,
     require_blob_key,
+    take_within_limits,
 )
 from agentrt.stores.sqlite import _HOST_PREFIX, _RUN_COLUMNS, SqliteStore, _dumps, _loads
 
@@ -143,6 +144,10 @@ MIGRATIONS: list[str] = [
         tenant TEXT NOT NULL
     );
     CREATE INDEX agentrt_tenants_by_tenant ON agentrt_tenants (tenant);
+    """,
+    # 2 -> 3: per-run deadlines
+    """
+    ALTER TABLE agentrt_runs ADD COLUMN deadline DOUBLE PRECISION;
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -273,8 +278,8 @@ class PostgresStore:
         with self._tx() as conn:
             row = conn.execute(
                 "INSERT INTO agentrt_runs (run_id, agent, status, input, parent_id, parent_seq, parent_idx, "
-                "created_at, updated_at, priority, lease_owner, lease_expires, epoch) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "created_at, updated_at, priority, lease_owner, lease_expires, epoch, deadline) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
                 f"ON CONFLICT (run_id) DO NOTHING RETURNING {_RUN_COLUMNS}",
                 (
                     run.run_id,
@@ -290,6 +295,7 @@ class PostgresStore:
                     run.owner,
                     now + run.ttl_seconds if run.owner else None,
                     1 if run.owner else 0,
+                    run.deadline,
                 ),
             ).fetchone()
             if row is None:
@@ -361,34 +367,98 @@ class PostgresStore:
 
     @_translate
     def claim_runnable(
-        self, owner: str, ttl_seconds: float, limit: int, *, agents: list[str] | None = None
+        self,
+        owner: str,
+        ttl_seconds: float,
+        limit: int,
+        *,
+        agents: list[str] | None = None,
+        limits: Mapping[str, int] | None = None,
     ) -> list[RunRecord]:
         if limit <= 0 or agents == []:
             return []
         now = time.time()
+        limits = limits or {}
         with self._tx() as conn:
             dead = self._dead_local_owners(conn, now)
-            where = (
-                f"status IN {_UNFINISHED} "
-                "AND (lease_owner IS NULL OR lease_expires IS NULL OR lease_expires <= %s "
-                "OR lease_owner = ANY(%s)) "
-                "AND (status <> 'waiting' OR (wake_at IS NOT NULL AND wake_at <= %s))"
-            )
-            params: list[Any] = [now, dead, now]
-            if agents is not None:
-                where += " AND agent = ANY(%s)"
-                params.append(agents)
+            driven = self._driven(conn, limits, dead, now) if limits else {}
+            full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap}
+            ids: list[str] = []
+            while len(ids) < limit:  # again only when a limit passed over some candidates
+                want = limit - len(ids)
+                candidates = self._runnable(conn, now, dead, agents, full, ids, want)
+                taken, driven = take_within_limits(candidates, driven, limits, want)
+                ids += taken
+                newly_full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap} - full
+                if len(candidates) < want or not newly_full:
+                    break
+                full |= newly_full
+            if not ids:
+                return []
             rows = conn.execute(
-                "WITH picked AS (SELECT run_id, priority, created_at FROM agentrt_runs "
-                f"WHERE {where} ORDER BY priority DESC, created_at, run_id LIMIT %s FOR UPDATE SKIP LOCKED) "
-                "UPDATE agentrt_runs r SET lease_owner = %s, lease_expires = %s, epoch = r.epoch + 1, "
-                "status = CASE WHEN r.status = 'queued' THEN 'running' ELSE r.status END "
-                "FROM picked WHERE r.run_id = picked.run_id RETURNING "
-                + ", ".join(f"r.{c.strip()}" for c in _RUN_COLUMNS.split(",")),
-                (*params, int(limit), owner, now + ttl_seconds),
+                "UPDATE agentrt_runs SET lease_owner = %s, lease_expires = %s, epoch = epoch + 1, "
+                "status = CASE WHEN status = 'queued' THEN 'running' ELSE status END "
+                f"WHERE run_id = ANY(%s) RETURNING {_RUN_COLUMNS}",
+                (owner, now + ttl_seconds, ids),
             ).fetchall()
-        records = [SqliteStore._record(r) for r in rows]
-        return sorted(records, key=lambda r: (-r.priority, r.created_at, r.run_id))
+        order = {run_id: i for i, run_id in enumerate(ids)}
+        return sorted((SqliteStore._record(r) for r in rows), key=lambda r: order[r.run_id])
+
+    @staticmethod
+    def _runnable(
+        conn: Any,
+        now: float,
+        dead: list[str],
+        agents: list[str] | None,
+        full: set[str],
+        skip: list[str],
+        limit: int,
+    ) -> list[tuple[str, str]]:
+        """``(run_id, agent)`` of up to ``limit`` runnable runs, best first, locked (``SKIP LOCKED``:
+        racing claimers pass over each other's rows).  Runnable also: a parent parked on a sub-run
+        that finished while its outcome was never journaled for the parent."""
+        where = (
+            f"status IN {_UNFINISHED} "
+            "AND (lease_owner IS NULL OR lease_expires IS NULL OR lease_expires <= %s "
+            "OR lease_owner = ANY(%s)) "
+            "AND (status <> 'waiting' OR (wake_at IS NOT NULL AND wake_at <= %s) "
+            "OR (waiting_on = 'child' AND EXISTS (SELECT 1 FROM agentrt_runs c "
+            "WHERE c.parent_id = r.run_id AND c.parent_seq = r.seq "
+            "AND c.status IN ('completed', 'failed', 'cancelled') AND NOT EXISTS (SELECT 1 FROM "
+            "agentrt_results x WHERE x.run_id = r.run_id AND x.seq = r.seq "
+            "AND x.idx = COALESCE(c.parent_idx, 0)))))"
+        )
+        params: list[Any] = [now, dead, now]
+        if agents is not None:
+            where += " AND agent = ANY(%s)"
+            params.append(agents)
+        if full:
+            where += " AND NOT (agent = ANY(%s))"
+            params.append(sorted(full))
+        if skip:
+            where += " AND NOT (run_id = ANY(%s))"
+            params.append(skip)
+        rows = conn.execute(
+            f"SELECT run_id, agent FROM agentrt_runs r WHERE {where} "
+            "ORDER BY priority DESC, created_at, run_id LIMIT %s FOR UPDATE SKIP LOCKED",
+            (*params, int(limit)),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    @staticmethod
+    def _driven(conn: Any, limits: Mapping[str, int], dead: list[str], now: float) -> dict[str, int]:
+        """How many runs of each limited agent a live process drives right now.  Takes an advisory
+        lock per limited agent first (released at commit): claims that may take runs of the same
+        limited agent are serialized, so two workers cannot both see the last free slot."""
+        for agent in sorted(limits):  # one order everywhere: no deadlock between claimers
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('agentrt-limit:' || %s))", (agent,))
+        rows = conn.execute(
+            f"SELECT agent, count(*) FROM agentrt_runs WHERE status IN {_UNFINISHED} "
+            "AND agent = ANY(%s) AND lease_owner IS NOT NULL AND lease_expires > %s "
+            "AND NOT (lease_owner = ANY(%s)) GROUP BY agent",
+            (sorted(limits), now, dead),
+        ).fetchall()
+        return {agent: int(n) for agent, n in rows}
 
     @_translate
     def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:

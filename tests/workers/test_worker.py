@@ -225,7 +225,8 @@ def test_a_driver_whose_lease_lapsed_is_fenced_even_when_its_process_claims_the_
 
 def test_a_parent_whose_child_outcome_was_lost_is_driven_again(store, monkeypatch):
     """The child's worker stored the child's finish, then died before journaling its outcome for the
-    parent (played by dropping that delivery): a later worker's sweep drives the parent on."""
+    parent (played by dropping that delivery): a later worker claims the parent (the store counts it
+    runnable) and drives it on."""
     from agentrt._runtime.runtime import Runtime as RuntimeImpl
 
     async def lose_delivery():
