@@ -325,7 +325,7 @@ class DeadlineExceeded(Cancelled):
 
     def __init__(self, run_id: str, deadline: float, message: str | None = None) -> None:
         self.deadline = deadline
-        when = datetime.datetime.fromtimestamp(deadline, datetime.timezone.utc).isoformat(timespec="seconds")
+        when = datetime.datetime.fromtimestamp(deadline, datetime.UTC).isoformat(timespec="seconds")
         super().__init__(
             run_id,
             message

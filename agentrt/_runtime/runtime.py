@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import os
 import time
 import uuid
 import warnings
-import datetime
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -163,7 +163,7 @@ class Runtime:
         on_chunk: Callable[[str, ExecutorRequest], None] | None = None,
         on_result: Callable[[ExecutorRequest, Any], None] | None = None,  # the executor's own result object
         on: dict[str, Callable[[Any], None]] | None = None,  # handlers get the agent's emitted objects
-        agent_limits: Mapping[Agent | str, int] | None = None,
+        agent_limits: Mapping[str, int] | Mapping[Agent, int] | Mapping[Agent | str, int] | None = None,
     ) -> None:
         self._owns_store = store is None or isinstance(store, str | os.PathLike)
         if store is None or isinstance(store, str | os.PathLike):

@@ -522,9 +522,7 @@ class SqliteStore:
         rows = conn.execute(
             "SELECT agent, count(*) FROM runs WHERE status IN ('queued', 'running', 'waiting') "
             f"AND agent IN ({','.join('?' * len(agents))}) AND lease_owner IS NOT NULL "
-            "AND lease_expires > ?"
-            + "".join(" AND lease_owner != ?" for _ in dead)
-            + " GROUP BY agent",
+            "AND lease_expires > ?" + "".join(" AND lease_owner != ?" for _ in dead) + " GROUP BY agent",
             (*agents, now, *dead),
         ).fetchall()
         return {agent: n for agent, n in rows}
