@@ -32,6 +32,7 @@ import json
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
@@ -153,6 +154,8 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _UNFINISHED = "('queued', 'running', 'waiting')"
+#: A pooled connection idle longer than this is checked (one round trip) before it is used.
+_CHECK_IDLE_SECONDS = 2.0
 
 
 def _redact(url: str) -> str:
@@ -199,12 +202,17 @@ class PostgresStore:
         self.keyring = require_blob_key(self.location) if require_key else None
         self._listener: Any = None
         self._listen_lock = threading.Lock()
+        self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
         self._pool = ConnectionPool(
             url,
+            # Autocommit: a read is one round trip (no BEGIN/COMMIT around it), and a write that is
+            # one statement commits with it; several statements still share one ``_tx``.
+            kwargs={"autocommit": True},
             min_size=1,
             max_size=max(1, pool_size),
             open=False,
-            check=ConnectionPool.check_connection,
+            check=self._check_idle,
+            reset=self._stamp,
             name="agentrt",
         )
         try:
@@ -225,6 +233,17 @@ class PostgresStore:
         return f"PostgresStore({self.location!r})"
 
     # ------------------------------------------------------------------ setup
+
+    def _stamp(self, conn: Any) -> None:
+        self._returned[conn] = time.monotonic()
+
+    def _check_idle(self, conn: Any) -> None:
+        """Check a pooled connection before use only when it sat idle for a while: a connection in
+        steady use answered a moment ago, and checking it on every checkout cost one more round trip
+        per statement.  A connection that dies between two uses fails that use (a StoreError: the
+        run stays resumable) and the pool replaces it."""
+        if time.monotonic() - self._returned.get(conn, 0.0) > _CHECK_IDLE_SECONDS:
+            ConnectionPool.check_connection(conn)
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
@@ -566,26 +585,54 @@ class PostgresStore:
     ) -> None:
         now = time.time()
         pending_json = _dumps(pending)
-        with self._tx() as conn:
-            self._check_owner(conn, run_id, owner, epoch)
-            conn.execute(
-                "INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
-                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run_id, seq) DO UPDATE SET "
-                "blob = EXCLUDED.blob, pending = EXCLUDED.pending, created_at = EXCLUDED.created_at",
-                (run_id, seq, blob, pending_json, now),
-            )
-            self._insert_events(conn, run_id, events, now)
-            conn.execute(
-                "UPDATE agentrt_runs SET seq = %s, pending = %s, status = 'running', waiting_on = NULL, "
-                "wake_at = NULL, updated_at = %s WHERE run_id = %s",
-                (seq, pending_json, now, run_id),
-            )
-            if self.retention is not None and seq > self.retention:
-                cutoff = seq - self.retention
-                conn.execute(
-                    "DELETE FROM agentrt_checkpoints WHERE run_id = %s AND seq <= %s", (run_id, cutoff)
-                )
-                conn.execute("DELETE FROM agentrt_results WHERE run_id = %s AND seq <= %s", (run_id, cutoff))
+        cutoff = seq - self.retention if self.retention is not None and seq > self.retention else None
+        # One statement, so one round trip and its own transaction: the fenced UPDATE of the run row
+        # (which takes its lock, as a claim does) feeds every other write, so none lands unless the
+        # writer still holds the lease at its epoch.
+        params: dict[str, Any] = {
+            "run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "blob": blob,
+            "pending": pending_json, "now": now, "cutoff": cutoff,
+            "eseq": [e[0] for e in events], "en": [e[1] for e in events], "ekind": [e[2] for e in events],
+            "elevel": [e[3] for e in events], "edata": [_dumps(e[4]) or "null" for e in events],
+        }  # fmt: skip
+        gc = (
+            ", gc1 AS (DELETE FROM agentrt_checkpoints WHERE run_id IN (SELECT run_id FROM fenced) "
+            "AND seq <= %(cutoff)s), gc2 AS (DELETE FROM agentrt_results "
+            "WHERE run_id IN (SELECT run_id FROM fenced) AND seq <= %(cutoff)s) "
+            if cutoff is not None
+            else " "
+        )
+        events_cte = (
+            ", ev AS (INSERT INTO agentrt_events (run_id, seq, n, kind, level, data, created_at) "
+            "SELECT f.run_id, e.seq, e.n, e.kind, e.level, e.data, %(now)s FROM fenced f, "
+            "unnest(%(eseq)s::int[], %(en)s::int[], %(ekind)s::text[], %(elevel)s::text[], "
+            "%(edata)s::text[]) AS e(seq, n, kind, level, data) ON CONFLICT DO NOTHING)"
+            if events
+            else ""
+        )
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "WITH fenced AS (UPDATE agentrt_runs SET seq = %(seq)s, pending = %(pending)s, "
+                "status = 'running', waiting_on = NULL, wake_at = NULL, updated_at = %(now)s "
+                "WHERE run_id = %(run)s AND lease_owner = %(owner)s "
+                "AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s::bigint) RETURNING run_id), "
+                "ck AS (INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
+                "SELECT run_id, %(seq)s, %(blob)s, %(pending)s, %(now)s FROM fenced "
+                "ON CONFLICT (run_id, seq) DO UPDATE SET blob = EXCLUDED.blob, pending = EXCLUDED.pending, "
+                f"created_at = EXCLUDED.created_at){events_cte}{gc}SELECT count(*) FROM fenced",
+                params,
+            ).fetchone()
+            if not row or not row[0]:
+                self._refuse(conn, run_id, epoch)
+
+    def _refuse(self, conn: Any, run_id: str, epoch: int | None) -> None:
+        """Raise why a fenced one-statement write matched no run row (no lease, or no run)."""
+        row = conn.execute(
+            "SELECT lease_owner, epoch FROM agentrt_runs WHERE run_id = %s", (run_id,)
+        ).fetchone()
+        if row is None:
+            raise RunNotFound(run_id, self.location)
+        raise lease_lost(run_id, row[0], row[1], epoch)
 
     @_translate
     def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None:
@@ -624,6 +671,10 @@ class PostgresStore:
         epoch: int | None = None,
     ) -> bool:
         now = time.time()
+        if owner is not None and not usage:
+            fast = self._put_fenced(run_id, seq, idx, ok, blob, owner, epoch, now)
+            if fast is not None:
+                return fast
         with self._tx() as conn:
             # Lock the run row first: serializes with claims (fencing) and with set_waiting (wake-ups).
             try:
@@ -657,6 +708,50 @@ class PostgresStore:
                 conn.execute("UPDATE agentrt_runs SET wake_at = %s WHERE run_id = %s", (now, run_id))
                 self._notify(conn)
         return True
+
+    def _put_fenced(
+        self,
+        run_id: str,
+        seq: int,
+        idx: int,
+        ok: bool,
+        blob: bytes,
+        owner: str,
+        epoch: int | None,
+        now: float,
+    ) -> bool | None:
+        """A driver's own result (no usage to add) in one statement: the run row is locked and the
+        lease checked in the statement that inserts the result.  None: no such run (the caller's
+        general path decides)."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "WITH fenced AS (SELECT run_id, status FROM agentrt_runs WHERE run_id = %(run)s "
+                "AND lease_owner = %(owner)s AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s::bigint) "
+                "FOR UPDATE), ins AS (INSERT INTO agentrt_results (run_id, seq, idx, ok, blob, created_at) "
+                "SELECT run_id, %(seq)s, %(idx)s, %(ok)s, %(blob)s, %(now)s FROM fenced "
+                "ON CONFLICT DO NOTHING RETURNING idx) "
+                "SELECT (SELECT status FROM fenced), (SELECT count(*) FROM ins)",
+                {"run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "idx": idx, "ok": bool(ok),
+                 "blob": blob, "now": now},
+            ).fetchone()  # fmt: skip
+            assert row is not None
+            status, inserted = row
+            if status is None:
+                try:
+                    self._refuse(conn, run_id, epoch)
+                except RunNotFound:
+                    return None
+        if inserted and status == "waiting":  # parked meanwhile (rare for a driver): wake it if answered
+            with self._tx() as conn:
+                _owner, status, _epoch, run_seq, pending, _cancel, _usage = self._locked(conn, run_id)
+                if (
+                    status == "waiting"
+                    and run_seq == seq
+                    and is_answered(_loads(pending), self._oks(conn, run_id, seq))
+                ):
+                    conn.execute("UPDATE agentrt_runs SET wake_at = %s WHERE run_id = %s", (now, run_id))
+                    self._notify(conn)
+        return bool(inserted)
 
     @staticmethod
     def _oks(conn: Any, run_id: str, seq: int) -> dict[int, bool]:
@@ -774,17 +869,20 @@ class PostgresStore:
 
     @_translate
     def append_stream(self, run_id: str, kind: str, data: Any) -> int:
-        with self._tx() as conn:
-            # One appender per run at a time (processes may append to one run's stream concurrently).
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext('agentrt-stream:' || %s))", (run_id,))
-            (last,) = conn.execute(
-                "SELECT COALESCE(MAX(id), 0) FROM agentrt_stream WHERE run_id = %s", (run_id,)
-            ).fetchone()
-            conn.execute(
-                "INSERT INTO agentrt_stream (run_id, id, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",
-                (run_id, last + 1, kind, json.dumps(data, default=repr), time.time()),
-            )
-        return int(last) + 1
+        # One statement (one round trip): the next id is computed where the row is inserted.  Two
+        # processes appending to one run at once may compute the same id: the primary key makes the
+        # later one wait and insert nothing, and it tries again with the id after.
+        payload, now = json.dumps(data, default=repr), time.time()
+        with self._pool.connection() as conn:
+            while True:
+                row = conn.execute(
+                    "INSERT INTO agentrt_stream (run_id, id, kind, data, created_at) "
+                    "SELECT %s, COALESCE(MAX(id), 0) + 1, %s, %s, %s FROM agentrt_stream WHERE run_id = %s "
+                    "ON CONFLICT (run_id, id) DO NOTHING RETURNING id",
+                    (run_id, kind, payload, now, run_id),
+                ).fetchone()
+                if row is not None:
+                    return int(row[0])
 
     @_translate
     def read_stream(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
