@@ -33,8 +33,6 @@ def worker(url: str, executor_id: str) -> None:
             "application_version": "bench",
         }
     )
-    # DBOS's default polling interval (1 s): DBOS workers find queued work by polling.
-    DBOS.register_queue(QUEUE, worker_concurrency=WORKER_CONCURRENCY)
 
     @DBOS.step()
     def bump(x: int) -> int:
@@ -57,6 +55,8 @@ def worker(url: str, executor_id: str) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     DBOS.launch()
+    # DBOS's default polling interval (1 s): DBOS workers find queued work by polling.
+    DBOS.register_queue(QUEUE, worker_concurrency=WORKER_CONCURRENCY)
     print("ready", flush=True)
     stop.wait()
     DBOS.destroy(workflow_completion_timeout_sec=5)

@@ -140,6 +140,14 @@ def row(system: str, n_workers: int, runs: int, steps: int, seconds: float) -> d
     }
 
 
+def read_after(counter: PgCounter) -> tuple[int, int]:
+    """Statements now (pg_stat_statements is current); commits a moment later (the backends report
+    them to pg_stat_database with a delay of up to a second)."""
+    statements = counter.read()[0]
+    time.sleep(1.1)
+    return statements, counter.read()[1]
+
+
 def add_counts(out: dict[str, Any], before: tuple[int, int], after: tuple[int, int], polls: int) -> None:
     durable = out["runs"] * out["steps_per_run"]
     statements = after[0] - before[0] - polls  # less the benchmark's own progress polls
@@ -176,7 +184,7 @@ def throughput(
             for i in range(runs):
                 store.create_run(NewRun(f"{prefix}{i}", SPEC, {"steps": steps}, status="queued"))
             seconds, polls = wait_done(count, runs, started, f"agentrt {n_workers} workers")
-            after = counter.read() if counter else (0, 0)
+            after = read_after(counter) if counter else (0, 0)
         finally:
             stop(procs)
             if postgres:
@@ -195,14 +203,17 @@ def throughput(
 
 
 def dbos_worker(python: str, url: str, executor: str) -> subprocess.Popen[str]:
+    log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
         [python, str(HERE / "_dbos_worker.py"), "worker", url, executor],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE, stderr=log, text=True,
     )  # fmt: skip
     assert proc.stdout is not None
     if proc.stdout.readline().strip() != "ready":
         proc.kill()
-        raise RuntimeError(f"the DBOS worker {executor} did not start (exit {proc.wait()})")
+        code = proc.wait()
+        log.seek(0)
+        raise RuntimeError(f"the DBOS worker {executor} did not start (exit {code}): {log.read()[-1500:]!r}")
     return proc
 
 
@@ -231,7 +242,7 @@ def dbos_throughput(
             lambda: int(poller.execute(sql, (prefix,)).fetchone()[0]),  # type: ignore[index]
             runs, started, f"DBOS {n_workers} workers",
         )  # fmt: skip
-        after = counter.read()
+        after = read_after(counter)
         outputs = poller.execute(
             "SELECT count(*) FROM dbos.workflow_status WHERE starts_with(workflow_uuid, %s) AND status = 'SUCCESS'",
             (prefix,),
@@ -252,18 +263,23 @@ def dbos_recovery(python: str, url: str, restart: bool, give_up: float = 20.0) -
 
     run_id = f"dbos-recover-{time.time_ns()}"
     victim = dbos_worker(python, url, "victim" + run_id[-6:])
-    survivor = None if restart else dbos_worker(python, url, "survivor" + run_id[-6:])
     conn = psycopg.connect(url, autocommit=True)
     sql = "SELECT status, executor_id, recovery_attempts FROM dbos.workflow_status WHERE workflow_uuid = %s"
-    procs = [victim] + ([survivor] if survivor else [])
+    procs = [victim]
     try:
         dbos_submit(python, url, run_id, 1, 2, hold=60.0)
         run_id += "0"
+        waited = time.monotonic()
         while True:
             got = conn.execute(sql, (run_id,)).fetchone()
             if got and got[0] == "PENDING" and got[1].startswith("victim"):
                 break
+            if time.monotonic() - waited > 60:
+                raise TimeoutError(f"the DBOS victim did not start the workflow: {got}")
             time.sleep(0.01)
+        if not restart:
+            procs.append(dbos_worker(python, url, "survivor" + run_id[-7:]))
+            time.sleep(1.0)  # the survivor is up and idle
         time.sleep(0.3)  # inside the 60 s step
         attempts = got[2]
         victim.send_signal(signal.SIGKILL)

@@ -163,13 +163,34 @@ def _redact(url: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
+def _connection_lost(exc: BaseException) -> bool:
+    """The server ended the connection (terminated backend, restart, network): no statement of
+    the failed call was committed, so the call may be made again on a fresh connection."""
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = getattr(exc, "sqlstate", None)
+    return state is None or state.startswith(("08", "57P"))
+
+
 def _translate(method: F) -> F:
-    """Turn psycopg errors into :class:`StoreError` naming the server and what to check."""
+    """Turn psycopg errors into :class:`StoreError` naming the server and what to check.
+
+    A call that failed because its pooled connection was dead (connections are checked only
+    after sitting idle, see ``_check_idle``) is made once more, after the pool has checked and
+    replaced its idle connections: a dropped connection (``pg_terminate_backend``, a failover)
+    costs a round trip, not a failed call."""
 
     @functools.wraps(method)
     def wrapper(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
         try:
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except psycopg.Error as exc:
+                if not _connection_lost(exc):
+                    raise
+                with suppress(Exception):
+                    self._pool.check()
+                return method(self, *args, **kwargs)
         except psycopg.Error as exc:
             raise StoreError(
                 f"store {self.location}: {type(exc).__name__}: {str(exc).strip()}. "
