@@ -274,7 +274,8 @@ class PostgresStore:
 
     def _q(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
         with self._pool.connection() as conn:
-            return conn.execute(sql, params).fetchall()
+            rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
+            return rows
 
     @_translate
     def _migrate(self) -> None:
