@@ -193,3 +193,13 @@ def test_racing_worker_processes_keep_an_agent_limit(backend, tmp_path, request)
         assert [json.loads(json.dumps(r.output)) for r in store.list_runs(status="completed")]
     finally:
         store.close()
+
+
+def test_runs_json_shows_a_deadline():
+    from agentrt.stores.views import result_object
+
+    store = MemoryStore()
+    store.create_run(NewRun("d", "m:a", {}, status="queued", deadline=1234.5))
+    store.create_run(NewRun("n", "m:a", {}, status="queued"))
+    assert result_object(store.get_run("d"))["deadline"] == 1234.5
+    assert "deadline" not in result_object(store.get_run("n"))
