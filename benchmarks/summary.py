@@ -66,6 +66,14 @@ def targets_table(step: Any, cold: Any, ckpt: Any, resume: Any, trap: Any = None
                 f"{s:,.0f} µs = {t['ratio']:.2f}× floor + hop | {floor:,.0f} µs + {hop:,.0f} µs thread hop | "
                 f"≤ {t['target']}× floor + hop | {_ok(t['met'])} | `{step['command']}` |"
             )
+            t = step["targets"].get(f"inline sync tool / floor [{sync}]")
+            if t is not None:
+                i = rows[f"agentrt sync tool, inline [{sync}]"]["median_us"]
+                out.append(
+                    f"| durable step, sync tool `@tool(inline=True)` | SQLite WAL, synchronous={sync}, "
+                    f"retention 100 | {i:,.0f} µs = {t['ratio']:.2f}× floor | {floor:,.0f} µs (no hop) | "
+                    f"≤ {t['target']}× (as async) | {_ok(t['met'])} | `{step['command']}` |"
+                )
     else:
         out.append("| durable step | — | no result (run `python benchmarks/step.py`) | | | | |")
     if cold:
@@ -255,6 +263,18 @@ def build(py: str, quick: bool) -> str:
     lines += ["## Targets (issue 16)", "", *targets_table(step, cold, ckpt, resume, trap), ""]
     if step:
         lines += step_section(step)
+    step_before = None if quick else _load("step", f"{py}-before", False)
+    if step and step_before:
+        tb = step_before["targets"]
+        lines += [
+            "Before issue 16's step work (`python benchmarks/step.py` on a checkout of "
+            f"{step_before.get('tree', 'the previous main')}, same machine, minutes apart, its own floor): "
+            + "; ".join(f"{name} {t['ratio']:.2f}×" for name, t in tb.items())
+            + ". Statements per async tool call then: "
+            + ", ".join(f"{k} {v:g}" for k, v in step_before["statements_per_call"]["async tool"].items())
+            + ".",
+            "",
+        ]
     if cold:
         lines += cold_section(cold)
     before = None if quick else _load("coldstart", f"{py}-before", False)

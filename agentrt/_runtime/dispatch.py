@@ -25,7 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from agentrt._runtime.encoding import decode_result, encode_result
+from agentrt._runtime.encoding import decode_result, encode_result, encode_result_with_copy
 from agentrt._runtime.observation import Observation
 from agentrt._runtime.pending import child_run_id, idempotency_key, members
 from agentrt._runtime.state import LiveRun
@@ -94,6 +94,8 @@ class Dispatcher:
         self.max_model_calls = max_model_calls
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="agentrt-tool")
         self._timers: dict[tuple[str, int, int], asyncio.TimerHandle] = {}
+        #: whether the store journals a result in the transaction of the next checkpoint
+        self._defers = bool(getattr(host.store, "journals_with_checkpoint", False))
 
     @property
     def timers_armed(self) -> bool:
@@ -131,8 +133,9 @@ class Dispatcher:
     ) -> None:
         """Journal the result of member ``idx`` at ``seq``, then hand the journaled copy to the live run."""
         store = self.host.store
+        copy: tuple[bool, Any] | None = None  # the journaled copy, when it comes without decoding
         try:
-            blob = encode_result(store, live.run_id, seq, idx, ok, value)
+            blob, copy = encode_result_with_copy(store, live.run_id, seq, idx, ok, value)
         except Exception as exc:
             ok = False
             value = ToolError(
@@ -140,6 +143,13 @@ class Dispatcher:
                 f"the result of the request could not be journaled: {exc}",
             )
             blob = encode_result(store, live.run_id, seq, idx, False, value)
+        if usage is None and live.seq == seq and isinstance(live.payload, ToolCall) and self._defers:
+            # The result that answers the run's one pending call: journaled by the transaction of the
+            # checkpoint it leads to (one commit per step).  Until that commits, a crash makes the call
+            # again on resume, as a crash between the tool's return and its own commit did before.
+            live.unjournaled.append((seq, idx, ok, blob))
+            live.results[idx] = copy or decode_result(store, live.run_id, seq, idx, ok, blob)
+            return
         try:
             new = self.host.store.put_result(
                 live.run_id, seq, idx, ok, blob, usage, owner=self.host.owner, epoch=live.epoch
@@ -158,7 +168,7 @@ class Dispatcher:
             live.usage = add_usage(live.usage, usage)
         if live.seq == seq:
             # Deliver what a restart would deliver: the journaled copy, not the tool's own object.
-            live.results[idx] = decode_result(store, live.run_id, seq, idx, ok, blob)
+            live.results[idx] = copy or decode_result(store, live.run_id, seq, idx, ok, blob)
 
     # ------------------------------------------------------------------ tools
 
@@ -300,6 +310,8 @@ class Dispatcher:
     async def _once(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
         if tool.is_async:
             call: Any = tool.fn(**kwargs)
+        elif tool.inline:  # @tool(inline=True): on the loop's thread, no hop to the pool
+            return tool.fn(**kwargs)
         else:
             call = asyncio.get_running_loop().run_in_executor(
                 self._pool, functools.partial(tool.fn, **kwargs)

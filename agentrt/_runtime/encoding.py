@@ -76,6 +76,21 @@ def encode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, value: 
     return encode_error(value, seal_for(store, f"error#{idx}", run_id, seq))
 
 
+def encode_result_with_copy(
+    store: Any, run_id: str, seq: int, idx: int, ok: bool, value: Any
+) -> tuple[bytes, tuple[bool, Any] | None]:
+    """``encode_result``, plus for plain data the ``(ok, value)`` that decoding the blob gives (a copy
+    through its own pickle payload), so the runtime need not verify a blob it has just signed."""
+    if ok:
+        from agentrt._codec._plain import dumps_plain_with_copy
+
+        seal = seal_for(store, f"value#{idx}", run_id, seq)
+        made = dumps_plain_with_copy(value, seal.ring.write, seal.bind)
+        if made is not None:
+            return made[0], (True, made[1])
+    return encode_result(store, run_id, seq, idx, ok, value), None
+
+
 def decode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> tuple[bool, Any]:
     """``(ok, value)`` of a journal blob, refused unless signed for that run, sequence and member."""
     if ok:
@@ -86,13 +101,26 @@ def decode_result(store: Any, run_id: str, seq: int, idx: int, ok: bool, blob: b
 def _dump(value: Any, seal: BlobSeal | None) -> bytes:
     if seal is None:
         return _codec().dumps(value)  # type: ignore[no-any-return]
+    from agentrt._codec._plain import dumps_plain
+
+    # plain data (most tool results): the same blob, without the codec's per-blob set-up
+    blob = dumps_plain(value, seal.ring.write, seal.bind)
+    if blob is not None:
+        return blob
     return _codec().dumps(value, key=seal.ring.write, bind=seal.bind)  # type: ignore[no-any-return]
 
 
 def _load(blob: bytes, seal: BlobSeal | None) -> Any:
     if seal is None:
         return _codec().loads(blob)
-    return _codec().loads(blob, keys=seal.ring.read, key_source=seal.ring.source, require=seal.requirement())
+    from agentrt._codec._plain import NOT_PLAIN, loads_plain
+
+    requirement = seal.requirement()
+    # a signed blob of plain data: C unpickling with no global allowed; anything else, the codec
+    value = loads_plain(blob, seal.ring.read, seal.ring.source, requirement)
+    if value is not NOT_PLAIN:
+        return value
+    return _codec().loads(blob, keys=seal.ring.read, key_source=seal.ring.source, require=requirement)
 
 
 def encode_value(value: Any, seal: BlobSeal | None = None) -> bytes:

@@ -104,8 +104,9 @@ class Observation:
                 )
         for hook in self._trace:
             hook(event)
-        for capture in list(CAPTURES):
-            capture(event)
+        if CAPTURES:
+            for capture in list(CAPTURES):
+                capture(event)
 
     def chunk(self, request: ExecutorRequest, chunk: str) -> None:
         """One streamed chunk of a model answer: traced, then handed to ``on_chunk``."""

@@ -276,6 +276,7 @@ class Runtime:
             self.leases.release(run_id)
         self._lives.clear()
         self._dispatcher.close()
+        self._stream.flush()  # the queued stream events, before the store may be closed
         if self._watchdog is not None:
             self._watchdog.close()
         if self._owns_store:
@@ -803,6 +804,10 @@ class Runtime:
         for task in live.inflight.values():
             task.cancel()
         live.inflight.clear()
+        if release and live.unjournaled:  # stopping (close, cancel): keep what was answered
+            with contextlib.suppress(Exception):
+                self._journal_deferred(live)
+        live.unjournaled = []
         self._lives.pop(live.run_id, None)
         if release:
             self.leases.release(live.run_id)
@@ -895,7 +900,23 @@ class Runtime:
             self._finish_failed(live, exc, events)
             return False
         pending = summarize(out)
-        self.store.save_checkpoint(live.run_id, self.owner, live.seq, blob, pending, events, epoch=live.epoch)
+        if live.unjournaled:
+            store: Any = self.store  # journals_with_checkpoint: save_checkpoint takes journal=
+            store.save_checkpoint(
+                live.run_id,
+                self.owner,
+                live.seq,
+                blob,
+                pending,
+                events,
+                epoch=live.epoch,
+                journal=live.unjournaled,
+            )
+            live.unjournaled = []
+        else:
+            self.store.save_checkpoint(
+                live.run_id, self.owner, live.seq, blob, pending, events, epoch=live.epoch
+            )
         self._emit("checkpoint", live.run_id, seq=live.seq, size_bytes=len(blob), request=pending)
         return True
 
@@ -908,7 +929,14 @@ class Runtime:
                 self.observation.emitted(event.data.get("type"), event.obj)
         return rows
 
+    def _journal_deferred(self, live: LiveRun) -> None:
+        """Journal the results whose entry was to ride on the next checkpoint, when there is none."""
+        entries, live.unjournaled = live.unjournaled, []
+        for seq, idx, ok, blob in entries:
+            self.store.put_result(live.run_id, seq, idx, ok, blob, None, owner=self.owner, epoch=live.epoch)
+
     def _finish_completed(self, live: LiveRun, value: Any, events: list[EventRow]) -> None:
+        self._journal_deferred(live)
         agent = live.agent
         try:
             if not isinstance(value, agent.output):
@@ -930,6 +958,7 @@ class Runtime:
         self._notify_parent(live.run_id, True, value)
 
     def _finish_failed(self, live: LiveRun, exc: BaseException, events: list[EventRow]) -> None:
+        self._journal_deferred(live)
         live.machine = None
         record = error_record(exc)
         try:
@@ -948,6 +977,7 @@ class Runtime:
 
     def _park(self, live: LiveRun) -> None:
         """The run waits on something that is not a tool call: store it, drop it from memory."""
+        self._journal_deferred(live)
         waiting_on, wake_at = parked_on(live.payload, live.results)
         if live.deadline is not None and not live.cancel_thrown:  # a worker wakes it to cancel it
             wake_at = live.deadline if wake_at is None else min(wake_at, live.deadline)

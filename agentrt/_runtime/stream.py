@@ -10,6 +10,15 @@ exactly the events after ``N`` -- nothing lost, nothing twice.
 
 Streamed model chunks are not stored (there can be thousands per call); they
 stay on ``Runtime(on_chunk=...)`` / ``on_trace``.
+
+On a store that can queue stream events (``SqliteStore.queue_stream``), an event
+is not committed on its own: it is written by the store's next write
+transaction -- the journal entry or checkpoint that follows it, so a step's
+events cost no commit of their own -- and at the latest :data:`FLUSH_SECONDS`
+later, when the run's subscribers are woken.  The events that end a burst (a
+run's end, ``waiting``) are written at once.  As before, an event is stored
+after what it reports, never before; a crash can lose the events of its last
+few milliseconds (before, the one being written).
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -24,12 +34,20 @@ from typing import Any
 from agentrt.observe import TraceEvent
 from agentrt.stores.base import StreamEvent
 
-__all__ = ["END_KINDS", "UNSTORED_KINDS", "EventStream"]
+__all__ = ["END_KINDS", "FLUSH_SECONDS", "UNSTORED_KINDS", "EventStream"]
+
+logger = logging.getLogger("agentrt.observe")
 
 #: The event that ends a run's stream (a run's last event).
 END_KINDS = frozenset({"completed", "failed", "cancelled"})
 #: Runtime events that are observed but not stored.
 UNSTORED_KINDS = frozenset({"model_chunk"})
+#: Events after which nothing may be written for a while: stored at once, with anything queued.
+WRITE_NOW_KINDS = END_KINDS | {"waiting"}
+#: How long a queued event waits at most for a write transaction to carry it.
+FLUSH_SECONDS = 0.005
+#: ``json.dumps(data, default=repr)`` without building an encoder per event
+_JSON = json.JSONEncoder(default=repr)
 
 #: How often a subscriber re-reads the store when nothing woke it (another process may drive the run).
 DEFAULT_POLL_SECONDS = 0.5
@@ -44,6 +62,9 @@ class EventStream:
         self._wakeups: dict[str, asyncio.Event] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread = threading.get_ident()
+        self._queue = getattr(store, "queue_stream", None)
+        self._queued_runs: set[str] = set()
+        self._flush_armed = False
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -54,12 +75,43 @@ class EventStream:
     def __call__(self, event: TraceEvent) -> None:
         if event.kind in UNSTORED_KINDS:
             return
+        on_loop = threading.get_ident() == self._thread
+        if (
+            self._queue is not None
+            and on_loop
+            and self._loop is not None
+            and not self._loop.is_closed()
+            and event.kind not in WRITE_NOW_KINDS
+        ):
+            self._queue(event.run_id, event.kind, _JSON.encode(event.data))
+            self._queued_runs.add(event.run_id)
+            if not self._flush_armed:
+                self._loop.call_later(FLUSH_SECONDS, self.flush)
+                self._flush_armed = True
+            return
         data = json.loads(json.dumps(event.data, default=repr))
-        self.store.append_stream(event.run_id, event.kind, data)
-        if threading.get_ident() == self._thread:
+        self.store.append_stream(event.run_id, event.kind, data)  # after anything queued before it
+        if on_loop:
+            self._wake_queued()
             self._wake(event.run_id)
         elif self._loop is not None:
             self._loop.call_soon_threadsafe(self._wake, event.run_id)
+
+    def flush(self) -> None:
+        """Write the queued events (if the store has not already) and wake their runs' subscribers."""
+        self._flush_armed = False
+        flush = getattr(self.store, "flush_stream", None)
+        if flush is not None:
+            try:
+                flush()
+            except Exception:
+                logger.warning("agentrt: queued stream events could not be stored", exc_info=True)
+        self._wake_queued()
+
+    def _wake_queued(self) -> None:
+        runs, self._queued_runs = self._queued_runs, set()
+        for run_id in runs:
+            self._wake(run_id)
 
     def _wake(self, run_id: str) -> None:
         wakeup = self._wakeups.pop(run_id, None)

@@ -90,6 +90,9 @@ class Tool:
     attempts: int = 1
     backoff: float = 0.0
     retry_on: tuple[type[BaseException], ...] = (Exception,)
+    #: ``@tool(inline=True)``: a sync tool called on the event loop's thread instead of the thread
+    #: pool (no thread hop), for quick functions that never block; a timeout cannot stop it there.
+    inline: bool = False
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -118,6 +121,17 @@ ui_tools: list[Any] = [
     UiTool("ui_notify", "Show a progress or status event to the user without waiting."),
     UiTool("ui_ask", "Ask the user a question and wait for the reply."),
 ]
+
+
+def _check_inline(inline: Any, timeout: float | None) -> bool:
+    if not isinstance(inline, bool):
+        raise TypeError(f"@tool(inline=...) must be True or False, got {inline!r}")
+    if inline and timeout is not None:
+        raise ValueError(
+            "@tool(inline=True, timeout=...): an inline call runs on the event loop's thread, where "
+            "no timeout can stop it; drop timeout=, or drop inline=True to run the tool in the thread pool"
+        )
+    return inline
 
 
 def _check_policy(
@@ -185,6 +199,11 @@ def _make_tool(
     if required:
         parameters["required"] = required
     parameters["additionalProperties"] = False
+    if policy and policy.get("inline") and inspect.iscoroutinefunction(target):
+        raise TypeError(
+            f"@tool(inline=True) {target.__qualname__}: an async tool already runs on the event loop; "
+            "inline=True is for sync (def) tools -- drop it"
+        )
     return Tool(
         fn=fn,
         name=name or target.__name__,
@@ -207,6 +226,7 @@ def tool(
     attempts: int = 1,
     backoff: float = 0.0,
     retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
+    inline: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -220,6 +240,7 @@ def tool(
     attempts: int = 1,
     backoff: float = 0.0,
     retry_on: type[BaseException] | tuple[type[BaseException], ...] = (Exception,),
+    inline: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make ``fn`` (``def`` or ``async def``) a tool; its annotations and docstring become its JSON Schema.
 
@@ -228,12 +249,18 @@ def tool(
     parameters.  Run policy: ``timeout`` (seconds per attempt; a sync tool's thread
     cannot be killed, only abandoned), ``attempts`` (in all), ``backoff`` (seconds before
     the 2nd attempt, doubling after), ``retry_on`` (the exception types worth another try).
+
+    ``inline=True`` (sync tools only) calls the function on the event loop's thread instead
+    of agentrt's thread pool: no thread hop (tens of microseconds a call), for quick pure
+    functions.  The loop and every other run wait while it runs, so a tool that does I/O or
+    may take long must stay in the pool; ``timeout`` cannot interrupt an inline call.
     """
     policy = {
         "timeout": timeout,
         "attempts": attempts,
         "backoff": float(backoff),
         "retry_on": _check_policy(timeout, attempts, backoff, retry_on),
+        "inline": _check_inline(inline, timeout),
     }
     if fn is not None:
         return _make_tool(fn, name, description, policy)

@@ -2,9 +2,10 @@
 
 A store keeps, per run: one row (status, input, output or error, the pending
 request, the lease), its checkpoints (``seq`` -> blob, newest ``retention``
-kept), the journal of results (``seq``, ``idx`` -> encoded value or error) and
-the non-blocking events (``seq``, ``n``).  All methods are synchronous and fast;
-the runtime calls them from its event loop thread.  Three implementations:
+kept; pruned in batches while a run runs, see :func:`prune_due`), the journal of
+results (``seq``, ``idx`` -> encoded value or error) and the non-blocking events
+(``seq``, ``n``).  All methods are synchronous and fast; the runtime calls them
+from its event loop thread.  Three implementations:
 :class:`~agentrt.stores.MemoryStore` (tests, embedding),
 :class:`~agentrt.stores.SqliteStore` (the default, safe across processes on one
 machine) and :class:`~agentrt.stores.postgres.PostgresStore` (a fleet of workers).
@@ -72,6 +73,7 @@ __all__ = [
     "lease_lost",
     "make_owner",
     "owner_is_dead",
+    "prune_due",
     "require_blob_key",
     "take_within_limits",
 ]
@@ -347,6 +349,18 @@ def add_usage(total: dict[str, int] | None, delta: dict[str, int]) -> dict[str, 
     for key, value in delta.items():
         out[key] = out.get(key, 0) + int(value)
     return out
+
+
+def prune_due(seq: int, retention: int | None) -> bool:
+    """Whether saving checkpoint ``seq`` also prunes the run's old checkpoints and journal entries.
+
+    Pruning is batched: once every ``retention // 4`` checkpoints (every one when ``retention < 8``),
+    so a running run holds at most a quarter more than the newest ``retention``; a run that waits or
+    finishes is pruned to exactly ``retention`` then.  A DELETE at every step was the largest single
+    cost of a step on SQLite after its two commits."""
+    if retention is None or seq <= retention:
+        return False
+    return (seq - retention) % max(1, retention // 4) == 0
 
 
 def is_answered(pending: Any, results: dict[int, bool]) -> bool:

@@ -52,6 +52,7 @@ from agentrt.stores.base import (
     is_answered,
     lease_lost,
     owner_is_dead,
+    prune_due,
     require_blob_key,
     take_within_limits,
 )
@@ -607,7 +608,10 @@ class PostgresStore:
     ) -> None:
         now = time.time()
         pending_json = _dumps(pending)
-        cutoff = seq - self.retention if self.retention is not None and seq > self.retention else None
+        # Old checkpoints and results are pruned in batches (see prune_due), here in the same statement.
+        cutoff = (
+            seq - self.retention if self.retention is not None and prune_due(seq, self.retention) else None
+        )
         # One statement, so one round trip and its own transaction: the fenced UPDATE of the run row
         # (which takes its lock, as a claim does) feeds every other write, so none lands unless the
         # writer still holds the lease at its epoch.
@@ -655,6 +659,13 @@ class PostgresStore:
         if row is None:
             raise RunNotFound(run_id, self.location)
         raise lease_lost(run_id, row[0], row[1], epoch)
+
+    def _prune(self, conn: Any, run_id: str, seq: int) -> None:
+        """Drop the checkpoints and journal entries older than the newest ``retention``."""
+        if self.retention is not None and seq > self.retention:
+            cutoff = seq - self.retention
+            conn.execute("DELETE FROM agentrt_checkpoints WHERE run_id = %s AND seq <= %s", (run_id, cutoff))
+            conn.execute("DELETE FROM agentrt_results WHERE run_id = %s AND seq <= %s", (run_id, cutoff))
 
     @_translate
     def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None:
@@ -809,6 +820,7 @@ class PostgresStore:
             if cancel or is_answered(_loads(pending), self._oks(conn, run_id, seq)):
                 wake_at = now  # answered while the driver decided to park: a worker goes on with it
                 self._notify(conn)
+            self._prune(conn, run_id, seq)  # at rest, exactly the newest ``retention`` are kept
             self._insert_events(conn, run_id, events, now)
             conn.execute(
                 "UPDATE agentrt_runs SET status = 'waiting', waiting_on = %s, wake_at = %s, updated_at = %s "
@@ -837,6 +849,7 @@ class PostgresStore:
                 return False
             if row[0] != owner or (epoch is not None and row[2] != epoch):
                 raise lease_lost(run_id, row[0], row[2], epoch)
+            self._prune(conn, run_id, row[3])  # at rest, exactly the newest ``retention`` are kept
             self._insert_events(conn, run_id, events, now)
             conn.execute(
                 "UPDATE agentrt_runs SET status = %s, output = %s, error = %s, error_blob = %s, "

@@ -23,7 +23,7 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
@@ -45,6 +45,7 @@ from agentrt.stores.base import (
     is_answered,
     lease_lost,
     owner_is_dead,
+    prune_due,
     take_within_limits,
 )
 
@@ -181,6 +182,9 @@ def _loads(text: str | None) -> Any:
 class SqliteStore:
     """The default store: one SQLite file (created with its directory on first use)."""
 
+    #: ``save_checkpoint(..., journal=...)`` journals results in the checkpoint's transaction
+    journals_with_checkpoint = True
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -198,6 +202,8 @@ class SqliteStore:
         self._lock = threading.RLock()
         self._work = threading.Condition()
         self._generation = 0  # bumped by this process's writes that may make work runnable
+        #: stream events queued by ``queue_stream``, written by the next write transaction
+        self._stream_queue: list[tuple[str, str, str, float]] = []
         self._conn: sqlite3.Connection | None = None
         directory = os.path.dirname(os.path.abspath(self.path))
         try:
@@ -297,10 +303,12 @@ class SqliteStore:
             if conn is None:
                 raise StoreError(f"store {self.path!r} is closed")
             conn.execute("BEGIN IMMEDIATE")
+            queued = self._write_queued_stream(conn) if self._stream_queue else []
             try:
                 yield conn
             except BaseException:
                 conn.execute("ROLLBACK")
+                self._stream_queue[:0] = queued  # written by the next transaction instead
                 raise
             conn.execute("COMMIT")
 
@@ -643,27 +651,62 @@ class SqliteStore:
         events: list[EventRow],
         *,
         epoch: int | None = None,
+        journal: Sequence[tuple[int, int, bool, bytes]] = (),
     ) -> None:
+        """Store checkpoint ``seq``; ``journal`` holds ``(seq, idx, ok, blob)`` results to journal in the
+        same transaction (the result that answered the previous request: one commit per step)."""
         now = time.time()
         pending_json = _dumps(pending)
         with self._tx() as conn:
-            self._check_owner(conn, run_id, owner, epoch)
+            row = conn.execute(
+                "SELECT lease_owner, status, epoch, waiting_on IS NULL AND wake_at IS NULL FROM runs "
+                "WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is None:
+                raise RunNotFound(run_id, self.path)
+            if row[0] != owner or (epoch is not None and row[2] != epoch):
+                raise lease_lost(run_id, row[0], row[2], epoch)
+            for r_seq, idx, ok, r_blob in journal:
+                cur = conn.execute(
+                    "INSERT OR IGNORE INTO results (run_id, seq, idx, ok, blob, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (run_id, r_seq, idx, int(ok), r_blob, now),
+                )
+                if cur.rowcount != 1:  # only a driver that lost its lease could meet this
+                    raise StoreError(
+                        f"store {self.path!r}: run {run_id!r} already has a result for seq {r_seq} "
+                        f"member {idx}, journaled by another driver; nothing was written, and the run "
+                        "is driven again from its stored checkpoint and journal"
+                    )
             conn.execute(
                 "INSERT OR REPLACE INTO checkpoints (run_id, seq, blob, pending, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
                 (run_id, seq, blob, pending_json, now),
             )
             self._insert_events(conn, run_id, events, now)
-            conn.execute(
-                "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
-                "wake_at = NULL, "
-                "updated_at = ? WHERE run_id = ?",
-                (seq, pending_json, now, run_id),
-            )
-            if self.retention is not None and seq > self.retention:
-                cutoff = seq - self.retention
-                conn.execute("DELETE FROM checkpoints WHERE run_id = ? AND seq <= ?", (run_id, cutoff))
-                conn.execute("DELETE FROM results WHERE run_id = ? AND seq <= ?", (run_id, cutoff))
+            if row[1] == "running" and row[3]:
+                # Already running, nothing to clear: leave the indexed columns out of the UPDATE
+                # (naming them rewrites their index entries, which cost as much as the rest of the step).
+                conn.execute(
+                    "UPDATE runs SET seq = ?, pending = ?, updated_at = ? WHERE run_id = ?",
+                    (seq, pending_json, now, run_id),
+                )
+            else:
+                conn.execute(
+                    "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
+                    "wake_at = NULL, updated_at = ? WHERE run_id = ?",
+                    (seq, pending_json, now, run_id),
+                )
+            if prune_due(seq, self.retention):
+                self._prune(conn, run_id, seq)
+
+    def _prune(self, conn: sqlite3.Connection, run_id: str, seq: int) -> None:
+        """Drop the checkpoints and journal entries older than the newest ``retention``."""
+        if self.retention is not None and seq > self.retention:
+            cutoff = seq - self.retention
+            conn.execute("DELETE FROM checkpoints WHERE run_id = ? AND seq <= ?", (run_id, cutoff))
+            conn.execute("DELETE FROM results WHERE run_id = ? AND seq <= ?", (run_id, cutoff))
 
     @_translate
     def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None:
@@ -703,8 +746,14 @@ class SqliteStore:
         now = time.time()
         woke = False
         with self._tx() as conn:
+            row = conn.execute(
+                "SELECT usage, status, seq, pending, lease_owner, epoch FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
             if owner is not None:
-                self._check_owner(conn, run_id, owner, epoch)
+                if row is None:
+                    raise RunNotFound(run_id, self.path)
+                if row[4] != owner or (epoch is not None and row[5] != epoch):
+                    raise lease_lost(run_id, row[4], row[5], epoch)
             cur = conn.execute(
                 "INSERT OR IGNORE INTO results (run_id, seq, idx, ok, blob, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -712,9 +761,6 @@ class SqliteStore:
             )
             if cur.rowcount != 1:
                 return False
-            row = conn.execute(
-                "SELECT usage, status, seq, pending FROM runs WHERE run_id = ?", (run_id,)
-            ).fetchone()
             if row is None:
                 return True
             if usage:
@@ -762,6 +808,7 @@ class SqliteStore:
             ).fetchone()
             if cancel or is_answered(_loads(pending), self._oks(conn, run_id, seq)):
                 wake_at = now  # answered while the driver decided to park: a worker goes on with it
+            self._prune(conn, run_id, seq)  # at rest, exactly the newest ``retention`` are kept
             self._insert_events(conn, run_id, events, now)
             conn.execute(
                 "UPDATE runs SET status = 'waiting', waiting_on = ?, wake_at = ?, updated_at = ? "
@@ -788,6 +835,7 @@ class SqliteStore:
             row = self._check_owner_or_finished(conn, run_id, owner, epoch)
             if row is None:
                 return False
+            self._prune(conn, run_id, row[3])  # at rest, exactly the newest ``retention`` are kept
             self._insert_events(conn, run_id, events, now)
             cur = conn.execute(
                 "UPDATE runs SET status = ?, output = ?, error = ?, error_blob = ?, pending = NULL, "
@@ -802,7 +850,7 @@ class SqliteStore:
         self, conn: sqlite3.Connection, run_id: str, owner: str, epoch: int | None
     ) -> tuple[Any, ...] | None:
         row = conn.execute(
-            "SELECT lease_owner, status, epoch FROM runs WHERE run_id = ?", (run_id,)
+            "SELECT lease_owner, status, epoch, seq FROM runs WHERE run_id = ?", (run_id,)
         ).fetchone()
         if row is None:
             raise RunNotFound(run_id, self.path)
@@ -864,8 +912,43 @@ class SqliteStore:
             )
         return int(last) + 1
 
+    def queue_stream(self, run_id: str, kind: str, data_json: str) -> None:
+        """Queue one event (its data already JSON text) for the run's stream: the next write transaction
+        of this store writes it first, so a step's events share the commit of its journal entry or
+        checkpoint instead of costing one commit each.  ``flush_stream`` writes the queue at once;
+        ``read_stream`` and ``close`` do so first.  Ids are given when written (the run's last + 1)."""
+        with self._lock:
+            self._stream_queue.append((run_id, kind, data_json, time.time()))
+
+    @_translate
+    def flush_stream(self) -> None:
+        """Write the queued stream events now (one transaction), if there are any."""
+        with self._lock:
+            if self._stream_queue:
+                with self._tx():
+                    pass
+
+    def _write_queued_stream(self, conn: sqlite3.Connection) -> list[tuple[str, str, str, float]]:
+        queued, self._stream_queue = self._stream_queue, []
+        last: dict[str, int] = {}
+        rows = []
+        for run_id, kind, data_json, created in queued:
+            n = last.get(run_id)
+            if n is None:
+                (n,) = conn.execute(
+                    "SELECT COALESCE(MAX(id), 0) FROM stream WHERE run_id = ?", (run_id,)
+                ).fetchone()
+            last[run_id] = n = int(n) + 1
+            rows.append((run_id, n, kind, data_json, created))
+        conn.executemany(
+            "INSERT INTO stream (run_id, id, kind, data, created_at) VALUES (?, ?, ?, ?, ?)", rows
+        )
+        return queued
+
     @_translate
     def read_stream(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
+        if self._stream_queue:
+            self.flush_stream()
         sql = "SELECT id, kind, data, created_at FROM stream WHERE run_id = ? AND id > ? ORDER BY id"
         params: tuple[Any, ...] = (run_id, int(after))
         if limit:
@@ -890,6 +973,8 @@ class SqliteStore:
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
+                with suppress(sqlite3.Error, StoreError):
+                    self.flush_stream()
                 with suppress(sqlite3.Error):
                     self._conn.close()
                 self._conn = None
