@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from agentrt.exceptions import Cancelled as Cancelled
     from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
     from agentrt.exceptions import CorruptBlob as CorruptBlob
+    from agentrt.exceptions import DeadlineExceeded as DeadlineExceeded
     from agentrt.exceptions import IncompatibleBlob as IncompatibleBlob
     from agentrt.exceptions import InternalInconsistency as InternalInconsistency
     from agentrt.exceptions import LeaseHeld as LeaseHeld
@@ -81,6 +82,7 @@ _EXPORTS = {
     "Cancelled": "agentrt.exceptions",
     "CannotCrossAwait": "agentrt.exceptions",
     "CorruptBlob": "agentrt.exceptions",
+    "DeadlineExceeded": "agentrt.exceptions",
     "IncompatibleBlob": "agentrt.exceptions",
     "InternalInconsistency": "agentrt.exceptions",
     "LeaseHeld": "agentrt.exceptions",
@@ -109,6 +111,7 @@ __all__ = [
     "Cancelled",
     "CannotCrossAwait",
     "CorruptBlob",
+    "DeadlineExceeded",
     "Done",
     "Fulfilled",
     "IncompatibleBlob",

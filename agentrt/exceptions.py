@@ -31,6 +31,7 @@ pickle with their fields (keyword-only or computed messages would not).
 
 from __future__ import annotations
 
+import datetime
 from typing import Any  # Any: errors carry user values and pickle themselves
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "CheckpointNotFound",
     "ContractError",
     "CorruptBlob",
+    "DeadlineExceeded",
     "DecisionExhausted",
     "ForeignAwaitable",
     "ForkError",
@@ -321,6 +323,27 @@ class Cancelled(AgentrtError):
 
     def __reduce__(self) -> Any:
         return (Cancelled, (self.run_id, str(self)))
+
+
+class DeadlineExceeded(Cancelled):
+    """The run passed its deadline (``Runtime.start(..., deadline=...)``, ``agentrt submit --deadline``).
+
+    A :class:`Cancelled`: raised inside the agent at the await it is suspended on (its ``finally``
+    blocks run), and the run's status becomes ``cancelled``, with this error.
+    """
+
+    def __init__(self, run_id: str, deadline: float, message: str | None = None) -> None:
+        self.deadline = deadline
+        when = datetime.datetime.fromtimestamp(deadline, datetime.UTC).isoformat(timespec="seconds")
+        super().__init__(
+            run_id,
+            message
+            or f"run {run_id!r} passed its deadline ({when}) and was cancelled; give it more time with "
+            "Runtime.start(..., deadline=SECONDS) or `agentrt submit --deadline SECONDS`",
+        )
+
+    def __reduce__(self) -> Any:
+        return (DeadlineExceeded, (self.run_id, self.deadline, str(self)))
 
 
 class LeaseHeld(AgentrtError):

@@ -1,21 +1,35 @@
-"""Workers: throughput of a fleet, recovery latency, and database statements per durable step.
+"""Workers: throughput of a fleet, recovery latency and database statements per durable step,
+agentrt on SQLite and PostgreSQL beside DBOS on the same PostgreSQL cluster.
 
-    python benchmarks/workers.py            # full: 1, 2, 4 workers x SQLite, PostgreSQL
+    python benchmarks/workers.py            # full: 1, 2, 4 workers x agentrt-SQLite, agentrt-PostgreSQL, DBOS
     python benchmarks/workers.py --quick    # smoke (CI): SQLite, 1 worker, a few runs; no timing claims
 
-(a) Throughput: W ``agentrt worker`` processes are started and left idle; then N runs of
-    ``workers_agents:chain`` (``steps`` sequential tool calls, so ``steps + 1`` durable steps
-    each) are submitted as ``queued``; runs/s and durable steps/s from the first submit to the
-    last finish.
-(b) Recovery latency: a worker drives a run inside a long tool call and is SIGKILLed while a
-    second worker idles; the time from the kill to the run's next checkpoint (same machine: the
-    dead owner pid is seen at the second worker's next claim, which it makes at its poll).
-(c) Statements per durable step: one in-process worker drives runs; SQLite statements are
-    counted with ``set_trace_callback``; for PostgreSQL the committed transactions
-    (``pg_stat_database.xact_commit``) are counted.
+The workflow: ``workers_agents:chain`` (``steps`` sequential durable tool calls, so ``steps + 1``
+durable steps per run: each call's result, and the run's end) and, for DBOS,
+``_dbos_worker.chain`` (``steps`` ``@DBOS.step`` calls in one ``@DBOS.workflow``: each step's
+output, and the workflow's end).
 
-PostgreSQL: ``AGENTRT_BENCH_PG_URL`` or a throwaway cluster (tests/pgcluster.py).  DBOS is not
-compared in this version.  Results: ``benchmarks/results/workers[-quick].json``.
+(a) Throughput: W worker processes (``agentrt worker --concurrency 32``; DBOS workers with a queue
+    of ``worker_concurrency=32``) are started and left idle; then N runs are submitted (agentrt:
+    ``queued`` rows; DBOS: ``DBOSClient.enqueue``); runs/s and durable steps/s from the first
+    submit to the last finish.  On PostgreSQL the same window's statements are counted with
+    ``pg_stat_statements`` (every statement of every worker and of the submitter, BEGIN/COMMIT
+    included, less the benchmark's own progress polls) and its transactions with
+    ``pg_stat_database.xact_commit``: statements and transactions per durable step.
+(b) Recovery latency: a worker drives a run inside a long step and is SIGKILLed.  agentrt: a
+    second, idle worker takes the run over (same machine: the dead owner pid is seen at its next
+    claim; another machine: when the lease lapses, AGENTRT_LEASE_SECONDS=5 here).  DBOS recovers
+    a dead executor's workflows only when a process with the same executor id starts again (or
+    through DBOS Conductor): measured (i) with an idle survivor only, (ii) restarting the killed
+    executor at once, as a supervisor would.  "Moving again": agentrt, the survivor holds the
+    run's lease; DBOS, the workflow's ``recovery_attempts`` went up (it is executing again).
+(c) SQLite statements per durable step: one in-process worker drives runs; statements are
+    counted with ``set_trace_callback``.
+
+PostgreSQL: ``AGENTRT_BENCH_PG_URL`` (a server with pg_stat_statements loaded) or a throwaway
+cluster (tests/pgcluster.py).  DBOS runs in benchmarks/.venv-peers (made on demand, like
+resume.py's).  Results: ``benchmarks/results/workers[-quick].json``, ``workers.png`` and the
+table in ``benchmarks/results/workers.md``.
 """
 
 from __future__ import annotations
@@ -30,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,37 +86,227 @@ def stop(procs: list[subprocess.Popen[bytes]]) -> None:
             p.wait()
 
 
-def throughput(store_url: str, n_workers: int, runs: int, steps: int) -> dict[str, Any]:
+PG_SETTINGS = "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+
+
+class PgCounter:
+    """Statements (``pg_stat_statements``) and commits (``pg_stat_database``) of one database, read
+    from the cluster's admin database (so the counter's own queries are not counted)."""
+
+    def __init__(self, admin_url: str, db_url: str) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(admin_url, autocommit=True)
+        self.conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        self.db = db_url.rsplit("/", 1)[1]
+
+    def read(self) -> tuple[int, int]:
+        self.conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = self.conn.execute(
+            "SELECT (SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s "
+            "JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = %s), "
+            "(SELECT xact_commit FROM pg_stat_database WHERE datname = %s)",
+            (self.db, self.db),
+        ).fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1])
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def wait_done(count: Callable[[], int], runs: int, started: float, what: str) -> tuple[float, int]:
+    """Poll ``count`` until it reaches ``runs``; (seconds since ``started``, polls made)."""
+    polls = 0
+    while True:
+        polls += 1
+        done = count()
+        if done >= runs:
+            return time.monotonic() - started, polls
+        if time.monotonic() - started > 900:
+            raise TimeoutError(f"{what}: {done}/{runs} runs done after 900 s")
+        time.sleep(0.05)
+
+
+def row(system: str, n_workers: int, runs: int, steps: int, seconds: float) -> dict[str, Any]:
+    return {
+        "system": system,
+        "workers": n_workers,
+        "runs": runs,
+        "steps_per_run": steps + 1,
+        "seconds": round(seconds, 3),
+        "runs_per_s": round(runs / seconds, 1),
+        "durable_steps_per_s": round(runs * (steps + 1) / seconds, 1),
+    }
+
+
+def read_after(counter: PgCounter) -> tuple[int, int]:
+    """Statements now (pg_stat_statements is current); commits a moment later (the backends report
+    them to pg_stat_database with a delay of up to a second)."""
+    statements = counter.read()[0]
+    time.sleep(1.1)
+    return statements, counter.read()[1]
+
+
+def add_counts(out: dict[str, Any], before: tuple[int, int], after: tuple[int, int], polls: int) -> None:
+    durable = out["runs"] * out["steps_per_run"]
+    statements = after[0] - before[0] - polls  # less the benchmark's own progress polls
+    xacts = after[1] - before[1] - polls
+    out["statements_per_step"] = round(statements / durable, 2)
+    out["transactions_per_step"] = round(xacts / durable, 2)
+
+
+def throughput(
+    store_url: str, n_workers: int, runs: int, steps: int, counter: PgCounter | None = None
+) -> dict[str, Any]:
     store = open_store(store_url)
+    postgres = store_url.startswith("postgresql://")
     try:
         prefix = f"w{n_workers}-{time.time_ns()}-"
         procs = [worker(store_url) for _ in range(n_workers)]
         time.sleep(3.0)  # the workers are up and idle: process start-up is not measured
+        if postgres:
+            import psycopg
+
+            poller = psycopg.connect(store_url, autocommit=True)
+            sql = "SELECT count(*) FROM agentrt_runs WHERE status = 'completed' AND starts_with(run_id, %s)"
+
+            def count() -> int:
+                return int(poller.execute(sql, (prefix,)).fetchone()[0])  # type: ignore[index]
+        else:
+
+            def count() -> int:
+                return sum(r.run_id.startswith(prefix) for r in store.list_runs(status="completed"))
+
+        before = counter.read() if counter else (0, 0)
         started = time.monotonic()
-        for i in range(runs):
-            store.create_run(NewRun(f"{prefix}{i}", SPEC, {"steps": steps}, status="queued"))
         try:
-            while True:
-                done = [r for r in store.list_runs(status="completed") if r.run_id.startswith(prefix)]
-                if len(done) == runs:
-                    break
-                if time.monotonic() - started > 600:
-                    raise TimeoutError(f"{len(done)}/{runs} runs done after 600 s")
-                time.sleep(0.05)
-            seconds = time.monotonic() - started
+            for i in range(runs):
+                store.create_run(NewRun(f"{prefix}{i}", SPEC, {"steps": steps}, status="queued"))
+            seconds, polls = wait_done(count, runs, started, f"agentrt {n_workers} workers")
+            after = read_after(counter) if counter else (0, 0)
         finally:
             stop(procs)
-        assert all(r.output == {"n": steps} for r in done)
-        return {
-            "workers": n_workers,
-            "runs": runs,
-            "steps_per_run": steps + 1,
-            "seconds": round(seconds, 3),
-            "runs_per_s": round(runs / seconds, 1),
-            "durable_steps_per_s": round(runs * (steps + 1) / seconds, 1),
-        }
+            if postgres:
+                poller.close()
+        done = [r for r in store.list_runs(status="completed") if r.run_id.startswith(prefix)]
+        assert len(done) == runs and all(r.output == {"n": steps} for r in done)
+        out = row("agentrt-postgres" if postgres else "agentrt-sqlite", n_workers, runs, steps, seconds)
+        if counter:
+            add_counts(out, before, after, polls)
+        return out
     finally:
         store.close()
+
+
+# ------------------------------------------------------------------------------- DBOS
+
+
+def dbos_worker(python: str, url: str, executor: str) -> subprocess.Popen[str]:
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - the worker writes to it for its whole life
+    proc = subprocess.Popen(
+        [python, str(HERE / "_dbos_worker.py"), "worker", url, executor],
+        stdout=subprocess.PIPE, stderr=log, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    if proc.stdout.readline().strip() != "ready":
+        proc.kill()
+        code = proc.wait()
+        log.seek(0)
+        raise RuntimeError(f"the DBOS worker {executor} did not start (exit {code}): {log.read()[-1500:]!r}")
+    return proc
+
+
+def dbos_submit(python: str, url: str, prefix: str, runs: int, steps: int, hold: float = 0.0) -> None:
+    subprocess.run(
+        [python, str(HERE / "_dbos_worker.py"), "submit", url, prefix, str(runs), str(steps), str(hold)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+
+
+def dbos_throughput(
+    python: str, url: str, n_workers: int, runs: int, steps: int, counter: PgCounter
+) -> dict[str, Any]:
+    import psycopg
+
+    prefix = f"dbos-w{n_workers}-{time.time_ns()}-"
+    procs = [dbos_worker(python, url, f"bench-{n_workers}-{i}") for i in range(n_workers)]
+    poller = psycopg.connect(url, autocommit=True)
+    sql = (
+        "SELECT count(*) FROM dbos.workflow_status "
+        "WHERE status = 'SUCCESS' AND starts_with(workflow_uuid, %s)"
+    )
+    try:
+        time.sleep(1.0)
+        before = counter.read()
+        started = time.monotonic()
+        dbos_submit(python, url, prefix, runs, steps)
+        seconds, polls = wait_done(
+            lambda: int(poller.execute(sql, (prefix,)).fetchone()[0]),  # type: ignore[index]
+            runs, started, f"DBOS {n_workers} workers",
+        )  # fmt: skip
+        after = read_after(counter)
+        outputs = poller.execute(
+            "SELECT output FROM dbos.workflow_status WHERE starts_with(workflow_uuid, %s)", (prefix,)
+        ).fetchall()
+        assert len(outputs) == runs
+    finally:
+        poller.close()
+        stop(procs)  # type: ignore[arg-type]
+    out = row("dbos-postgres", n_workers, runs, steps, seconds)
+    add_counts(out, before, after, polls)
+    return out
+
+
+def dbos_recovery(python: str, url: str, restart: bool, give_up: float = 20.0) -> dict[str, Any]:
+    """Kill the DBOS worker driving a workflow inside a 60 s step; with ``restart`` start a process
+    with the killed executor's id at once, else leave only an idle survivor."""
+    import psycopg
+
+    run_id = f"dbos-recover-{time.time_ns()}"
+    victim = dbos_worker(python, url, "victim" + run_id[-6:])
+    conn = psycopg.connect(url, autocommit=True)
+    sql = "SELECT status, executor_id, recovery_attempts FROM dbos.workflow_status WHERE workflow_uuid = %s"
+    procs = [victim]
+    try:
+        dbos_submit(python, url, run_id, 1, 2, hold=60.0)
+        run_id += "0"
+        waited = time.monotonic()
+        while True:
+            got = conn.execute(sql, (run_id,)).fetchone()
+            if got and got[0] == "PENDING" and got[1].startswith("victim"):
+                break
+            if time.monotonic() - waited > 60:
+                raise TimeoutError(f"the DBOS victim did not start the workflow: {got}")
+            time.sleep(0.01)
+        if not restart:
+            procs.append(dbos_worker(python, url, "survivor" + run_id[-7:]))
+            time.sleep(1.0)  # the survivor is up and idle
+        time.sleep(0.3)  # inside the 60 s step
+        attempts = got[2]
+        victim.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        victim.wait()
+        if restart:
+            procs.append(dbos_worker(python, url, got[1]))
+        while True:
+            now = conn.execute(sql, (run_id,)).fetchone()
+            assert now is not None
+            if now[2] > attempts:
+                moving: float | None = round(time.monotonic() - killed, 3)
+                break
+            if time.monotonic() - killed > give_up:
+                moving = None
+                break
+            time.sleep(0.005)
+    finally:
+        conn.close()
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+    how = "restart of the killed executor" if restart else "idle survivor only"
+    return {"system": "dbos-postgres", "how": how, "kill_to_moving_s": moving, "gave_up_after_s": give_up}
 
 
 def recovery(store_url: str, poll: float) -> dict[str, Any]:
@@ -131,31 +336,19 @@ def recovery(store_url: str, poll: float) -> dict[str, Any]:
                 time.sleep(0.005)
         finally:
             stop([survivor])
-        return {"poll_seconds": poll, "kill_to_claim_s": round(claimed, 3), "seq_at_kill": seq_before}
+        system = "agentrt-postgres" if store_url.startswith("postgresql://") else "agentrt-sqlite"
+        return {"system": system, "how": f"idle survivor, poll {poll:g} s", "poll_seconds": poll,
+                "kill_to_moving_s": round(claimed, 3), "seq_at_kill": seq_before}  # fmt: skip
     finally:
         store.close()
 
 
-def statements_per_step(store_url: str, runs: int, steps: int) -> dict[str, Any]:
+def sqlite_statements_per_step(store_url: str, runs: int, steps: int) -> dict[str, Any]:
     store = open_store(store_url)
     counted = {"n": 0}
-    postgres = store_url.startswith("postgresql://")
-
-    def xacts() -> int:
-        import psycopg
-
-        with psycopg.connect(store_url, autocommit=True) as conn:
-            conn.execute("SELECT pg_stat_clear_snapshot()")
-            row = conn.execute(
-                "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
-            ).fetchone()
-            return int(row[0])
-
-    if not postgres:
-        store._conn.set_trace_callback(lambda sql: counted.__setitem__("n", counted["n"] + 1))  # type: ignore[attr-defined]
+    store._conn.set_trace_callback(lambda sql: counted.__setitem__("n", counted["n"] + 1))  # type: ignore[attr-defined]
     from workers_agents import chain
 
-    before = xacts() if postgres else 0
     try:
         rt_start = time.monotonic()
 
@@ -168,60 +361,150 @@ def statements_per_step(store_url: str, runs: int, steps: int) -> dict[str, Any]
         asyncio.run(drive())
         seconds = time.monotonic() - rt_start
     finally:
-        if not postgres:
-            store._conn.set_trace_callback(None)  # type: ignore[attr-defined]
+        store._conn.set_trace_callback(None)  # type: ignore[attr-defined]
         store.close()
     total_steps = runs * (steps + 1)
-    if postgres:
-        time.sleep(0.6)  # statistics are reported by the backends with a small delay
-        n = xacts() - before
-        what = "transactions"
-    else:
-        n = counted["n"]
-        what = "statements"
-    return {what: n, "durable_steps": total_steps, f"{what}_per_step": round(n / total_steps, 2),
-            "seconds": round(seconds, 3)}  # fmt: skip
+    return {
+        "statements": counted["n"],
+        "durable_steps": total_steps,
+        "statements_per_step": round(counted["n"] / total_steps, 2),
+        "seconds": round(seconds, 3),
+    }
+
+
+# ------------------------------------------------------------------------------- report
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = [
+        "| system | workers | runs/s | durable steps/s | statements / step | transactions / step |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in results["throughput"]:
+        lines.append(
+            f"| {r['system']} | {r['workers']} | {r['runs_per_s']} | {r['durable_steps_per_s']} | "
+            f"{r.get('statements_per_step', '')} | {r.get('transactions_per_step', '')} |"
+        )
+    lines += ["", "| recovery | how | kill -> run moving again |", "|---|---|---:|"]
+    for r in results["recovery"]:
+        took = r["kill_to_moving_s"]
+        shown = f"{took} s" if took is not None else f"not within {r['gave_up_after_s']:g} s"
+        lines.append(f"| {r['system']} | {r['how']} | {shown} |")
+    sqlite = results.get("sqlite_per_step")
+    if sqlite:
+        lines += ["", f"agentrt-SQLite statements per durable step (in-process, set_trace_callback): "
+                      f"{sqlite['statements_per_step']}"]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def plot(results_path: Path, png: Path) -> str:
+    """The plot, drawn in an interpreter with matplotlib (the peers venv); the reason if none."""
+    python = HERE / ".venv-peers" / "bin" / "python"
+    if not python.exists():
+        return "no benchmarks/.venv-peers (matplotlib)"
+    proc = subprocess.run(
+        [str(python), str(HERE / "_plot_workers.py"), str(results_path), str(png)],
+        capture_output=True,
+        text=True,
+    )
+    return "ok" if proc.returncode == 0 else proc.stderr.strip()[-500:]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke mode: SQLite, 1 worker, few runs")
     parser.add_argument("--runs", type=int, default=None, help="runs per throughput point (default 400)")
+    parser.add_argument(
+        "--systems",
+        default="sqlite,postgres,dbos",
+        help="comma-separated: sqlite (agentrt), postgres (agentrt), dbos (default: all three)",
+    )
     args = parser.parse_args()
+    systems = set(args.systems.split(","))
     runs, steps = (20, 3) if args.quick else (400, 10)
     runs = args.runs or runs
-    results: dict[str, Any] = {"python": sys.version.split()[0], "cores": os.cpu_count(), "backends": {}}
+    results: dict[str, Any] = {
+        "python": sys.version.split()[0], "cores": os.cpu_count(), "runs": runs, "steps": steps,
+        "command": "python benchmarks/workers.py" + (" --quick" if args.quick else ""),
+        "throughput": [], "recovery": [],
+    }  # fmt: skip
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="agentrt-bench-"))
-        backends = {"sqlite": f"sqlite:///{tmp}/bench.db"}
-        if not args.quick:
-            url = os.environ.get("AGENTRT_BENCH_PG_URL")
-            if url is None:
+        sqlite_url = f"sqlite:///{tmp}/bench.db"
+        if "sqlite" in systems or args.quick:
+            for n_workers in (1,) if args.quick else (1, 2, 4):
+                results["throughput"].append(throughput(sqlite_url, n_workers, runs, steps))
+                print(json.dumps(results["throughput"][-1]), flush=True)
+            results["sqlite_per_step"] = sqlite_statements_per_step(
+                f"sqlite:///{tmp}/per-step.db", 5 if args.quick else 50, steps
+            )
+            print(json.dumps(results["sqlite_per_step"]), flush=True)
+            if not args.quick:
+                results["recovery"] += [recovery(sqlite_url, poll) for poll in (5.0, 1.0)]
+        if not args.quick and systems & {"postgres", "dbos"}:
+            admin = os.environ.get("AGENTRT_BENCH_PG_URL")
+            if admin is None:
                 try:
                     from tests import pgcluster
 
-                    url = stack.enter_context(pgcluster.cluster())
+                    admin = stack.enter_context(pgcluster.cluster(PG_SETTINGS))
                 except (FileNotFoundError, RuntimeError) as exc:
                     print(f"PostgreSQL skipped: {exc}", file=sys.stderr)
-            if url:
-                os.environ.setdefault("AGENTRT_BLOB_KEY", "benchmark-key")
-                backends["postgres"] = url
-        for name, url in backends.items():
-            out: dict[str, Any] = {"throughput": []}
-            for n_workers in (1,) if args.quick else (1, 2, 4):
-                row = throughput(url, n_workers, runs, steps)
-                out["throughput"].append(row)
-                print(f"{name}: {json.dumps(row)}", flush=True)
-            out["per_step"] = statements_per_step(url, 5 if args.quick else 50, steps)
-            print(f"{name}: {json.dumps(out['per_step'])}", flush=True)
-            if not args.quick:
-                out["recovery"] = [recovery(url, poll) for poll in (5.0, 1.0)]
-                print(f"{name}: {json.dumps(out['recovery'])}", flush=True)
-            results["backends"][name] = out
-    path = HERE / "results" / f"workers{'-quick' if args.quick else ''}.json"
+            if admin:
+                postgres(admin, runs, steps, results, systems)
+    results["table"] = table(results)
+    name = "workers-quick" if args.quick else "workers" if len(systems) == 3 else "workers-partial"
+    path = HERE / "results" / f"{name}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
+    print(results["table"])
     print(f"wrote {path}")
+    if name == "workers":
+        (HERE / "results" / "workers.md").write_text(
+            f"# Workers: agentrt beside DBOS\n\n`{results['command']}` -- {runs} runs of {steps} steps, "
+            f"Python {results['python']}, {results['cores']} cores, one machine (a throwaway PostgreSQL "
+            "cluster, fsync off).\n\n![workers](workers.png)\n\n" + results["table"]
+        )
+        print(f"plot: {plot(path, HERE / 'results' / 'workers.png')}")
     return 0
+
+
+def postgres(admin: str, runs: int, steps: int, results: dict[str, Any], systems: set[str]) -> None:
+    from tests import pgcluster
+
+    os.environ.setdefault("AGENTRT_BLOB_KEY", "benchmark-key")
+    url = pgcluster.fresh_database(admin, "bench_agentrt")
+    counter = PgCounter(admin, url)
+    try:
+        if "postgres" in systems:
+            for n_workers in (1, 2, 4):
+                results["throughput"].append(throughput(url, n_workers, runs, steps, counter))
+                print(json.dumps(results["throughput"][-1]), flush=True)
+            results["recovery"] += [recovery(url, poll) for poll in (5.0, 1.0)]
+            print(json.dumps(results["recovery"]), flush=True)
+        if "dbos" not in systems:
+            return
+        sys.path.insert(0, str(HERE))
+        import resume
+
+        python, why = resume.ensure_peers_venv()
+        if python is None:
+            results["dbos_skipped"] = why
+            print(f"DBOS skipped: {why}", file=sys.stderr)
+            return
+        dbos_url = pgcluster.fresh_database(admin, "bench_dbos")
+        dbos_counter = PgCounter(admin, dbos_url)
+        try:
+            for n_workers in (1, 2, 4):
+                results["throughput"].append(
+                    dbos_throughput(python, dbos_url, n_workers, runs, steps, dbos_counter)
+                )
+                print(json.dumps(results["throughput"][-1]), flush=True)
+            results["recovery"] += [dbos_recovery(python, dbos_url, restart) for restart in (False, True)]
+            print(json.dumps(results["recovery"][-2:]), flush=True)
+        finally:
+            dbos_counter.close()
+    finally:
+        counter.close()
 
 
 if __name__ == "__main__":

@@ -50,8 +50,11 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def cluster() -> Iterator[str]:
-    """Yield the URL of a fresh cluster's ``postgres`` database; stop and delete it afterwards."""
+def cluster(settings: str = "") -> Iterator[str]:
+    """Yield the URL of a fresh cluster's ``postgres`` database; stop and delete it afterwards.
+
+    ``settings``: more server options (``-c name=value ...``), e.g. the benchmarks load
+    ``pg_stat_statements`` to count the statements of a durable step."""
     url = os.environ.get("AGENTRT_TEST_PG_URL")
     if url:
         yield url
@@ -89,6 +92,7 @@ def cluster() -> Iterator[str]:
             capture_output=True,
         )
         options = f"-p {port} -k {sock} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+        options += f" {settings}" if settings else ""
         subprocess.run(
             [*prefix, f"{bindir}/pg_ctl", "-D", data, "-o", options, "-l", log, "-w", "-t", "60", "start"],
             check=True,

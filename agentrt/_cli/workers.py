@@ -59,6 +59,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--concurrency", type=int, default=64, metavar="N", help="drive at most N runs at once (default 64)"
     )
     worker.add_argument(
+        "--limit",
+        dest="limits",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR=N",
+        help="drive at most N runs of this agent at once across every worker of the store; repeatable "
+        "(give every worker the same limits)",
+    )
+    worker.add_argument(
         "--poll-seconds",
         type=float,
         default=5.0,
@@ -88,6 +97,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     submit.add_argument("--run-id", metavar="ID", default=None, help="id of the new run (default: random)")
     submit.add_argument("--priority", type=int, default=0, metavar="P", help="higher runs are claimed first")
+    submit.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="cancel the run (agentrt.DeadlineExceeded at its pending await) if it has not ended "
+        "SECONDS from now",
+    )
     add_store_option(submit)
     submit.add_argument("--json", action="store_true", help="print one JSON object")
     submit.set_defaults(handler=guarded(cmd_submit))
@@ -134,7 +151,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
     async def main() -> int:
         rt = _client(args, create=True)
         try:
-            run_id = await rt.start(agent, value, run_id=args.run_id, priority=args.priority)
+            run_id = await rt.start(
+                agent, value, run_id=args.run_id, priority=args.priority, deadline=args.deadline
+            )
             _print({"run_id": run_id, "status": "queued"}, args.json, f"run {run_id} queued")
             return 0
         finally:
@@ -182,6 +201,14 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         return fail(f"--concurrency must be >= 1, got {args.concurrency}", EXIT_USAGE)
+    limits: dict[str, int] = {}
+    for item in args.limits:
+        spec, _, n = item.rpartition("=")
+        if not spec or not n.isdigit() or int(n) < 1:
+            return fail(
+                f"--limit {item}: expected MODULE:ATTR=N with N >= 1 (e.g. app.agents:triage=4)", EXIT_USAGE
+            )
+        limits[spec] = int(n)
     sys.path.insert(0, os.getcwd())
     for module in args.imports:
         try:
@@ -205,6 +232,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         rt = Runtime(
             store,
             concurrency=args.concurrency,
+            agent_limits=limits,
             poll_seconds=args.poll_seconds,
             step_budget_seconds=step_budget(args),
             lease_seconds=lease_seconds(),

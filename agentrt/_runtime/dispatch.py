@@ -47,6 +47,8 @@ class DispatchHost(Protocol):
 
     store: Store
     observation: Observation
+    #: Agent spec -> how many of its runs may be driven at once across the store's workers.
+    agent_limits: dict[str, int]
 
     def schedule(self, run_id: str) -> None:
         """Make sure ``run_id`` is driven (a new or resumed child run)."""
@@ -344,7 +346,15 @@ class Dispatcher:
             spec = host.register_agent(child_agent)
             host.store.create_run(
                 NewRun(
-                    child_id, spec, to_jsonable(value), parent_id=live.run_id, parent_seq=seq, parent_idx=idx
+                    child_id,
+                    spec,
+                    to_jsonable(value),
+                    parent_id=live.run_id,
+                    parent_seq=seq,
+                    parent_idx=idx,
+                    # A limited agent's sub-runs wait for a claim (which counts that agent's runs).
+                    status="queued" if spec in host.agent_limits else "running",
+                    deadline=live.deadline,  # a sub-run ends no later than its parent
                 )
             )
             host.observation.emit("child_started", child_id, parent=live.run_id, agent=child_agent.name)

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import os
 import time
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any  # Any: agent inputs, outputs and answers are user values
 
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
@@ -64,6 +65,7 @@ from agentrt._sdk.task import StepRecorder, recording
 from agentrt.exceptions import (
     AgentSpecError,
     Cancelled,
+    DeadlineExceeded,
     LeaseHeld,
     MissingExecutor,
     ModelCallBudgetExceeded,
@@ -78,7 +80,15 @@ from agentrt.llm._contract import ExecutorRequest, as_executors
 from agentrt.llm._needs import missing
 from agentrt.lowlevel import Done, Machine
 from agentrt.observe import TraceEvent
-from agentrt.stores.base import EventRow, LeaseLost, NewRun, RunRecord, Store, StreamEvent
+from agentrt.stores.base import (
+    EventRow,
+    LeaseLost,
+    NewRun,
+    RunRecord,
+    Store,
+    StreamEvent,
+    check_limits,
+)
 
 __all__ = ["DEFAULT_STEP_BUDGET_SECONDS", "Runtime", "summarize"]
 
@@ -153,6 +163,7 @@ class Runtime:
         on_chunk: Callable[[str, ExecutorRequest], None] | None = None,
         on_result: Callable[[ExecutorRequest, Any], None] | None = None,  # the executor's own result object
         on: dict[str, Callable[[Any], None]] | None = None,  # handlers get the agent's emitted objects
+        agent_limits: Mapping[str, int] | Mapping[Agent, int] | Mapping[Agent | str, int] | None = None,
     ) -> None:
         self._owns_store = store is None or isinstance(store, str | os.PathLike)
         if store is None or isinstance(store, str | os.PathLike):
@@ -169,6 +180,10 @@ class Runtime:
         #: Claims and drives the store's runnable runs inside ``async with`` (False: a client only).
         self.worker = worker
         self.concurrency = concurrency
+        #: Agent spec -> how many of its runs may be driven at once across every worker of the store.
+        self.agent_limits = check_limits(
+            {(a if isinstance(a, str) else self._spec_of(a)): n for a, n in (agent_limits or {}).items()}
+        )
         self.poll_seconds = float(poll_seconds)
         self._worker: Any = None
         if not isinstance(max_model_calls, int) or max_model_calls < 0:
@@ -294,8 +309,21 @@ class Runtime:
 
     # ------------------------------------------------------------------ public API
 
-    async def start(self, agent: Agent, input: Any, run_id: str | None = None, *, priority: int = 0) -> str:
-        """Validate ``input``, record a new run and start driving it; returns its id."""
+    async def start(
+        self,
+        agent: Agent,
+        input: Any,
+        run_id: str | None = None,
+        *,
+        priority: int = 0,
+        deadline: float | datetime.timedelta | datetime.datetime | None = None,
+    ) -> str:
+        """Validate ``input``, record a new run and start driving it; returns its id.
+
+        ``deadline``: seconds from now (or a ``timedelta``), or an aware ``datetime``; past it the run
+        is cancelled (:class:`~agentrt.DeadlineExceeded` at its pending await, status ``cancelled``),
+        also while it waits with no process driving it.  Its sub-runs inherit it.
+        """
         self._ensure_started()
         if not isinstance(agent, Agent):
             raise TypeError(f"Runtime.start needs an agent(...) value, got {agent!r}")
@@ -303,7 +331,10 @@ class Runtime:
         self.check_executors(agent)
         run_id = run_id or uuid.uuid4().hex[:12]
         spec = self._spec_of(agent)
-        if not self.worker:  # a client: the run waits, queued, for a worker
+        at = deadline_at(deadline)
+        if not self.worker or spec in self.agent_limits:
+            # Queued for a worker: a client has none, and a limited agent's runs are taken only by
+            # claims, which count the runs of that agent driven across the fleet.
             if spec.startswith(_LOCAL_PREFIX):
                 raise AgentSpecError(
                     f"agent {agent.name!r} cannot be imported by name, so no worker could drive a run of it; "
@@ -311,10 +342,18 @@ class Runtime:
                 )
             self.store.create_run(
                 NewRun(
-                    run_id=run_id, agent=spec, input=to_jsonable(value), status="queued", priority=priority
+                    run_id=run_id,
+                    agent=spec,
+                    input=to_jsonable(value),
+                    status="queued",
+                    priority=priority,
+                    deadline=at,
                 )
             )
+            if self.worker:
+                self.register_agent(agent, spec)
             self._emit("queued", run_id, agent=agent.name, input=to_jsonable(value))
+            self.touch()
             return run_id
         # Created leased to us, so no worker claims it before our driver's first step.
         self.store.create_run(
@@ -325,6 +364,7 @@ class Runtime:
                 owner=self.owner,
                 ttl_seconds=self.lease_seconds,
                 priority=priority,
+                deadline=at,
             )
         )
         self.register_agent(agent, spec)
@@ -592,6 +632,11 @@ class Runtime:
             if live is not None and live.wakeup is not None:
                 live.wakeup.set()
             return
+        if self.agent_limits and not explicit:
+            stored = self.store.get_run(run_id)
+            if stored is not None and stored.agent in self.agent_limits:
+                self.touch()  # a limited agent's runs are taken by claims only (they count the fleet)
+                return
         try:
             rec = self.leases.acquire(run_id)
         except LeaseHeld:
@@ -624,6 +669,7 @@ class Runtime:
             live = self._lives[run_id] = LiveRun(run_id, agent)
         live.epoch = rec.epoch
         live.cancel_requested = live.cancel_requested or rec.cancel_requested
+        live.deadline = rec.deadline
         self._drivers[run_id] = self._loop.create_task(self._drive(live), name=f"agentrt-run-{run_id}")
 
     @property
@@ -673,6 +719,8 @@ class Runtime:
             while True:
                 if live.lease_lost is not None:
                     raise live.lease_lost
+                if live.deadline is not None and not live.cancel_thrown and time.time() >= live.deadline:
+                    live.cancel_requested = True
                 if live.cancel_requested and not live.cancel_thrown:
                     live.cancel_thrown = True
                     if not self._cancel(live):
@@ -723,8 +771,11 @@ class Runtime:
             live.wakeup = asyncio.Event()
             wake = asyncio.ensure_future(live.wakeup.wait())
             waiters.append(wake)
+        timeout = None  # until the deadline, where the step loop throws DeadlineExceeded
+        if live.deadline is not None and not live.cancel_thrown:
+            timeout = max(live.deadline - time.time(), 0.0)
         try:
-            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
             if wake is not None:
                 wake.cancel()
@@ -735,7 +786,9 @@ class Runtime:
         for task in live.inflight.values():
             task.cancel()
         live.inflight.clear()
-        error = Cancelled(live.run_id)
+        error: Cancelled = Cancelled(live.run_id)
+        if live.deadline is not None and time.time() >= live.deadline:
+            error = DeadlineExceeded(live.run_id, live.deadline)
         if live.payload is START:  # never stepped: nothing to unwind
             assert live.machine is not None
             live.machine.discard()
@@ -769,6 +822,7 @@ class Runtime:
         rec = self._get(live.run_id)
         live.usage = dict(rec.usage)
         live.cancel_requested = live.cancel_requested or rec.cancel_requested
+        live.deadline = rec.deadline
         checkpoint = self.store.latest_checkpoint(live.run_id)
         if checkpoint is None:
             value = live.agent.convert_input(rec.input)
@@ -925,6 +979,8 @@ class Runtime:
         """The run waits on something that is not a tool call: store it, drop it from memory."""
         self._journal_deferred(live)
         waiting_on, wake_at = parked_on(live.payload, live.results)
+        if live.deadline is not None and not live.cancel_thrown:  # a worker wakes it to cancel it
+            wake_at = live.deadline if wake_at is None else min(wake_at, live.deadline)
         self.store.set_waiting(live.run_id, self.owner, waiting_on, wake_at, [], epoch=live.epoch)
         data: dict[str, Any] = {"waiting_on": waiting_on, "seq": live.seq}
         if waiting_on == "reply":
@@ -936,6 +992,27 @@ class Runtime:
         live.results = {}
         self._lives.pop(live.run_id, None)
         self.leases.release(live.run_id)
+
+
+def deadline_at(deadline: float | datetime.timedelta | datetime.datetime | None) -> float | None:
+    """A run's deadline as ``time.time()`` seconds: from seconds or a ``timedelta`` from now, or an
+    aware ``datetime``."""
+    if deadline is None:
+        return None
+    if isinstance(deadline, datetime.datetime):
+        if deadline.tzinfo is None:
+            raise ValueError(
+                f"deadline={deadline!r} has no time zone; pass an aware datetime "
+                "(datetime.now(timezone.utc) + ...) or seconds from now"
+            )
+        return deadline.timestamp()
+    if isinstance(deadline, datetime.timedelta):
+        return time.time() + deadline.total_seconds()
+    if isinstance(deadline, int | float) and not isinstance(deadline, bool) and deadline > 0:
+        return time.time() + float(deadline)
+    raise ValueError(
+        f"deadline must be seconds from now (> 0), a timedelta or an aware datetime, got {deadline!r}"
+    )
 
 
 def default_store_path() -> str:

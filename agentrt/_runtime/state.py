@@ -41,6 +41,7 @@ class LiveRun:
     epoch: int = 0  # the lease epoch this driver writes under (the store fences every other one)
     cancel_requested: bool = False  # throw agentrt.Cancelled at the pending await (once)
     cancel_thrown: bool = False
+    deadline: float | None = None  # past it, throw agentrt.DeadlineExceeded at the pending await
     lease_lost: BaseException | None = None  # a write of an in-flight call was fenced off
     # (seq, idx, ok, blob) of tool results already delivered to ``results`` whose journal entry is
     # written by the next checkpoint's transaction (one commit per step; see Dispatcher.journal)

@@ -2,8 +2,10 @@
 
 ``async with Runtime(store=...)`` starts one :class:`Worker`.  It claims runs with
 :meth:`~agentrt.stores.base.Store.claim_runnable` (queued, interrupted, due timers,
-runs whose reply, children or cancel request arrived while nobody drove them), up to
-``Runtime.concurrency`` at once, and hands each to the runtime's driver under the
+runs whose reply, children or cancel request arrived while nobody drove them, parents
+whose finished sub-run's outcome never reached them, runs past their deadline), up to
+``Runtime.concurrency`` at once (and, per agent, within ``Runtime.agent_limits``
+across the fleet: the store counts), and hands each to the runtime's driver under the
 lease epoch of its claim.  Between claims it sleeps in the store's
 ``wait_for_work`` (LISTEN/NOTIFY on PostgreSQL, the file's data version on SQLite),
 at most ``poll_seconds`` (the slow fallback poll) and never past the next timer.
@@ -45,7 +47,6 @@ class Worker:
         self._stop = threading.Event()
         self._waiter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentrt-worker-wait")
         self.claimed = 0
-        self._next_sweep = 0.0
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="agentrt-worker")
@@ -65,9 +66,6 @@ class Worker:
         while not self._stop.is_set():
             try:
                 self.claim()
-                if time.monotonic() >= self._next_sweep:
-                    self._next_sweep = time.monotonic() + max(self.rt.lease_seconds, 3 * self.rt.poll_seconds)
-                    self.sweep_undelivered_children()
                 timeout = self._timeout()
                 failing = False
             except Exception as exc:  # the store is in trouble: retry, do not die
@@ -86,7 +84,7 @@ class Worker:
         free = rt.concurrency - rt.driving
         if free <= 0 or rt._closed:
             return []
-        claimed = rt.store.claim_runnable(rt.owner, rt.lease_seconds, free)
+        claimed = rt.store.claim_runnable(rt.owner, rt.lease_seconds, free, limits=rt.agent_limits or None)
         for rec in claimed:
             self.claimed += 1
             try:
@@ -100,32 +98,6 @@ class Worker:
             rt._emit("claimed", rec.run_id, status=rec.status, epoch=rec.epoch, seq=rec.seq)
             rt.adopt(rec, agent)
         return claimed
-
-    def sweep_undelivered_children(self) -> int:
-        """Drive again every parked parent whose sub-run finished but whose outcome never reached it.
-
-        A child's outcome is journaled for its parent just after the child's own finish is stored;
-        a worker killed (or a connection dropped) between the two leaves the parent waiting on a
-        child that is done.  Driving the parent re-dispatches its pending request, and a finished
-        child's outcome is then journaled from the child's record.  Returns how many were woken.
-        """
-        rt, store = self.rt, self.rt.store
-        woken = 0
-        for rec in store.list_runs(status="waiting"):
-            if rec.waiting_on != "child" or rec.lease_live() or rt._closed:
-                continue
-            delivered = store.get_results(rec.run_id, rec.seq)
-            if any(
-                child.finished and child.parent_seq == rec.seq and (child.parent_idx or 0) not in delivered
-                for child in store.children(rec.run_id)
-            ):
-                try:
-                    rt._schedule(rec.run_id)
-                except Exception as exc:  # its agent cannot be loaded here: another worker may
-                    rt._emit("driver_error", rec.run_id, error=f"{type(exc).__name__}: {exc}")
-                    continue
-                woken += 1
-        return woken
 
     def _timeout(self) -> float:
         rt = self.rt

@@ -24,7 +24,14 @@ Runnable runs (what :meth:`Store.claim_runnable` hands to workers): ``queued``;
 ``running`` with no live lease (its owner died, or the lease expired, or its
 process closed); ``waiting`` with ``wake_at`` due -- a timer, or a reply, a
 child's outcome or a cancel request that arrived while no process drove it
-(those set ``wake_at`` to now in the transaction that records them).
+(those set ``wake_at`` to now in the transaction that records them); and ``waiting``
+on a sub-run that finished while its outcome never reached the parent (the process
+that finished it died between the two writes).
+
+Per-agent limits (``claim_runnable(limits=...)``): a claim takes no run of an agent
+that already has ``limits[agent]`` runs driven (a live lease) anywhere in the store.
+Claims that may take such runs are serialized (SQLite's write lock; an advisory lock
+per limited agent on PostgreSQL), so racing workers cannot both take the last slot.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable  # Any: input and output are user values
 
 import attrs
@@ -62,12 +70,14 @@ __all__ = [
     "StoreSchemaTooNew",
     "StreamEvent",
     "add_usage",
+    "check_limits",
     "is_answered",
     "lease_lost",
     "make_owner",
     "owner_is_dead",
     "prune_due",
     "require_blob_key",
+    "take_within_limits",
 ]
 
 STATUSES = ("queued", "running", "waiting", "completed", "failed", "cancelled")
@@ -101,6 +111,8 @@ class NewRun:
     priority: int = 0
     owner: str | None = None
     ttl_seconds: float = 0.0
+    #: When the run is cancelled (``time.time()`` seconds); None: never.
+    deadline: float | None = None
 
 
 @attrs.frozen
@@ -134,6 +146,8 @@ class RunRecord:
     priority: int = 0
     #: ``agentrt cancel`` asked for it; the driver raises ``agentrt.Cancelled`` at the pending await.
     cancel_requested: bool = False
+    #: Past this time (``time.time()`` seconds) the run is cancelled (``agentrt.DeadlineExceeded``).
+    deadline: float | None = None
 
     @property
     def finished(self) -> bool:
@@ -209,12 +223,19 @@ class Store(Protocol):
         ...
 
     def claim_runnable(
-        self, owner: str, ttl_seconds: float, limit: int, *, agents: list[str] | None = None
+        self,
+        owner: str,
+        ttl_seconds: float,
+        limit: int,
+        *,
+        agents: list[str] | None = None,
+        limits: Mapping[str, int] | None = None,
     ) -> list[RunRecord]:
         """Atomically lease up to ``limit`` runnable runs (see the module docstring) to ``owner``,
         highest priority first, then oldest; each claim bumps the run's epoch (and a ``queued``
         run becomes ``running``).  Two claimers
-        never get the same run.  ``agents``: only runs of these agent specs."""
+        never get the same run.  ``agents``: only runs of these agent specs.  ``limits``: agent
+        spec -> how many of its runs may be driven at once across every process of the store."""
         ...
 
     def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:
@@ -386,6 +407,36 @@ def require_blob_key(location: str) -> Keyring:
                 f"store {location}: the blob key file {path!r} is empty; make one with `agentrt keygen`"
             )
     return require_key(location, path or None)
+
+
+def take_within_limits(
+    candidates: list[tuple[str, str]], driven: Mapping[str, int], limits: Mapping[str, int], want: int
+) -> tuple[list[str], dict[str, int]]:
+    """Which of ``candidates`` (``(run_id, agent)``, best first, none leased) a claim may take, up to
+    ``want``, when ``driven`` runs of each limited agent are driven already; and the counts after.
+    """
+    taken: list[str] = []
+    used = dict(driven)
+    for run_id, agent in candidates:
+        if len(taken) >= want:
+            break
+        cap = limits.get(agent)
+        if cap is not None:
+            if used.get(agent, 0) >= cap:
+                continue
+            used[agent] = used.get(agent, 0) + 1
+        taken.append(run_id)
+    return taken, used
+
+
+def check_limits(limits: Mapping[str, int] | None) -> dict[str, int]:
+    """``limits`` as a plain dict, each value an int >= 1 (the error names the agent)."""
+    out: dict[str, int] = {}
+    for agent, cap in (limits or {}).items():
+        if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
+            raise ValueError(f"the concurrency limit of agent {agent!r} must be an int >= 1, got {cap!r}")
+        out[agent] = cap
+    return out
 
 
 def make_owner() -> str:

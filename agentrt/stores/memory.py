@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any  # Any: a run's input, output and pending are JSON or user values
 
 import attrs
@@ -26,6 +27,7 @@ from agentrt.stores.base import (
     add_usage,
     is_answered,
     lease_lost,
+    take_within_limits,
 )
 
 __all__ = ["MemoryStore"]
@@ -76,6 +78,7 @@ class MemoryStore:
                 lease_owner=run.owner,
                 lease_expires=now + run.ttl_seconds if run.owner else None,
                 epoch=1 if run.owner else 0,
+                deadline=run.deadline,
             )
             self._runs[run.run_id] = rec
             if run.parent_id is not None:
@@ -116,16 +119,34 @@ class MemoryStore:
             return rec
 
     def claim_runnable(
-        self, owner: str, ttl_seconds: float, limit: int, *, agents: list[str] | None = None
+        self,
+        owner: str,
+        ttl_seconds: float,
+        limit: int,
+        *,
+        agents: list[str] | None = None,
+        limits: Mapping[str, int] | None = None,
     ) -> list[RunRecord]:
         with self._lock:
             now = time.time()
             candidates = [
-                r for r in self._runs.values() if _runnable(r, now) and (agents is None or r.agent in agents)
+                r
+                for r in self._runs.values()
+                if (_runnable(r, now) or self._undelivered_child(r, now))
+                and (agents is None or r.agent in agents)
             ]
             candidates.sort(key=lambda r: (-r.priority, r.created_at))
+            limits = limits or {}
+            driven: dict[str, int] = {}
+            for r in self._runs.values():
+                if r.agent in limits and not r.finished and r.lease_live(now):
+                    driven[r.agent] = driven.get(r.agent, 0) + 1
+            taken, _driven = take_within_limits(
+                [(r.run_id, r.agent) for r in candidates], driven, limits, max(limit, 0)
+            )
             claimed = []
-            for rec in candidates[: max(limit, 0)]:
+            for run_id in taken:
+                rec = self._runs[run_id]
                 rec = attrs.evolve(
                     rec,
                     status="running" if rec.status == "queued" else rec.status,
@@ -136,6 +157,17 @@ class MemoryStore:
                 self._runs[rec.run_id] = rec
                 claimed.append(rec)
             return claimed
+
+    def _undelivered_child(self, rec: RunRecord, now: float) -> bool:
+        """A parked parent one of whose sub-runs finished without its outcome reaching the parent."""
+        if rec.status != "waiting" or rec.waiting_on != "child" or rec.lease_live(now):
+            return False
+        delivered = self._results.get((rec.run_id, rec.seq), {})
+        for child_id in self._children.get(rec.run_id, ()):
+            child = self._runs[child_id]
+            if child.finished and child.parent_seq == rec.seq and (child.parent_idx or 0) not in delivered:
+                return True
+        return False
 
     def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:
         lost = []

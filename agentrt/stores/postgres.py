@@ -32,7 +32,8 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar  # Any: psycopg rows and connections; JSON columns
 
@@ -54,6 +55,7 @@ from agentrt.stores.base import (
     owner_is_dead,
     prune_due,
     require_blob_key,
+    take_within_limits,
 )
 from agentrt.stores.sqlite import _HOST_PREFIX, _RUN_COLUMNS, SqliteStore, _dumps, _loads
 
@@ -146,10 +148,16 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX agentrt_tenants_by_tenant ON agentrt_tenants (tenant);
     """,
+    # 2 -> 3: per-run deadlines
+    """
+    ALTER TABLE agentrt_runs ADD COLUMN deadline DOUBLE PRECISION;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _UNFINISHED = "('queued', 'running', 'waiting')"
+#: A pooled connection idle longer than this is checked (one round trip) before it is used.
+_CHECK_IDLE_SECONDS = 2.0
 
 
 def _redact(url: str) -> str:
@@ -162,13 +170,34 @@ def _read_only_session(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
     conn.read_only = True
 
 
+def _connection_lost(exc: BaseException) -> bool:
+    """The server ended the connection (terminated backend, restart, network): no statement of
+    the failed call was committed, so the call may be made again on a fresh connection."""
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = getattr(exc, "sqlstate", None)
+    return state is None or state.startswith(("08", "57P"))
+
+
 def _translate(method: F) -> F:
-    """Turn psycopg errors into :class:`StoreError` naming the server and what to check."""
+    """Turn psycopg errors into :class:`StoreError` naming the server and what to check.
+
+    A call that failed because its pooled connection was dead (connections are checked only
+    after sitting idle, see ``_check_idle``) is made once more, after the pool has checked and
+    replaced its idle connections: a dropped connection (``pg_terminate_backend``, a failover)
+    costs a round trip, not a failed call."""
 
     @functools.wraps(method)
     def wrapper(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
         try:
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except psycopg.Error as exc:
+                if not _connection_lost(exc):
+                    raise
+                with suppress(Exception):
+                    self._pool.check()
+                return method(self, *args, **kwargs)
         except psycopg.Error as exc:
             raise StoreError(
                 f"store {self.location}: {type(exc).__name__}: {str(exc).strip()}. "
@@ -203,12 +232,17 @@ class PostgresStore:
         self.keyring = require_blob_key(self.location) if require_key else None
         self._listener: Any = None
         self._listen_lock = threading.Lock()
+        self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
         self._pool = ConnectionPool(
             url,
+            # Autocommit: a read is one round trip (no BEGIN/COMMIT around it), and a write that is
+            # one statement commits with it; several statements still share one ``_tx``.
+            kwargs={"autocommit": True},
             min_size=1,
             max_size=max(1, pool_size),
             open=False,
-            check=ConnectionPool.check_connection,
+            check=self._check_idle,
+            reset=self._stamp,
             configure=_read_only_session if read_only else None,
             name="agentrt",
         )
@@ -234,6 +268,17 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ setup
 
+    def _stamp(self, conn: Any) -> None:
+        self._returned[conn] = time.monotonic()
+
+    def _check_idle(self, conn: Any) -> None:
+        """Check a pooled connection before use only when it sat idle for a while: a connection in
+        steady use answered a moment ago, and checking it on every checkout cost one more round trip
+        per statement.  A connection that dies between two uses fails that use (a StoreError: the
+        run stays resumable) and the pool replaces it."""
+        if time.monotonic() - self._returned.get(conn, 0.0) > _CHECK_IDLE_SECONDS:
+            ConnectionPool.check_connection(conn)
+
     @contextmanager
     def _tx(self) -> Iterator[Any]:
         """One transaction on a pooled connection (committed on exit, rolled back on an error)."""
@@ -242,7 +287,8 @@ class PostgresStore:
 
     def _q(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
         with self._pool.connection() as conn:
-            return conn.execute(sql, params).fetchall()
+            rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
+            return rows
 
     @_translate
     def _migrate(self) -> None:
@@ -309,8 +355,8 @@ class PostgresStore:
         with self._tx() as conn:
             row = conn.execute(
                 "INSERT INTO agentrt_runs (run_id, agent, status, input, parent_id, parent_seq, parent_idx, "
-                "created_at, updated_at, priority, lease_owner, lease_expires, epoch) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "created_at, updated_at, priority, lease_owner, lease_expires, epoch, deadline) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
                 f"ON CONFLICT (run_id) DO NOTHING RETURNING {_RUN_COLUMNS}",
                 (
                     run.run_id,
@@ -326,6 +372,7 @@ class PostgresStore:
                     run.owner,
                     now + run.ttl_seconds if run.owner else None,
                     1 if run.owner else 0,
+                    run.deadline,
                 ),
             ).fetchone()
             if row is None:
@@ -397,34 +444,98 @@ class PostgresStore:
 
     @_translate
     def claim_runnable(
-        self, owner: str, ttl_seconds: float, limit: int, *, agents: list[str] | None = None
+        self,
+        owner: str,
+        ttl_seconds: float,
+        limit: int,
+        *,
+        agents: list[str] | None = None,
+        limits: Mapping[str, int] | None = None,
     ) -> list[RunRecord]:
         if limit <= 0 or agents == []:
             return []
         now = time.time()
+        limits = limits or {}
         with self._tx() as conn:
             dead = self._dead_local_owners(conn, now)
-            where = (
-                f"status IN {_UNFINISHED} "
-                "AND (lease_owner IS NULL OR lease_expires IS NULL OR lease_expires <= %s "
-                "OR lease_owner = ANY(%s)) "
-                "AND (status <> 'waiting' OR (wake_at IS NOT NULL AND wake_at <= %s))"
-            )
-            params: list[Any] = [now, dead, now]
-            if agents is not None:
-                where += " AND agent = ANY(%s)"
-                params.append(agents)
+            driven = self._driven(conn, limits, dead, now) if limits else {}
+            full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap}
+            ids: list[str] = []
+            while len(ids) < limit:  # again only when a limit passed over some candidates
+                want = limit - len(ids)
+                candidates = self._runnable(conn, now, dead, agents, full, ids, want)
+                taken, driven = take_within_limits(candidates, driven, limits, want)
+                ids += taken
+                newly_full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap} - full
+                if len(candidates) < want or not newly_full:
+                    break
+                full |= newly_full
+            if not ids:
+                return []
             rows = conn.execute(
-                "WITH picked AS (SELECT run_id, priority, created_at FROM agentrt_runs "
-                f"WHERE {where} ORDER BY priority DESC, created_at, run_id LIMIT %s FOR UPDATE SKIP LOCKED) "
-                "UPDATE agentrt_runs r SET lease_owner = %s, lease_expires = %s, epoch = r.epoch + 1, "
-                "status = CASE WHEN r.status = 'queued' THEN 'running' ELSE r.status END "
-                "FROM picked WHERE r.run_id = picked.run_id RETURNING "
-                + ", ".join(f"r.{c.strip()}" for c in _RUN_COLUMNS.split(",")),
-                (*params, int(limit), owner, now + ttl_seconds),
+                "UPDATE agentrt_runs SET lease_owner = %s, lease_expires = %s, epoch = epoch + 1, "
+                "status = CASE WHEN status = 'queued' THEN 'running' ELSE status END "
+                f"WHERE run_id = ANY(%s) RETURNING {_RUN_COLUMNS}",
+                (owner, now + ttl_seconds, ids),
             ).fetchall()
-        records = [SqliteStore._record(r) for r in rows]
-        return sorted(records, key=lambda r: (-r.priority, r.created_at, r.run_id))
+        order = {run_id: i for i, run_id in enumerate(ids)}
+        return sorted((SqliteStore._record(r) for r in rows), key=lambda r: order[r.run_id])
+
+    @staticmethod
+    def _runnable(
+        conn: Any,
+        now: float,
+        dead: list[str],
+        agents: list[str] | None,
+        full: set[str],
+        skip: list[str],
+        limit: int,
+    ) -> list[tuple[str, str]]:
+        """``(run_id, agent)`` of up to ``limit`` runnable runs, best first, locked (``SKIP LOCKED``:
+        racing claimers pass over each other's rows).  Runnable also: a parent parked on a sub-run
+        that finished while its outcome was never journaled for the parent."""
+        where = (
+            f"status IN {_UNFINISHED} "
+            "AND (lease_owner IS NULL OR lease_expires IS NULL OR lease_expires <= %s "
+            "OR lease_owner = ANY(%s)) "
+            "AND (status <> 'waiting' OR (wake_at IS NOT NULL AND wake_at <= %s) "
+            "OR (waiting_on = 'child' AND EXISTS (SELECT 1 FROM agentrt_runs c "
+            "WHERE c.parent_id = r.run_id AND c.parent_seq = r.seq "
+            "AND c.status IN ('completed', 'failed', 'cancelled') AND NOT EXISTS (SELECT 1 FROM "
+            "agentrt_results x WHERE x.run_id = r.run_id AND x.seq = r.seq "
+            "AND x.idx = COALESCE(c.parent_idx, 0)))))"
+        )
+        params: list[Any] = [now, dead, now]
+        if agents is not None:
+            where += " AND agent = ANY(%s)"
+            params.append(agents)
+        if full:
+            where += " AND NOT (agent = ANY(%s))"
+            params.append(sorted(full))
+        if skip:
+            where += " AND NOT (run_id = ANY(%s))"
+            params.append(skip)
+        rows = conn.execute(
+            f"SELECT run_id, agent FROM agentrt_runs r WHERE {where} "
+            "ORDER BY priority DESC, created_at, run_id LIMIT %s FOR UPDATE SKIP LOCKED",
+            (*params, int(limit)),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    @staticmethod
+    def _driven(conn: Any, limits: Mapping[str, int], dead: list[str], now: float) -> dict[str, int]:
+        """How many runs of each limited agent a live process drives right now.  Takes an advisory
+        lock per limited agent first (released at commit): claims that may take runs of the same
+        limited agent are serialized, so two workers cannot both see the last free slot."""
+        for agent in sorted(limits):  # one order everywhere: no deadlock between claimers
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('agentrt-limit:' || %s))", (agent,))
+        rows = conn.execute(
+            f"SELECT agent, count(*) FROM agentrt_runs WHERE status IN {_UNFINISHED} "
+            "AND agent = ANY(%s) AND lease_owner IS NOT NULL AND lease_expires > %s "
+            "AND NOT (lease_owner = ANY(%s)) GROUP BY agent",
+            (sorted(limits), now, dead),
+        ).fetchall()
+        return {agent: int(n) for agent, n in rows}
 
     @_translate
     def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:
@@ -532,22 +643,57 @@ class PostgresStore:
     ) -> None:
         now = time.time()
         pending_json = _dumps(pending)
-        with self._tx() as conn:
-            self._check_owner(conn, run_id, owner, epoch)
-            conn.execute(
-                "INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
-                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run_id, seq) DO UPDATE SET "
-                "blob = EXCLUDED.blob, pending = EXCLUDED.pending, created_at = EXCLUDED.created_at",
-                (run_id, seq, blob, pending_json, now),
-            )
-            self._insert_events(conn, run_id, events, now)
-            conn.execute(
-                "UPDATE agentrt_runs SET seq = %s, pending = %s, status = 'running', waiting_on = NULL, "
-                "wake_at = NULL, updated_at = %s WHERE run_id = %s",
-                (seq, pending_json, now, run_id),
-            )
-            if prune_due(seq, self.retention):
-                self._prune(conn, run_id, seq)
+        # Old checkpoints and results are pruned in batches (see prune_due), here in the same statement.
+        cutoff = (
+            seq - self.retention if self.retention is not None and prune_due(seq, self.retention) else None
+        )
+        # One statement, so one round trip and its own transaction: the fenced UPDATE of the run row
+        # (which takes its lock, as a claim does) feeds every other write, so none lands unless the
+        # writer still holds the lease at its epoch.
+        params: dict[str, Any] = {
+            "run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "blob": blob,
+            "pending": pending_json, "now": now, "cutoff": cutoff,
+            "eseq": [e[0] for e in events], "en": [e[1] for e in events], "ekind": [e[2] for e in events],
+            "elevel": [e[3] for e in events], "edata": [_dumps(e[4]) or "null" for e in events],
+        }  # fmt: skip
+        gc = (
+            ", gc1 AS (DELETE FROM agentrt_checkpoints WHERE run_id IN (SELECT run_id FROM fenced) "
+            "AND seq <= %(cutoff)s), gc2 AS (DELETE FROM agentrt_results "
+            "WHERE run_id IN (SELECT run_id FROM fenced) AND seq <= %(cutoff)s) "
+            if cutoff is not None
+            else " "
+        )
+        events_cte = (
+            ", ev AS (INSERT INTO agentrt_events (run_id, seq, n, kind, level, data, created_at) "
+            "SELECT f.run_id, e.seq, e.n, e.kind, e.level, e.data, %(now)s FROM fenced f, "
+            "unnest(%(eseq)s::int[], %(en)s::int[], %(ekind)s::text[], %(elevel)s::text[], "
+            "%(edata)s::text[]) AS e(seq, n, kind, level, data) ON CONFLICT DO NOTHING)"
+            if events
+            else ""
+        )
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "WITH fenced AS (UPDATE agentrt_runs SET seq = %(seq)s, pending = %(pending)s, "
+                "status = 'running', waiting_on = NULL, wake_at = NULL, updated_at = %(now)s "
+                "WHERE run_id = %(run)s AND lease_owner = %(owner)s "
+                "AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s::bigint) RETURNING run_id), "
+                "ck AS (INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
+                "SELECT run_id, %(seq)s, %(blob)s, %(pending)s, %(now)s FROM fenced "
+                "ON CONFLICT (run_id, seq) DO UPDATE SET blob = EXCLUDED.blob, pending = EXCLUDED.pending, "
+                f"created_at = EXCLUDED.created_at){events_cte}{gc}SELECT count(*) FROM fenced",
+                params,
+            ).fetchone()
+            if not row or not row[0]:
+                self._refuse(conn, run_id, epoch)
+
+    def _refuse(self, conn: Any, run_id: str, epoch: int | None) -> None:
+        """Raise why a fenced one-statement write matched no run row (no lease, or no run)."""
+        row = conn.execute(
+            "SELECT lease_owner, epoch FROM agentrt_runs WHERE run_id = %s", (run_id,)
+        ).fetchone()
+        if row is None:
+            raise RunNotFound(run_id, self.location)
+        raise lease_lost(run_id, row[0], row[1], epoch)
 
     def _prune(self, conn: Any, run_id: str, seq: int) -> None:
         """Drop the checkpoints and journal entries older than the newest ``retention``."""
@@ -593,6 +739,10 @@ class PostgresStore:
         epoch: int | None = None,
     ) -> bool:
         now = time.time()
+        if owner is not None and not usage:
+            fast = self._put_fenced(run_id, seq, idx, ok, blob, owner, epoch, now)
+            if fast is not None:
+                return fast
         with self._tx() as conn:
             # Lock the run row first: serializes with claims (fencing) and with set_waiting (wake-ups).
             try:
@@ -626,6 +776,50 @@ class PostgresStore:
                 conn.execute("UPDATE agentrt_runs SET wake_at = %s WHERE run_id = %s", (now, run_id))
                 self._notify(conn)
         return True
+
+    def _put_fenced(
+        self,
+        run_id: str,
+        seq: int,
+        idx: int,
+        ok: bool,
+        blob: bytes,
+        owner: str,
+        epoch: int | None,
+        now: float,
+    ) -> bool | None:
+        """A driver's own result (no usage to add) in one statement: the run row is locked and the
+        lease checked in the statement that inserts the result.  None: no such run (the caller's
+        general path decides)."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "WITH fenced AS (SELECT run_id, status FROM agentrt_runs WHERE run_id = %(run)s "
+                "AND lease_owner = %(owner)s AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s::bigint) "
+                "FOR UPDATE), ins AS (INSERT INTO agentrt_results (run_id, seq, idx, ok, blob, created_at) "
+                "SELECT run_id, %(seq)s, %(idx)s, %(ok)s, %(blob)s, %(now)s FROM fenced "
+                "ON CONFLICT DO NOTHING RETURNING idx) "
+                "SELECT (SELECT status FROM fenced), (SELECT count(*) FROM ins)",
+                {"run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "idx": idx, "ok": bool(ok),
+                 "blob": blob, "now": now},
+            ).fetchone()  # fmt: skip
+            assert row is not None
+            status, inserted = row
+            if status is None:
+                try:
+                    self._refuse(conn, run_id, epoch)
+                except RunNotFound:
+                    return None
+        if inserted and status == "waiting":  # parked meanwhile (rare for a driver): wake it if answered
+            with self._tx() as conn:
+                _owner, status, _epoch, run_seq, pending, _cancel, _usage = self._locked(conn, run_id)
+                if (
+                    status == "waiting"
+                    and run_seq == seq
+                    and is_answered(_loads(pending), self._oks(conn, run_id, seq))
+                ):
+                    conn.execute("UPDATE agentrt_runs SET wake_at = %s WHERE run_id = %s", (now, run_id))
+                    self._notify(conn)
+        return bool(inserted)
 
     @staticmethod
     def _oks(conn: Any, run_id: str, seq: int) -> dict[int, bool]:
@@ -745,17 +939,20 @@ class PostgresStore:
 
     @_translate
     def append_stream(self, run_id: str, kind: str, data: Any) -> int:
-        with self._tx() as conn:
-            # One appender per run at a time (processes may append to one run's stream concurrently).
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext('agentrt-stream:' || %s))", (run_id,))
-            (last,) = conn.execute(
-                "SELECT COALESCE(MAX(id), 0) FROM agentrt_stream WHERE run_id = %s", (run_id,)
-            ).fetchone()
-            conn.execute(
-                "INSERT INTO agentrt_stream (run_id, id, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",
-                (run_id, last + 1, kind, json.dumps(data, default=repr), time.time()),
-            )
-        return int(last) + 1
+        # One statement (one round trip): the next id is computed where the row is inserted.  Two
+        # processes appending to one run at once may compute the same id: the primary key makes the
+        # later one wait and insert nothing, and it tries again with the id after.
+        payload, now = json.dumps(data, default=repr), time.time()
+        with self._pool.connection() as conn:
+            while True:
+                row = conn.execute(
+                    "INSERT INTO agentrt_stream (run_id, id, kind, data, created_at) "
+                    "SELECT %s, COALESCE(MAX(id), 0) + 1, %s, %s, %s FROM agentrt_stream WHERE run_id = %s "
+                    "ON CONFLICT (run_id, id) DO NOTHING RETURNING id",
+                    (run_id, kind, payload, now, run_id),
+                ).fetchone()
+                if row is not None:
+                    return int(row[0])
 
     @_translate
     def read_stream(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:

@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar  # Any: sqlite3 rows; JSON columns
 
@@ -48,6 +48,7 @@ from agentrt.stores.base import (
     lease_lost,
     owner_is_dead,
     prune_due,
+    take_within_limits,
 )
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
@@ -142,13 +143,17 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX tenants_by_tenant ON tenants (tenant);
     """,
+    # 5 -> 6: per-run deadlines
+    """
+    ALTER TABLE runs ADD COLUMN deadline REAL;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _RUN_COLUMNS = (
     "run_id, agent, status, input, output, error, error_blob, seq, pending, waiting_on, wake_at, "
     "parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage, "
-    "epoch, priority, cancel_requested"
+    "epoch, priority, cancel_requested, deadline"
 )
 _HOST_PREFIX = socket.gethostname() + "/"
 #: How often ``wait_for_work`` looks at the file for commits of other processes.
@@ -389,7 +394,7 @@ class SqliteStore:
     def _record(row: tuple[Any, ...]) -> RunRecord:
         (run_id, agent, status, input_, output, error, error_blob, seq, pending, waiting_on, wake_at,
          parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage,
-         epoch, priority, cancel_requested,
+         epoch, priority, cancel_requested, deadline,
          ) = row  # fmt: skip
         return RunRecord(
             run_id=run_id,
@@ -414,6 +419,7 @@ class SqliteStore:
             epoch=epoch,
             priority=priority,
             cancel_requested=bool(cancel_requested),
+            deadline=deadline,
         )
 
     # ------------------------------------------------------------------ runs
@@ -425,8 +431,8 @@ class SqliteStore:
             try:
                 conn.execute(
                     "INSERT INTO runs (run_id, agent, status, input, parent_id, parent_seq, parent_idx, "
-                    "created_at, updated_at, priority, lease_owner, lease_expires, epoch) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "created_at, updated_at, priority, lease_owner, lease_expires, epoch, deadline) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         run.run_id,
                         run.agent,
@@ -441,6 +447,7 @@ class SqliteStore:
                         run.owner,
                         now + run.ttl_seconds if run.owner else None,
                         1 if run.owner else 0,
+                        run.deadline,
                     ),
                 )
             except sqlite3.IntegrityError:
@@ -504,12 +511,19 @@ class SqliteStore:
 
     @_translate
     def claim_runnable(
-        self, owner: str, ttl_seconds: float, limit: int, *, agents: list[str] | None = None
+        self,
+        owner: str,
+        ttl_seconds: float,
+        limit: int,
+        *,
+        agents: list[str] | None = None,
+        limits: Mapping[str, int] | None = None,
     ) -> list[RunRecord]:
-        if limit <= 0:
+        if limit <= 0 or agents == []:
             return []
         now = time.time()
-        with self._tx() as conn:
+        limits = limits or {}
+        with self._tx() as conn:  # BEGIN IMMEDIATE: claims are serialized, limits hold across processes
             dead = [
                 o
                 for (o,) in conn.execute(
@@ -520,19 +534,18 @@ class SqliteStore:
                 )
                 if owner_is_dead(o)
             ]
-            sql = (
-                "SELECT run_id FROM runs WHERE status IN ('queued', 'running', 'waiting') "
-                "AND (lease_owner IS NULL OR lease_expires IS NULL OR lease_expires <= ?"
-                + "".join(" OR lease_owner = ?" for _ in dead)
-                + ") AND (status != 'waiting' OR (wake_at IS NOT NULL AND wake_at <= ?))"
-            )
-            params: list[Any] = [now, *dead, now]
-            if agents is not None:
-                sql += " AND agent IN (" + ",".join("?" * len(agents)) + ")" if agents else " AND 0"
-                params.extend(agents)
-            sql += " ORDER BY priority DESC, created_at, run_id LIMIT ?"
-            params.append(int(limit))
-            ids = [r[0] for r in conn.execute(sql, params)]
+            driven = self._driven(conn, list(limits), dead, now) if limits else {}
+            full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap}
+            ids: list[str] = []
+            while len(ids) < limit:  # again only when a limit passed over some candidates
+                want = limit - len(ids)
+                candidates = self._runnable(conn, now, dead, agents, full, ids, want)
+                taken, driven = take_within_limits(candidates, driven, limits, want)
+                ids += taken
+                newly_full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap} - full
+                if len(candidates) < want or not newly_full:
+                    break
+                full |= newly_full
             if not ids:
                 return []
             rows = conn.execute(
@@ -543,6 +556,56 @@ class SqliteStore:
             ).fetchall()
         order = {run_id: i for i, run_id in enumerate(ids)}
         return sorted((self._record(r) for r in rows), key=lambda r: order[r.run_id])
+
+    @staticmethod
+    def _runnable(
+        conn: sqlite3.Connection,
+        now: float,
+        dead: list[str],
+        agents: list[str] | None,
+        full: set[str],
+        skip: list[str],
+        limit: int,
+    ) -> list[tuple[str, str]]:
+        """``(run_id, agent)`` of up to ``limit`` runnable runs, best first (see agentrt.stores.base).
+
+        Runnable also: a parent parked on a sub-run that finished while its outcome was never
+        journaled for the parent (a worker died between the two writes).
+        """
+        sql = (
+            "SELECT run_id, agent FROM runs WHERE status IN ('queued', 'running', 'waiting') "
+            "AND (lease_owner IS NULL OR lease_expires IS NULL OR lease_expires <= ?"
+            + "".join(" OR lease_owner = ?" for _ in dead)
+            + ") AND (status != 'waiting' OR (wake_at IS NOT NULL AND wake_at <= ?) "
+            "OR (waiting_on = 'child' AND EXISTS (SELECT 1 FROM runs c WHERE c.parent_id = runs.run_id "
+            "AND c.parent_seq = runs.seq AND c.status IN ('completed', 'failed', 'cancelled') "
+            "AND NOT EXISTS (SELECT 1 FROM results x WHERE x.run_id = runs.run_id AND x.seq = runs.seq "
+            "AND x.idx = COALESCE(c.parent_idx, 0)))))"
+        )
+        params: list[Any] = [now, *dead, now]
+        if agents is not None:
+            sql += " AND agent IN (" + ",".join("?" * len(agents)) + ")"
+            params.extend(agents)
+        if full:
+            sql += " AND agent NOT IN (" + ",".join("?" * len(full)) + ")"
+            params.extend(full)
+        if skip:
+            sql += " AND run_id NOT IN (" + ",".join("?" * len(skip)) + ")"
+            params.extend(skip)
+        sql += " ORDER BY priority DESC, created_at, run_id LIMIT ?"
+        params.append(int(limit))
+        return [(r[0], r[1]) for r in conn.execute(sql, params)]
+
+    @staticmethod
+    def _driven(conn: sqlite3.Connection, agents: list[str], dead: list[str], now: float) -> dict[str, int]:
+        """How many runs of each of ``agents`` a live process drives (a live lease) right now."""
+        rows = conn.execute(
+            "SELECT agent, count(*) FROM runs WHERE status IN ('queued', 'running', 'waiting') "
+            f"AND agent IN ({','.join('?' * len(agents))}) AND lease_owner IS NOT NULL "
+            "AND lease_expires > ?" + "".join(" AND lease_owner != ?" for _ in dead) + " GROUP BY agent",
+            (*agents, now, *dead),
+        ).fetchall()
+        return {agent: n for agent, n in rows}
 
     @_translate
     def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:

@@ -32,6 +32,8 @@ def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
             obj["prompt"] = rec.pending.get("prompt")
     if rec.priority:
         obj["priority"] = rec.priority
+    if rec.deadline is not None:
+        obj["deadline"] = rec.deadline  # time.time() seconds: past it the run is cancelled
     if rec.cancel_requested and not rec.finished:
         obj["cancel_requested"] = True
     if rec.parent_id:

@@ -375,3 +375,81 @@ def test_migrations(backend, location, open_handle):
             conn.execute("UPDATE agentrt_meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(StoreSchemaTooNew, match="newer agentrt"):
         open_handle()
+
+
+def test_a_parent_whose_finished_child_was_never_delivered_is_runnable(store):
+    """The child's worker stored its finish and died before journaling its outcome for the parent:
+    the claim hands the parent to a worker, whose driver then journals the outcome from the child."""
+    store.create_run(NewRun("p", "m:a", {}))
+    drive_to_waiting(store, "p", {"kind": "agent"})
+    store.create_run(NewRun("p.1", "m:a", {}, parent_id="p", parent_seq=1, parent_idx=0))
+    store.create_run(NewRun("other", "m:a", {}))
+    drive_to_waiting(store, "other", {"kind": "agent"})
+    owner = make_owner()
+    child = store.acquire_lease("p.1", owner, 30)
+    assert store.claim_runnable(owner, 30, 10) == []  # the child is driven, the parents wait
+    store.finish_run("p.1", owner, "completed", output=1, epoch=child.epoch)
+    claimed = store.claim_runnable(owner, 30, 10)
+    assert [r.run_id for r in claimed] == ["p"]
+    store.put_result("p", 1, 0, True, b"the child's outcome", owner=owner, epoch=claimed[0].epoch)
+    store.set_waiting("p", owner, "child", None, [], epoch=claimed[0].epoch)
+    store.release_lease("p", owner)
+    assert [r.run_id for r in store.claim_runnable(owner, 30, 10)] == ["p"]  # woken: answered
+    store.release_lease("p", owner)
+
+
+def test_agent_limits_hold_in_the_claim(store):
+    queued(store, 5, prefix="a", priority=1)
+    for i in range(3):
+        store.create_run(NewRun(f"b{i}", "m:b", {}, status="queued"))
+    first, second = make_owner(), make_owner()
+    got = store.claim_runnable(first, 30, 10, limits={"m:a": 2})
+    assert [r.run_id for r in got] == ["a0000", "a0001", "b0", "b1", "b2"]  # the limit passes over a2..a4
+    assert store.claim_runnable(second, 30, 10, limits={"m:a": 2}) == []  # counted across owners
+    store.finish_run("a0000", first, "completed", output=1, epoch=got[0].epoch)
+    assert [r.run_id for r in store.claim_runnable(second, 30, 10, limits={"m:a": 2})] == ["a0002"]
+    store.release_lease("a0001", first)  # released: no longer driven, and runnable again
+    assert [r.run_id for r in store.claim_runnable(second, 30, 10, limits={"m:a": 2})] == ["a0001"]
+    assert [r.run_id for r in store.claim_runnable(second, 30, 10)] == ["a0003", "a0004"]  # no limits
+
+
+def test_racing_claimers_respect_an_agent_limit(open_handle):
+    """Six handles (six connections) claim at once: no more than the limit of the limited agent is
+    ever leased, and every unlimited run is claimed exactly once."""
+    store = open_handle()
+    queued(store, 30, prefix="lim", priority=1)
+    for i in range(30):
+        store.create_run(NewRun(f"free{i:02d}", "m:free", {}, status="queued"))
+    handles = [open_handle() for _ in range(6)]
+    won: list[list[str]] = [[] for _ in handles]
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(handles))
+
+    def claimer(i):
+        owner = make_owner()
+        try:
+            start.wait()
+            while True:
+                got = handles[i].claim_runnable(owner, 60, 2, limits={"m:a": 3})
+                if not got:
+                    return
+                won[i].extend(r.run_id for r in got)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=claimer, args=(i,)) for i in range(len(handles))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    everything = [run_id for w in won for run_id in w]
+    assert len(everything) == len(set(everything))
+    assert sorted(r for r in everything if r.startswith("free")) == [f"free{i:02d}" for i in range(30)]
+    assert len([r for r in everything if r.startswith("lim")]) == 3
+
+
+def test_deadlines_are_stored(store):
+    store.create_run(NewRun("d", "m:a", {}, status="queued", deadline=1234.5))
+    store.create_run(NewRun("n", "m:a", {}, status="queued"))
+    assert store.get_run("d").deadline == 1234.5 and store.get_run("n").deadline is None

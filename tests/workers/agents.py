@@ -164,3 +164,48 @@ async def run_gate(input: Job, task: Task) -> Out:
 
 
 gate = agent(input=Job, output=Out, tools=[gated], run=run_gate, name="gate")
+
+
+@tool
+async def nap(seconds: float, idempotency_key: str = "") -> str:
+    """A long async call (cancelled, not journaled, when the run's deadline passes)."""
+    await asyncio.sleep(seconds)
+    return "rested"
+
+
+async def run_deadlined(input: Job, task: Task) -> Out:
+    """Naps (or waits on a question, or on a sub-agent that does); cleans up when cancelled."""
+    try:
+        if input.child:
+            await task.tools.careful_leaf(i=input.i + 1)
+        if input.ask:
+            await task.ui.ask({"question": "never answered"})
+        return Out(await task.tools.nap(seconds=input.sleep))
+    except Cancelled:
+        await task.tools.cleanup(run_id=task.run_id)
+        raise
+
+
+deadlined = agent(
+    input=Job,
+    output=Out,
+    tools=[nap, cleanup, careful_leaf, *ui_tools],
+    run=run_deadlined,
+    name="deadlined",
+)
+
+
+@tool
+def span(tag: str, work: float, idempotency_key: str = "") -> str:
+    """Logs its start and end (the limit tests count how many overlap across processes)."""
+    _log("span_start", idempotency_key, tag=tag)
+    time.sleep(work)
+    _log("span_end", idempotency_key, tag=tag)
+    return tag
+
+
+async def run_limited(input: Job, task: Task) -> Out:
+    return Out(await task.tools.span(tag=f"l{input.i}", work=input.work))
+
+
+limited = agent(input=Job, output=Out, tools=[span], run=run_limited, name="limited")
