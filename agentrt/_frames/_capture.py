@@ -19,7 +19,7 @@ import types
 import weakref
 from collections.abc import Callable
 from types import CodeType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple  # Any: frame locals and stack entries are any value
 
 import attrs
 

@@ -14,7 +14,7 @@ holds, in the same form ``capture`` gives for a live frame.  The awaitable of an
 from __future__ import annotations
 
 from types import CodeType
-from typing import Any
+from typing import Any  # Any: decoded locals and stack entries are any value
 
 from agentrt._frames._capture import FrameState, Kind
 

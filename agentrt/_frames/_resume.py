@@ -33,7 +33,7 @@ import threading
 import types
 import weakref
 from types import CodeType
-from typing import Any
+from typing import Any  # Any: restored locals and stack entries are any value
 
 import attrs
 from bytecode import Bytecode, CellVar, FreeVar, Instr, Label

@@ -227,7 +227,7 @@ def _renderer(table: _FrameTable, limits: Limits | None) -> ValueRenderer:
             return table.ref(obj, where)
         if type(obj) in (StepRecord, AnextRecord):
             owner = record_owner(obj)
-            if type(obj) is StepRecord or type(obj.wrapped) is FrameRecord:  # type: ignore[attr-defined]
+            if type(obj) is StepRecord or type(obj.wrapped) is FrameRecord:  # type: ignore[attr-defined]  # AnextRecord has .wrapped; the `is StepRecord` test narrows nothing for mypy
                 return f"<next step of {table.ref(owner, where)[1:-1]}>"
             return f"<{type_name(obj)} object>"
         # The awaitable of one ``async for`` step / ``asend``: show the generator it drives.
