@@ -1,10 +1,11 @@
 """``agentrt dump``, ``agentrt diff`` and ``agentrt fork`` (registered by :mod:`agentrt.cli`).
 
-Exit status (the one table of :mod:`agentrt._cli.common`): 0 done (for ``dump``,
-also when only the header could be shown: the output says why the frames cannot
-be), 2 an unknown run, checkpoint or blob file, or a wrong argument, 3 store
-trouble (an unusable store, a corrupt or incompatible blob, a checkpoint that
-cannot be decoded here); each reported in one line on stderr without a traceback.
+Exit status (the one table of :mod:`agentrt._cli.common`): 0 done, 2 an unknown
+run, checkpoint or blob file, or a wrong argument, 3 store trouble (an unusable
+store, a corrupt or incompatible blob, a checkpoint that cannot be decoded here:
+``dump`` still prints the header and says why its frames cannot be shown, so a
+script sees the failure and a person sees the reason); each reported in one line
+on stderr without a traceback.
 """
 
 from __future__ import annotations
@@ -157,11 +158,14 @@ def cmd_dump(args: argparse.Namespace) -> int:
             dump = dump_run(store, target, args.seq, args.allow_modules, args.allow_unsigned)
         finally:
             store.close()
+    undecodable = dump.frames_error if dump.frames is None else None
     dump = _with_cli_hint(dump, args)
     if args.json:
         print(json.dumps(to_json(dump, disasm=args.disasm), indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(render_text(dump, disasm=args.disasm))
+    if undecodable is not None:
+        return fail(f"only the header was shown; the frames cannot be decoded here: {undecodable}", EXIT_HOST)
     return EXIT_OK
 
 

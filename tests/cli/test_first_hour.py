@@ -82,7 +82,9 @@ def test_resume_from_another_directory_with_agent_file(project):
     assert words[:3] == ["agentrt", "resume", "a1"]
     assert f"{project['root'] / 'refunds.py'}:approval" in words and '{"approve": true}' in words
     dumped = cli("dump", "a1", "--store", store, cwd=project["elsewhere"])
-    assert dumped.returncode == 0 and "frames cannot be shown" in dumped.stdout
+    # the header is shown, with why the frames cannot be and what to type; the status says it failed
+    assert dumped.returncode == 3 and "frames cannot be shown" in dumped.stdout
+    assert "frames cannot be decoded here" in dumped.stderr
     dump_words = _hinted_command(dumped.stdout.strip().splitlines()[-1])
     assert dump_words[:3] == ["agentrt", "dump", "a1"]
 
