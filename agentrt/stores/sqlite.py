@@ -283,6 +283,10 @@ class SqliteStore:
                 "the store (agentrt resume, worker, serve) migrates it first"
             )
 
+    def _has_tables(self) -> bool:
+        assert self._conn is not None
+        return self._conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None
+
     def _not_a_store(self) -> StoreNotFound:
         """A SQLite file that agentrt never set up (``user_version`` 0), named by its tables."""
         assert self._conn is not None
@@ -291,7 +295,7 @@ class SqliteStore:
         found = f"its tables: {', '.join(tables)}" if tables else "it is empty"
         return StoreNotFound(
             f"no such store: {self.path!r} is a SQLite file but not an agentrt store ({found}); it "
-            "was left unchanged. Check the path"
+            "was left unchanged, and agentrt makes a new store only in a new or empty file. Check the path"
         )
 
     def _too_new(self, version: int) -> StoreSchemaTooNew:
@@ -313,7 +317,9 @@ class SqliteStore:
         ]  # reads the header: fails if not a database
         if version > SCHEMA_VERSION:
             raise self._too_new(version)
-        if version == 0 and not create:
+        if version == 0 and (not create or self._has_tables()):
+            # a new store is made only in a new or empty file: a SQLite file of another program's
+            # (tables, no agentrt schema) is refused before anything -- WAL mode included -- touches it
             raise self._not_a_store()
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
