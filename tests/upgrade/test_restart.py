@@ -209,3 +209,45 @@ def _checkpoints(store: str) -> list[int]:
         ]
     conn.close()
     return seqs
+
+
+NESTED_V1 = """
+async def check(task, name):
+    found = await task.tools.lookup(name=name)
+    sure = await task.ui.ask({"q": "is " + found + " right?"})
+    return found + "/" + sure
+
+
+async def run(input: In, task: Task) -> Out:
+    greeting = "hello " + input.name
+    result = await check(task, input.name)
+    return Out(f"{greeting}: {result}")
+"""
+NESTED_V2 = NESTED_V1.replace(
+    '    sure = await task.ui.ask({"q": "is " + found + " right?"})\n    return found + "/" + sure',
+    "    return found.upper()",
+)
+NESTED_RESTART = """
+
+@agentrt.migrate(check, from_digest={digest!r}, site=2, restart=True)
+def restart_check(old_locals):
+    return {{}}
+"""
+
+
+def test_a_helper_frame_restarts_inside_the_unchanged_agent_frame(tmp_path):
+    module, store, env, side = _suspended(tmp_path, "rst_nested", NESTED_V1)
+    _write(module, NESTED_V2)
+    code, report, err = _json("upgrade", "--dry-run", "--store", store, cwd=tmp_path, env=env)
+    frames = {f["function"].rsplit(":", 1)[1]: f for f in report["runs"][0]["frames"]}
+    assert frames["run"]["verdict"] == "unchanged" and frames["check"]["verdict"] == "blocked", report
+    _write(module, NESTED_V2 + NESTED_RESTART.format(digest=frames["check"]["digest"][:12]))
+    code, applied, err = _json("upgrade", "--store", store, cwd=tmp_path, env=env)
+    run = applied["runs"][0]
+    assert code == 0 and run["applied"] and "rst_nested:check: restarts at checkpoint 1" in run["reason"], run
+    code, obj, err = _json("resume", "r1", "--store", store, cwd=tmp_path, env=env)
+    assert code == 0 and obj["output"] == {"text": "hello bob: BOB"}, err
+    assert [e["key"] for e in _side(side)] == ["r1:1"]
+    code, fresh, err = _json("run", "rst_nested:bot", "--input", '{"name": "bob"}', "--store", store,
+                             "--run-id", "fresh", cwd=tmp_path, env=env)  # fmt: skip
+    assert fresh["output"] == obj["output"], err
