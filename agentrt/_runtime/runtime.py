@@ -455,6 +455,11 @@ class Runtime:
         if live is not None and live.seq == rec.seq:
             live.results[0] = (True, value)
         self._emit("replied", target.run_id, seq=rec.seq)
+        reason = self.lacking_reason(rec.code_required) if target.run_id not in self._drivers else ""
+        if reason:  # recorded; a worker that carries the run's code goes on with it (the store woke it)
+            self.leases.release(target.run_id)
+            self._emit("released", target.run_id, reason=reason, code_required=rec.code_required)
+            return target.run_id
         self._schedule(target.run_id, explicit=True)
         return target.run_id
 

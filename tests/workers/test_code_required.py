@@ -140,3 +140,27 @@ def test_a_local_wake_up_of_such_a_run_releases_it_too_and_an_explicit_resume_re
     error = asyncio.run(resume())
     assert error is not None and "changed since the checkpoint" in str(error)
     assert store.get_run(run_id).status == "waiting"
+
+
+def test_a_reply_to_such_a_run_is_recorded_and_left_for_a_worker_with_its_code(module):
+    mod, path = module
+    store = MemoryStore()
+    run_id = _suspend(store, mod)
+    _deploy_v2(mod, path)
+
+    async def reply():
+        async with Runtime(store, poll_seconds=0.05) as rt:  # a worker, as behind agentrt serve
+            assert await rt.reply(run_id, "blue") == run_id
+            await asyncio.sleep(0.2)
+            return rt.driver_error(run_id)
+
+    with capture_trace() as events:
+        error = asyncio.run(reply())
+    rec = store.get_run(run_id)
+    assert error is None and rec.lease_owner is None and rec.status == "waiting"
+    assert store.get_results(run_id, rec.seq)  # the reply is journaled
+    assert rec.wake_at is not None  # ... and the run is runnable for a worker that can resume it
+    assert [e.kind for e in events if e.kind in ("replied", "released", "driver_error")] == [
+        "replied",
+        "released",
+    ]
