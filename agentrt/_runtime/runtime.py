@@ -459,6 +459,7 @@ class Runtime:
         if reason:  # recorded; a worker that carries the run's code goes on with it (the store woke it)
             self.leases.release(target.run_id)
             self._emit("released", target.run_id, reason=reason, code_required=rec.code_required)
+            self._driver_errors[target.run_id] = IncompatibleBlob(reason)
             return target.run_id
         self._schedule(target.run_id, explicit=True)
         return target.run_id
@@ -762,9 +763,11 @@ class Runtime:
                 try:
                     self._load(live)
                 except IncompatibleBlob as exc:
-                    if live.explicit or live.code_required is None:
-                        raise  # reported (explicit), or left to lapse as before (nothing to filter on)
+                    if live.code_required is None and not live.explicit:
+                        raise  # a claim of a run with no recorded requirement: its lease lapses (no hot loop)
                     self._release_unrestorable(live, exc)
+                    if live.explicit:  # asked for here: reported, and left for a worker with its code
+                        self._driver_errors[run_id] = exc
                     return
             while True:
                 if live.lease_lost is not None:
@@ -850,8 +853,8 @@ class Runtime:
         """A run claimed (or woken here) whose checkpoint this process cannot restore: not a failure
         of the run nor of this process.  Its lease is given back at once and its code requirement
         remembered, so this worker's claims pass over it and one that carries its code takes it."""
-        assert live.code_required is not None
-        self._note_lacking(live.code_required, str(exc))
+        if live.code_required is not None:
+            self._note_lacking(live.code_required, str(exc))
         self._emit("released", live.run_id, reason=str(exc), code_required=live.code_required)
         self._evict(live, release=True)
 

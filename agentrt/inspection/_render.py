@@ -223,7 +223,7 @@ def _disasm_data(code: Any, yield_offset_bytes: int) -> list[dict[str, Any]]:
 def to_json(dump: Dump, *, disasm: bool = False) -> dict[str, Any]:
     """The dump as JSON data.  Keys are stable (see ``DUMP_SCHEMA_VERSION``)."""
     source = dump.source
-    return {
+    data: dict[str, Any] = {
         "schema": DUMP_SCHEMA_VERSION,
         "source": {
             "kind": source.kind,
@@ -239,8 +239,10 @@ def to_json(dump: Dump, *, disasm: bool = False) -> dict[str, Any]:
         "pending": _value_json(dump.pending),
         "pending_summary": dump.pending_summary,
         "value": _value_json(dump.value),
-        "upgrades": [upgrade_json(u) for u in dump.upgrades],
     }
+    if source.kind == "run":  # a run's checkpoint: the run's upgrade history (agentrt upgrade)
+        data["upgrades"] = [upgrade_json(u) for u in dump.upgrades]
+    return data
 
 
 def _header_json(header: HeaderView | None) -> dict[str, Any] | None:
