@@ -30,14 +30,19 @@ _MAX_CACHED = 1024  # a process checkpoints a bounded set of chains; never grow 
 
 
 def code_requirement(blob: bytes) -> str:
-    """The text naming what restoring ``blob`` needs (cached per blob header: a run checkpoints the
+    """The text naming what restoring ``blob`` needs (cached per code table: a run checkpoints the
     same chain again and again).  ``CorruptBlob`` / ``IncompatibleBlob`` if its header is unreadable."""
     version, major, minor, _flags, _, payload_start = _split(blob)
     raw = bytes(blob[PREFIX_SIZE_BYTES:payload_start])
-    key = bytes((version, major, minor)) + raw
+    # The header ends with the blob's binding (run id and *sequence*: new at every checkpoint), which
+    # is not what the blob needs: key the cache on the code table before it.  A '"' inside a JSON
+    # string is escaped, so ',"bind":' can only be the key itself.
+    cut = raw.rfind(b',"bind":')
+    table = raw[:cut] + b"}" if cut >= 0 else raw
+    key = bytes((version, major, minor)) + table
     text = _TEXTS.get(key)
     if text is None:
-        lines = sorted({f"{c.module}:{c.qualname} {c.digest}" for c in _parse_codes(raw)})
+        lines = sorted({f"{c.module}:{c.qualname} {c.digest}" for c in _parse_codes(table)})
         text = "\n".join([f"agentrt-blob {version} python {major}.{minor}", *lines])
         if len(_TEXTS) >= _MAX_CACHED:
             _TEXTS.clear()

@@ -751,9 +751,9 @@ class SqliteStore:
         pending_json = _dumps(pending)
         with self._tx() as conn:
             row = conn.execute(
-                "SELECT lease_owner, status, epoch, waiting_on IS NULL AND wake_at IS NULL, code_required "
-                "FROM runs WHERE run_id = ?",
-                (run_id,),
+                "SELECT lease_owner, status, epoch, waiting_on IS NULL AND wake_at IS NULL, "
+                "code_required IS ? FROM runs WHERE run_id = ?",
+                (code_required, run_id),
             ).fetchone()
             if row is None:
                 raise RunNotFound(run_id, self.path)
@@ -777,7 +777,7 @@ class SqliteStore:
                 (run_id, seq, blob, pending_json, now),
             )
             self._insert_events(conn, run_id, events, now)
-            if row[4] != code_required:  # a chain of other code than the last checkpoint's (rare)
+            if not row[4]:  # a chain of other code than the last checkpoint's (rare)
                 conn.execute("UPDATE runs SET code_required = ? WHERE run_id = ?", (code_required, run_id))
             if row[1] == "running" and row[3]:
                 # Already running, nothing to clear: leave the indexed columns out of the UPDATE
