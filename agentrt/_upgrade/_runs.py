@@ -202,8 +202,7 @@ def _restart_run(
 
 
 def _restart_text(plan: Restart) -> str:
-    withdrawn = [w for w in plan.withdrawn if w["seq"] != plan.safe_point]
-    asked = ", ".join(f"seq {w['seq']} ({(w['request'] or {}).get('kind', '?')})" for w in withdrawn)
+    asked = ", ".join(f"seq {w['seq']} ({(w['request'] or {}).get('kind', '?')})" for w in plan.withdrawn)
     return (
         f"restarts at checkpoint {plan.safe_point}, its last completed step ({plan.site} -> "
         f"{plan.new_site or 'the same await'} in the new code), as checkpoint {plan.seq}; "
@@ -220,12 +219,10 @@ def _record(
     new_blob: bytes,
 ) -> dict[str, Any]:
     """The ``upgrade`` event's data: what moved, how, and the blob it replaced."""
-    digests = {
-        f"{i.module}:{i.qualname}": (i.digest, report.new_codes[n]) for n, i in enumerate(report.identities)
-    }
+    digests = {f"{i.module}:{i.qualname}": i.digest for i in report.identities}
     moves = []
     for move in moved:
-        old_digest, _ = digests.get(move.function, ("", None))
+        old_digest = digests.get(move.function, "")
         new_digest = next((f.new_digest for f in frames if f.function == move.function and f.new_digest), "")
         moves.append({**move.as_json(), "old_digest": old_digest, "new_digest": new_digest})
     return {
