@@ -94,7 +94,7 @@ def test_migrate_validates_its_arguments_and_stays_callable():
     assert find_migration(module, qualname, "0123456789abcdef" + "0" * 16, first) is None
     assert find_migration(module, qualname, "f" * 32, second) is None
     assert not found.restart
-    with pytest.raises(TypeError, match="restart=...\) takes True or False"):
+    with pytest.raises(TypeError, match=r"restart=...\) takes True or False"):
         agentrt.migrate(two_awaits, from_digest="0123456789abcdef", restart="yes")
 
     @agentrt.migrate(two_awaits, from_digest="fedcba9876543210", site=2, restart=True)
