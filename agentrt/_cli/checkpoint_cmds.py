@@ -64,7 +64,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "diff",
         help="what changed between two checkpoints of a run",
         description="Compare checkpoints A and B of run ID: per frame, where it moved, locals added, "
-        "removed and changed (old → new), value-stack changes; and the pending request.",
+        "removed and changed (old → new), value-stack changes; and the pending request. With A = B, "
+        "checkpoint A as it was before agentrt upgrade moved it to new code, and as it is: per frame the "
+        "old code and site → the new ones, locals carried over, supplied by a migration, dropped.",
     )
     diff.add_argument("run_id", metavar="ID")
     diff.add_argument("a", metavar="A", type=int, help="sequence number of the first checkpoint")
@@ -205,14 +207,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
     try:
         _make_cwd_importable()
         load_agent_option(store, args.run_id, args)
+        if args.a == args.b:
+            return _diff_upgrade(store, args)
         before = dump_run(store, args.run_id, args.a, args.allow_modules)
         after = dump_run(store, args.run_id, args.b, args.allow_modules)
     finally:
         store.close()
     for dump, seq in ((before, args.a), (after, args.b)):
         if dump.frames is None:
+            moved = any(u.how == "restarted" for u in after.upgrades)
+            hint = (
+                f" (the run was restarted on new code: `agentrt dump {args.run_id}` shows how)"
+                if moved
+                else ""
+            )
             return fail(
-                f"checkpoint {seq} of run {args.run_id!r} cannot be decoded here: {dump.frames_error}",
+                f"checkpoint {seq} of run {args.run_id!r} cannot be decoded here: {dump.frames_error}{hint}",
                 EXIT_HOST,
             )
     diff = diff_dumps(before, after)
@@ -220,6 +230,32 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(json.dumps(diff_to_json(diff), indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(render_diff(diff))
+    return EXIT_OK
+
+
+def _diff_upgrade(store: Store, args: argparse.Namespace) -> int:
+    """``agentrt diff ID N N``: checkpoint N before its upgrade (the kept blob) and after it."""
+    from agentrt.inspection._build import dump_blob
+    from agentrt.inspection._model import Source
+    from agentrt.inspection._upgrades import render_upgrade_diff, upgrade_diff, upgrade_diff_to_json
+    from agentrt.keys import keyring_for_store
+
+    after = dump_run(store, args.run_id, args.a, args.allow_modules)
+    kept = [r for r in store.replaced_checkpoints(args.run_id) if r.seq == args.a]
+    before = None
+    if kept:
+        before = dump_blob(
+            kept[0].blob,
+            Source("run", args.run_id, args.a),
+            allow_modules=args.allow_modules,
+            keyring=keyring_for_store(store),
+            bind=("checkpoint", args.run_id, args.a),
+        )
+    diff = upgrade_diff(store, args.run_id, args.a, before, after)
+    if args.json:
+        print(json.dumps(upgrade_diff_to_json(diff), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(render_upgrade_diff(diff))
     return EXIT_OK
 
 
