@@ -11,7 +11,10 @@ Contract (both sides rely on it):
 
 * ``reduce(obj, ctx)`` returns ``(args, state)``.  ``args`` is a tuple of values
   the codec encodes *before* the object exists; ``state`` (any value, or None) is
-  encoded *after* the object is memoised, so cycles through ``state`` work.
+  encoded *after* the object is memoised, so cycles through ``state`` work.  Or it
+  returns :class:`StoredAs`: the object is written as that value instead (an instance
+  the codec's own reducers handle, such as an ``@serializable`` one) and decodes as
+  it; the frame engine stores a ``suspend()`` trap generator that way.
 * ``create(ctx, *args)`` builds the object at load time.  It must validate its
   arguments and raise ``CorruptBlob`` / ``IncompatibleBlob`` for anything wrong.
 * ``set_state(ctx, obj, state)`` fills the object in.
@@ -69,13 +72,22 @@ class Extension(Protocol):
         """Exact types handled."""
         ...
 
-    def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]: ...
+    def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any] | StoredAs: ...
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any: ...
 
     def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None: ...
 
     def children(self, obj: Any) -> Iterable[tuple[str, Any, Location | None]]: ...
+
+
+class StoredAs:
+    """What ``Extension.reduce`` returns for an object the blob holds as a plain value."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
 
 
 _EXTENSIONS: dict[str, Extension] = {}

@@ -30,7 +30,7 @@ from typing import Any  # Any: frames hold any Python object
 import attrs
 
 from agentrt._codec._bounds import describe_error
-from agentrt._codec._extension import DecodeContext, EncodeContext, Location, register_extension
+from agentrt._codec._extension import DecodeContext, EncodeContext, Location, StoredAs, register_extension
 from agentrt._frames import _diskcache, _validate
 from agentrt._frames import _layout as L
 from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
@@ -49,6 +49,7 @@ from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, recor
 from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
 from agentrt._frames._resume import forget as forget_resume_code
 from agentrt._frames._sites import record_info
+from agentrt._frames._trap import fresh_trap, is_stored_trap, is_trap, stored_trap, trap_payload
 from agentrt.exceptions import (
     AgentrtError,
     CorruptBlob,
@@ -191,6 +192,11 @@ class _LoadSession:
 
     def _prime(self, entries: list[_Restored], delegated: set[int]) -> None:
         for entry in entries:
+            if entry.plan.site is not None and entry.plan.site.kind is SiteKind.AWAIT:
+                awaited = entry.state[-1]
+                if is_stored_trap(awaited):  # the checks allowed it: a trap again, started by priming
+                    entry.state[-1] = fresh_trap(trap_payload(awaited))
+        for entry in entries:
             if entry.plan.site is None or id(entry.obj) in delegated:
                 continue
             try:
@@ -273,8 +279,8 @@ def abandon(obj: Any) -> None:
         if type(current) not in FrameObjects.types or id(current) in found:
             continue
         found[id(current)] = current
-        if L.lifecycle(current) not in ("SUSPENDED", "CREATED"):
-            continue
+        if is_trap(current) or L.lifecycle(current) not in ("SUSPENDED", "CREATED"):
+            continue  # a trap holds only its payload, a value: nothing below it to drop
         for value in L.read_slots(current, L.slot_limit(L.gen_code(current))):
             if type(value) is types.CellType:
                 value = value.cell_contents if _cell_is_full(value) else None
@@ -452,7 +458,11 @@ class FrameObjects:
     name = "frame"
     types = tuple(KIND_OF_TYPE)
 
-    def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]:
+    def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any] | StoredAs:
+        if is_trap(obj):
+            stored = stored_trap(obj)
+            if stored is not None:  # a suspend() trap is its payload (a finished one: a finished generator)
+                return StoredAs(stored)
         # Pickle asks again for an object it has not memoised yet only while encoding that
         # object's own constructor arguments: here, its closure cells reach back to it.
         reducing: set[int] = ctx.__dict__.setdefault("frames_reducing", set())
@@ -565,6 +575,9 @@ class FrameObjects:
         entry.state[:] = state
 
     def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
+        if is_trap(obj) and obj.gi_frame is not None:
+            yield ".<state>", trap_payload(obj), None  # as the stored _Trap's state (codec paths)
+            return
         state = capture(obj)
         if state.status == FINISHED:
             return

@@ -37,7 +37,7 @@ from agentrt._frames._migrate import FrameMigration, FrameRecord, MigratingFrame
 from agentrt._upgrade._registry import find_migration
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 from agentrt.keys import Keyring, project_keyring
-from agentrt.lowlevel import _Trap
+from agentrt.lowlevel import _is_request
 
 __all__ = ["BlobReport", "FrameReport", "judge", "migrate"]
 
@@ -274,8 +274,7 @@ def migrate(
         ) from exc
     ctx.run_after_load()
     try:
-        trap = restored_pending(coro)
-        if type(trap) is not _Trap:
+        if not _is_request(restored_pending(coro)):
             raise CorruptBlob("the moved chain did not re-suspend on an agentrt suspend()")
         new_blob = _codec.dumps(coro, key=ring.write, bind=bind)
     finally:
@@ -317,7 +316,7 @@ def _prove(blob: bytes, ring: Keyring) -> None:
     """Load the migrated blob the way a resume will, then let it go without running anything."""
     coro = _codec.loads(blob, keys=ring.read)
     try:
-        if type(restored_pending(coro)) is not _Trap:
+        if not _is_request(restored_pending(coro)):
             raise CorruptBlob("the migrated checkpoint does not restore to a suspended agent")
     finally:
         abandon(coro)
