@@ -94,7 +94,8 @@ class _Trap:
         self.payload = payload
 
     def __await__(self) -> Generator[tuple[_Request, Any], Any, Any]:
-        return suspend(self.payload)
+        # Not ``return suspend(...)``: __await__ may not return a (generator-based) coroutine.
+        return (yield from suspend(self.payload))
 
     def __getstate__(self) -> Any:
         return self.payload
