@@ -73,6 +73,16 @@ def suspend(payload: Any) -> Generator[tuple[_Request, Any], Any, Any]:
     return (yield (_REQUEST, payload))
 
 
+def _suspend_iterator(payload: Any) -> Generator[tuple[_Request, Any], Any, Any]:
+    """``suspend(payload)`` for an ``__await__`` method (the SDK's requests, ``_Trap``).
+
+    ``__await__`` must return an iterator, and CPython refuses a generator-based coroutine
+    there ("__await__() returned a coroutine"), so this is the same trap without
+    ``@types.coroutine``: no extra frame sits between the awaiting frame and the trap.
+    """
+    return (yield (_REQUEST, payload))
+
+
 def _is_request(yielded: Any) -> bool:
     """Whether a value a coroutine yielded is an agentrt request (the trap's marker tuple)."""
     return type(yielded) is tuple and len(yielded) == 2 and yielded[0] is _REQUEST
@@ -94,8 +104,7 @@ class _Trap:
         self.payload = payload
 
     def __await__(self) -> Generator[tuple[_Request, Any], Any, Any]:
-        # Not ``return suspend(...)``: __await__ may not return a (generator-based) coroutine.
-        return (yield from suspend(self.payload))
+        return _suspend_iterator(self.payload)
 
     def __getstate__(self) -> Any:
         return self.payload
@@ -107,7 +116,7 @@ class _Trap:
         return f"suspend({self.payload!r})"
 
 
-_register_trap(suspend, _Trap)
+_register_trap((suspend, _suspend_iterator), _Trap)
 
 
 @attrs.frozen

@@ -15,7 +15,7 @@ chain's priming ``send(None)`` then starts it, which runs the trap's own known c
 yield and re-yields the payload.  That keeps the restore-safety rule: priming runs nothing
 but restored frames' prologues and this one known function.
 
-``lowlevel`` registers the function and the stored type (:func:`register_trap`): this
+``lowlevel`` registers the functions and the stored type (:func:`register_trap`): this
 package cannot import ``lowlevel``, which imports it.
 """
 
@@ -28,22 +28,33 @@ from typing import Any  # Any: a payload is any value the blob can hold
 __all__ = ["fresh_trap", "is_stored_trap", "is_trap", "register_trap", "stored_trap", "trap_payload"]
 
 _trap_function: Callable[[Any], Any] | None = None
-_trap_code: types.CodeType | None = None
+_trap_code: types.CodeType | None = None  # suspend's
+_iterator_code: types.CodeType | None = None  # the same trap without @types.coroutine, for __await__
 _stored_type: type | None = None
+_PAYLOAD = "payload"  # the trap functions' one argument
 
+def register_trap(functions: tuple[Callable[[Any], Any], Callable[[Any], Any]], stored_type: type) -> None:
+    """Make ``functions`` the trap, stored as ``stored_type(payload)``.
 
-def register_trap(function: Callable[[Any], Any], stored_type: type) -> None:
-    """Make ``function`` (a one-argument generator function) the trap, stored as ``stored_type(payload)``."""
-    global _trap_function, _trap_code, _stored_type
-    code = function.__code__
-    if code.co_argcount != 1 or not code.co_flags & 0x20:  # inspect.CO_GENERATOR
-        raise TypeError(f"the suspend trap must be a one-argument generator function, got {function!r}")
-    _trap_function, _trap_code, _stored_type = function, code, stored_type
+    Two one-argument generator functions with the same body: ``suspend`` (a ``@types.coroutine``,
+    for ``await suspend(x)``) and its plain twin for ``__await__`` methods, which CPython does not
+    let return a generator-based coroutine.
+    """
+    global _trap_function, _trap_code, _iterator_code, _stored_type
+    codes = tuple(function.__code__ for function in functions)
+    for function, code in zip(functions, codes, strict=True):
+        if code.co_varnames[:1] != (_PAYLOAD,) or code.co_argcount != 1 or not code.co_flags & 0x20:
+            raise TypeError(f"a suspend trap is a generator function of one argument 'payload', not {function!r}")
+    _trap_function = functions[0]
+    _trap_code, _iterator_code = codes
+    _stored_type = stored_type
 
 
 def is_trap(obj: object) -> bool:
     """Whether ``obj`` is a ``suspend()`` trap generator (one made by calling the trap, not a restored frame)."""
-    return type(obj) is types.GeneratorType and obj.gi_code is _trap_code
+    return type(obj) is types.GeneratorType and (
+        (code := obj.gi_code) is _trap_code or code is _iterator_code
+    )
 
 
 def is_stored_trap(obj: object) -> bool:
@@ -64,7 +75,7 @@ def trap_payload(obj: object) -> Any:
     frame = obj.gi_frame  # type: ignore[attr-defined]  # is_trap() checked that obj is a generator
     if frame is None:
         raise ValueError("this suspend() trap has finished: it holds no payload any more")
-    return frame.f_locals[_trap_code.co_varnames[0]]  # type: ignore[union-attr]  # is_trap() implies registered
+    return frame.f_locals[_PAYLOAD]
 
 
 def stored_trap(obj: object) -> Any:
@@ -73,7 +84,7 @@ def stored_trap(obj: object) -> Any:
     frame = obj.gi_frame  # type: ignore[attr-defined]  # callers checked is_trap(obj)
     if frame is None:
         return None
-    return _stored_type(frame.f_locals[_trap_code.co_varnames[0]])  # type: ignore[misc, union-attr]  # registered (is_trap)
+    return _stored_type(frame.f_locals[_PAYLOAD])  # type: ignore[misc]  # registered: is_trap(obj) held
 
 
 def fresh_trap(payload: Any) -> Any:
