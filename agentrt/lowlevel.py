@@ -331,9 +331,8 @@ class Machine:
                 raise CorruptBlob(f"the blob holds a {type(coro).__name__}, not a suspended agent coroutine")
             yielded = restored_pending(coro)
             if not _is_request(yielded):
-                raise CorruptBlob(
-                    f"the restored agent re-suspended on {type(yielded).__name__}, not on an agentrt suspend()"
-                )
+                what = type(yielded).__name__
+                raise CorruptBlob(f"the restored agent re-suspended on {what}, not on an agentrt suspend()")
         except BaseException:
             for ctx in session:
                 ctx.refuse()  # no finally / __exit__ of anything the blob built runs

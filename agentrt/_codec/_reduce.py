@@ -449,7 +449,7 @@ def reduce_extension(enc: EncodeState, ext: Extension, obj: Any) -> Any:
     except Unresolvable as exc:
         fix = f"Its code {exc.reason}; agentrt can only resume code it can find again by module:qualname."
         raise Refused(obj, Refusal("AR111", type_name(type(obj)), fix)) from None
-    if type(reduced) is StoredAs:  # written as a plain value (memoised as ``obj``: shared stays shared)
+    if isinstance(reduced, StoredAs):  # written as a plain value (memoised as ``obj``: shared stays shared)
         return reduce_value(enc, reduced.value)
     args, state = reduced
     if not extension_is_inert(ext):

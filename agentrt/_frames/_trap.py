@@ -33,6 +33,7 @@ _iterator_code: types.CodeType | None = None  # the same trap without @types.cor
 _stored_type: type | None = None
 _PAYLOAD = "payload"  # the trap functions' one argument
 
+
 def register_trap(functions: tuple[Callable[[Any], Any], Callable[[Any], Any]], stored_type: type) -> None:
     """Make ``functions`` the trap, stored as ``stored_type(payload)``.
 
@@ -44,14 +45,16 @@ def register_trap(functions: tuple[Callable[[Any], Any], Callable[[Any], Any]], 
     codes = tuple(function.__code__ for function in functions)
     for function, code in zip(functions, codes, strict=True):
         if code.co_varnames[:1] != (_PAYLOAD,) or code.co_argcount != 1 or not code.co_flags & 0x20:
-            raise TypeError(f"a suspend trap is a generator function of one argument 'payload', not {function!r}")
+            raise TypeError(
+                f"a suspend trap is a generator function of one argument 'payload', not {function!r}"
+            )
     _trap_function = functions[0]
     _trap_code, _iterator_code = codes
     _stored_type = stored_type
 
 
 def is_trap(obj: object) -> bool:
-    """Whether ``obj`` is a ``suspend()`` trap generator (one made by calling the trap, not a restored frame)."""
+    """Whether ``obj`` is a ``suspend()`` trap generator (made by calling the trap, never restored)."""
     return type(obj) is types.GeneratorType and (
         (code := obj.gi_code) is _trap_code or code is _iterator_code
     )
