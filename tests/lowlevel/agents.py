@@ -189,3 +189,11 @@ async def cancellable(n):
             done.append("cancelled")
             return done, await suspend(("cleanup", i))
     return done, None
+
+
+async def catches_anything():
+    try:
+        answer = await suspend("x")
+    except BaseException as error:
+        return ("raised", type(error).__name__, repr(error.__cause__))
+    return ("answered", answer)

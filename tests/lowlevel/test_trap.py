@@ -94,3 +94,10 @@ def test_a_trap_made_before_a_checkpoint_survives_one_at_every_suspension():
     from tests.lowlevel.test_machine import run_with_checkpoints
 
     assert run_with_checkpoints(agents.trap_made_early, answer=lambda p: p) == (("now", 0), ("later", 1))
+
+
+def test_a_stop_iteration_thrown_at_a_suspend_arrives_as_the_runtime_error_python_makes_of_it():
+    # As at any generator-based await (PEP 479): it can never end the await as if answered.
+    m = Machine(agents.catches_anything)
+    m.step()
+    assert m.throw(StopIteration(5)) == Done(("raised", "RuntimeError", "StopIteration(5)"))
