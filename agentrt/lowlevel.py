@@ -330,7 +330,7 @@ class Machine:
             if not inspect.iscoroutine(coro):
                 raise CorruptBlob(f"the blob holds a {type(coro).__name__}, not a suspended agent coroutine")
             yielded = restored_pending(coro)
-            if not _is_request(yielded):
+            if not (type(yielded) is tuple and len(yielded) == 2 and yielded[0] is _REQUEST):  # _is_request
                 what = type(yielded).__name__
                 raise CorruptBlob(f"the restored agent re-suspended on {what}, not on an agentrt suspend()")
         except BaseException:

@@ -11,10 +11,10 @@ Contract (both sides rely on it):
 
 * ``reduce(obj, ctx)`` returns ``(args, state)``.  ``args`` is a tuple of values
   the codec encodes *before* the object exists; ``state`` (any value, or None) is
-  encoded *after* the object is memoised, so cycles through ``state`` work.  Or it
-  returns :class:`StoredAs`: the object is written as that value instead (an instance
-  the codec's own reducers handle, such as an ``@serializable`` one) and decodes as
-  it; the frame engine stores a ``suspend()`` trap generator that way.
+  encoded *after* the object is memoised, so cycles through ``state`` work.
+  ``(STORED_AS, (cls, value))`` instead writes the object as an instance of the
+  ``@serializable`` class ``cls`` (no builtin base) whose state is ``value``, which
+  decodes as such an instance: the frame engine stores a ``suspend()`` trap that way.
 * ``create(ctx, *args)`` builds the object at load time.  It must validate its
   arguments and raise ``CorruptBlob`` / ``IncompatibleBlob`` for anything wrong.
 * ``set_state(ctx, obj, state)`` fills the object in.
@@ -72,7 +72,7 @@ class Extension(Protocol):
         """Exact types handled."""
         ...
 
-    def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any] | StoredAs: ...
+    def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]: ...
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any: ...
 
@@ -81,14 +81,16 @@ class Extension(Protocol):
     def children(self, obj: Any) -> Iterable[tuple[str, Any, Location | None]]: ...
 
 
-class StoredAs:
-    """What ``Extension.reduce`` returns for an object the blob holds as a plain value."""
+class _StoredAs(tuple):  # type: ignore[type-arg]  # a sentinel: only its identity matters
+    __slots__ = ()
 
-    __slots__ = ("value",)
+    def __repr__(self) -> str:
+        return "STORED_AS"
 
-    def __init__(self, value: object) -> None:
-        self.value = value
 
+#: the ``args`` of ``Extension.reduce`` for an object written as a plain instance (see above);
+#: a tuple, so that the contract's types stay ``(tuple, state)``
+STORED_AS: tuple[Any, ...] = _StoredAs()
 
 _EXTENSIONS: dict[str, Extension] = {}
 _BY_TYPE: dict[type, Extension] = {}

@@ -28,7 +28,7 @@ from typing import Any  # Any: frame records hold any Python object
 
 import attrs
 
-from agentrt._codec._extension import DecodeContext, Location, StoredAs
+from agentrt._codec._extension import DecodeContext, Location
 from agentrt._frames import FrameObjects
 from agentrt._frames._capture import FINISHED, NOT_STARTED
 from agentrt._frames._liveness import Site, analyze
@@ -291,7 +291,7 @@ class MigratingFrames:
             state = self._translate(pending, state)
         self._base.set_state(ctx, obj, state)
 
-    def reduce(self, obj: Any, ctx: Any) -> tuple[tuple[Any, ...], Any] | StoredAs:
+    def reduce(self, obj: Any, ctx: Any) -> tuple[tuple[Any, ...], Any]:
         return self._base.reduce(obj, ctx)
 
     def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:

@@ -25,13 +25,25 @@ import types
 from collections.abc import Callable
 from typing import Any  # Any: a payload is any value the blob can hold
 
-__all__ = ["fresh_trap", "is_stored_trap", "is_trap", "register_trap", "stored_trap", "trap_payload"]
+from agentrt._codec._serializable import is_serializable
 
+__all__ = [
+    "STORED_TYPES",
+    "fresh_trap",
+    "is_stored_trap",
+    "is_trap",
+    "register_trap",
+    "stored_trap",
+    "trap_payload",
+]
+
+_PAYLOAD = "payload"  # the trap functions' one argument
 _trap_function: Callable[[Any], Any] | None = None
 _trap_code: types.CodeType | None = None  # suspend's
 _iterator_code: types.CodeType | None = None  # the same trap without @types.coroutine, for __await__
 _stored_type: type | None = None
-_PAYLOAD = "payload"  # the trap functions' one argument
+#: the stored form, once registered: hot paths of a restore test ``type(x) in STORED_TYPES`` inline
+STORED_TYPES: set[type] = set()
 
 
 def register_trap(functions: tuple[Callable[[Any], Any], Callable[[Any], Any]], stored_type: type) -> None:
@@ -39,18 +51,21 @@ def register_trap(functions: tuple[Callable[[Any], Any], Callable[[Any], Any]], 
 
     Two one-argument generator functions with the same body: ``suspend`` (a ``@types.coroutine``,
     for ``await suspend(x)``) and its plain twin for ``__await__`` methods, which CPython does not
-    let return a generator-based coroutine.
+    let return a generator-based coroutine.  ``stored_type`` is an ``@serializable`` class whose
+    state is the payload.
     """
     global _trap_function, _trap_code, _iterator_code, _stored_type
     codes = tuple(function.__code__ for function in functions)
     for function, code in zip(functions, codes, strict=True):
         if code.co_varnames[:1] != (_PAYLOAD,) or code.co_argcount != 1 or not code.co_flags & 0x20:
-            raise TypeError(
-                f"a suspend trap is a generator function of one argument 'payload', not {function!r}"
-            )
+            raise TypeError(f"a suspend trap is a generator function of one argument 'payload': {function!r}")
+    if not is_serializable(stored_type):
+        raise TypeError(f"the stored form of the trap must be @serializable, not {stored_type!r}")
     _trap_function = functions[0]
     _trap_code, _iterator_code = codes
     _stored_type = stored_type
+    STORED_TYPES.clear()
+    STORED_TYPES.add(stored_type)
 
 
 def is_trap(obj: object) -> bool:
@@ -62,7 +77,7 @@ def is_trap(obj: object) -> bool:
 
 def is_stored_trap(obj: object) -> bool:
     """Whether ``obj`` is the stored form of a trap (``lowlevel._Trap``), as a blob decodes it."""
-    return type(obj) is _stored_type
+    return type(obj) in STORED_TYPES
 
 
 def trap_payload(obj: object) -> Any:
@@ -71,8 +86,8 @@ def trap_payload(obj: object) -> Any:
     A generator's payload is its one argument; its frame keeps it until the trap returns.
     Raises ``ValueError`` for a finished trap and ``TypeError`` for anything else.
     """
-    if type(obj) is _stored_type:
-        return obj.payload  # type: ignore[attr-defined]  # _stored_type is lowlevel._Trap, which has .payload
+    if type(obj) in STORED_TYPES:
+        return obj.payload  # type: ignore[attr-defined]  # the stored type is lowlevel._Trap: it has .payload
     if not is_trap(obj):
         raise TypeError(f"{type(obj).__name__} is not a suspend() trap")
     frame = obj.gi_frame  # type: ignore[attr-defined]  # is_trap() checked that obj is a generator
@@ -81,13 +96,18 @@ def trap_payload(obj: object) -> Any:
     return frame.f_locals[_PAYLOAD]
 
 
-def stored_trap(obj: object) -> Any:
-    """The value a checkpoint stores for trap generator ``obj`` (None if it has finished: a plain
-    finished generator then)."""
-    frame = obj.gi_frame  # type: ignore[attr-defined]  # callers checked is_trap(obj)
+def stored_trap(obj: object) -> tuple[type, Any] | None:
+    """``(stored type, payload)`` to write for ``obj`` if it is a trap generator that has not finished.
+
+    None for anything else, a finished trap included (that one is a plain finished generator).
+    Called by the frame extension for every generator it encodes, so it stays cheap for the rest.
+    """
+    if not is_trap(obj):
+        return None
+    frame = obj.gi_frame  # type: ignore[attr-defined]  # is_trap() checked that obj is a generator
     if frame is None:
         return None
-    return _stored_type(frame.f_locals[_PAYLOAD])  # type: ignore[misc]  # registered: is_trap(obj) held
+    return _stored_type, frame.f_locals[_PAYLOAD]  # type: ignore[return-value]  # registered: is_trap held
 
 
 def fresh_trap(payload: Any) -> Any:

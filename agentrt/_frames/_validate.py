@@ -40,7 +40,7 @@ from agentrt._codec._serializable import is_serializable
 from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
 from agentrt._frames._capture import Kind
 from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
-from agentrt._frames._trap import is_stored_trap
+from agentrt._frames._trap import STORED_TYPES
 from agentrt.exceptions import CorruptBlob
 
 __all__ = ["check_values", "slot_checks"]
@@ -115,7 +115,7 @@ def check_values(
         value = state[index]
         if role == "awaited":
             # a stored trap becomes a fresh trap generator before priming (_trap, _LoadSession._prime)
-            if not is_stored_trap(value) and id(_owner(value)) not in restored:
+            if type(value) not in STORED_TYPES and id(_owner(value)) not in restored:
                 raise _corrupt(
                     code,
                     f"the awaited object is a {type(value).__name__}, not a suspend() or a restored "
