@@ -13,7 +13,8 @@ the same (:func:`stored_trap`).  A restore turns that value, where it sits in an
 slot, into a fresh, unstarted trap generator for the payload (:func:`fresh_trap`); the
 chain's priming ``send(None)`` then starts it, which runs the trap's own known code to its
 yield and re-yields the payload.  That keeps the restore-safety rule: priming runs nothing
-but restored frames' prologues and this one known function.
+but restored frames' prologues and the trap's own two lines.  (``__await__`` methods return the
+trap's plain-generator twin, which CPython allows there; both codes are the trap.)
 
 ``lowlevel`` registers the functions and the stored type (:func:`register_trap`): this
 package cannot import ``lowlevel``, which imports it.
