@@ -45,7 +45,7 @@ from agentrt._frames._migrate import (
 from agentrt._upgrade._registry import Migration, find_migration
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 from agentrt.keys import Keyring, project_keyring
-from agentrt.lowlevel import _Trap
+from agentrt.lowlevel import _is_request
 
 __all__ = ["BlobReport", "FrameReport", "RestartNeed", "judge", "migrate"]
 
@@ -334,8 +334,7 @@ def migrate(
     if moved is not None:
         moved.extend(frames.moved)
     try:
-        trap = restored_pending(coro)
-        if type(trap) is not _Trap:
+        if not _is_request(restored_pending(coro)):
             raise CorruptBlob("the moved chain did not re-suspend on an agentrt suspend()")
         new_blob = _codec.dumps(coro, key=ring.write, bind=bind)
     finally:
@@ -377,7 +376,7 @@ def _prove(blob: bytes, ring: Keyring) -> None:
     """Load the migrated blob the way a resume will, then let it go without running anything."""
     coro = _codec.loads(blob, keys=ring.read)
     try:
-        if type(restored_pending(coro)) is not _Trap:
+        if not _is_request(restored_pending(coro)):
             raise CorruptBlob("the migrated checkpoint does not restore to a suspended agent")
     finally:
         abandon(coro)
