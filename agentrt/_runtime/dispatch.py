@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol  # Any: a tool's arguments and result are the user's values
 
@@ -39,7 +40,7 @@ from agentrt.llm._contract import ExecutorRequest, Executors, Usage
 from agentrt.llm._host import Outcome, build_request, execute
 from agentrt.stores.base import LeaseLost, NewRun, RunRecord, Store, add_usage
 
-__all__ = ["DispatchHost", "Dispatcher", "cancelled_from_outside"]
+__all__ = ["DispatchHost", "Dispatcher", "cancelled_from_outside", "start_task"]
 
 
 class DispatchHost(Protocol):
@@ -69,6 +70,20 @@ class DispatchHost(Protocol):
     def owner(self) -> str:
         """The lease owner whose epoch fences this runtime's writes."""
         ...
+
+
+def _eager_task(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    """A task that runs ``coro`` at once, up to its first real wait (Python 3.12+: ``eager_start``)."""
+    return asyncio.Task(coro, loop=asyncio.get_running_loop(), eager_start=True)
+
+
+#: How a tool call is started: eagerly where asyncio can (3.12+), so a call that does not wait (an
+#: ``async def`` tool that returns without awaiting, an ``@tool(inline=True)`` function) is made and
+#: journaled within ``dispatch`` -- no task switch and no loop turn between the step and its result.
+#: Before 3.12, a task that starts at the loop's next turn.
+start_task: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]] = (
+    _eager_task if hasattr(asyncio, "eager_task_factory") else asyncio.ensure_future
+)
 
 
 def cancelled_from_outside() -> bool:
@@ -117,7 +132,9 @@ class Dispatcher:
                 continue
             if isinstance(request, ToolCall):
                 key = idempotency_key(live.run_id, live.seq, idx, gather)
-                live.inflight[idx] = asyncio.ensure_future(self._call_tool(live, live.seq, idx, request, key))
+                task = start_task(self._call_tool(live, live.seq, idx, request, key))
+                if not task.done():  # a call that finished at once is journaled already: nothing in flight
+                    live.inflight[idx] = task
             elif isinstance(request, ChildRun):
                 self._start_child(live, idx, request, gather)
             elif isinstance(request, ModelCall):
