@@ -155,6 +155,9 @@ _RUN_COLUMNS = (
     "parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage, "
     "epoch, priority, cancel_requested, deadline"
 )
+_INSERT_STREAM = "INSERT INTO stream (run_id, id, kind, data, created_at) VALUES (?, ?, ?, ?, ?)"
+#: How many runs' last stream ids a store remembers before it forgets them all (then looks them up).
+_MAX_STREAM_RUNS = 4096
 _HOST_PREFIX = socket.gethostname() + "/"
 #: How often ``wait_for_work`` looks at the file for commits of other processes.
 _POLL_SECONDS = 0.05
@@ -217,6 +220,8 @@ class SqliteStore:
         self._generation = 0  # bumped by this process's writes that may make work runnable
         #: stream events queued by ``queue_stream``, written by the next write transaction
         self._stream_queue: list[tuple[str, str, str, float]] = []
+        #: run id -> the last stream id this store wrote for it (see ``_write_stream``)
+        self._stream_last: dict[str, int] = {}
         self._conn: sqlite3.Connection | None = None
         try:
             if read_only:
@@ -375,14 +380,18 @@ class SqliteStore:
             if conn is None:
                 raise StoreError(f"store {self.path!r} is closed")
             conn.execute("BEGIN IMMEDIATE")
-            queued = self._write_queued_stream(conn) if self._stream_queue else []
+            queued, self._stream_queue = self._stream_queue, []
             try:
+                if queued:
+                    self._write_stream(conn, queued)
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 self._stream_queue[:0] = queued  # written by the next transaction instead
+                self._stream_last.clear()  # the ids given in this transaction were not written
                 raise
-            conn.execute("COMMIT")
 
     def _q(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -730,15 +739,22 @@ class SqliteStore:
         now = time.time()
         pending_json = _dumps(pending)
         with self._tx() as conn:
-            row = conn.execute(
-                "SELECT lease_owner, status, epoch, waiting_on IS NULL AND wake_at IS NULL FROM runs "
-                "WHERE run_id = ?",
-                (run_id,),
-            ).fetchone()
-            if row is None:
-                raise RunNotFound(run_id, self.path)
-            if row[0] != owner or (epoch is not None and row[2] != epoch):
-                raise lease_lost(run_id, row[0], row[2], epoch)
+            # The common step -- the run is ours, running, with nothing to clear -- is fenced and
+            # recorded by this one statement, which leaves the indexed columns out (naming them
+            # rewrites their index entries, which cost as much as the rest of the step).
+            cur = conn.execute(
+                "UPDATE runs SET seq = ?, pending = ?, updated_at = ? WHERE run_id = ? AND lease_owner = ? "
+                "AND (? IS NULL OR epoch = ?) AND status = 'running' AND waiting_on IS NULL "
+                "AND wake_at IS NULL",
+                (seq, pending_json, now, run_id, owner, epoch, epoch),
+            )
+            if cur.rowcount != 1:  # not ours (LeaseLost), or it was waiting: the general case
+                self._check_owner(conn, run_id, owner, epoch)
+                conn.execute(
+                    "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
+                    "wake_at = NULL, updated_at = ? WHERE run_id = ?",
+                    (seq, pending_json, now, run_id),
+                )
             for r_seq, idx, ok, r_blob in journal:
                 cur = conn.execute(
                     "INSERT OR IGNORE INTO results (run_id, seq, idx, ok, blob, created_at) "
@@ -757,19 +773,6 @@ class SqliteStore:
                 (run_id, seq, blob, pending_json, now),
             )
             self._insert_events(conn, run_id, events, now)
-            if row[1] == "running" and row[3]:
-                # Already running, nothing to clear: leave the indexed columns out of the UPDATE
-                # (naming them rewrites their index entries, which cost as much as the rest of the step).
-                conn.execute(
-                    "UPDATE runs SET seq = ?, pending = ?, updated_at = ? WHERE run_id = ?",
-                    (seq, pending_json, now, run_id),
-                )
-            else:
-                conn.execute(
-                    "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
-                    "wake_at = NULL, updated_at = ? WHERE run_id = ?",
-                    (seq, pending_json, now, run_id),
-                )
             if prune_due(seq, self.retention):
                 self._prune(conn, run_id, seq)
 
@@ -974,15 +977,12 @@ class SqliteStore:
 
     @_translate
     def append_stream(self, run_id: str, kind: str, data: Any) -> int:
-        with self._tx() as conn:
-            (last,) = conn.execute(
-                "SELECT COALESCE(MAX(id), 0) FROM stream WHERE run_id = ?", (run_id,)
-            ).fetchone()
-            conn.execute(
-                "INSERT INTO stream (run_id, id, kind, data, created_at) VALUES (?, ?, ?, ?, ?)",
-                (run_id, last + 1, kind, json.dumps(data, default=repr), time.time()),
-            )
-        return int(last) + 1
+        data_json = json.dumps(data, default=repr)
+        with self._lock:  # after anything queued before it, in the same transaction
+            self._stream_queue.append((run_id, kind, data_json, time.time()))
+            with self._tx():
+                pass
+            return self._stream_last[run_id]
 
     def queue_stream(self, run_id: str, kind: str, data_json: str) -> None:
         """Queue one event (its data already JSON text) for the run's stream: the next write transaction
@@ -1000,22 +1000,33 @@ class SqliteStore:
                 with self._tx():
                     pass
 
-    def _write_queued_stream(self, conn: sqlite3.Connection) -> list[tuple[str, str, str, float]]:
-        queued, self._stream_queue = self._stream_queue, []
-        last: dict[str, int] = {}
-        rows = []
+    def _write_stream(self, conn: sqlite3.Connection, queued: list[tuple[str, str, str, float]]) -> None:
+        """Write the queued events, numbering each run's after its last id.
+
+        A run's ids are 1, 2, 3... with no gap and none ever deleted, so the first id after the
+        last this store wrote is free exactly when no other connection wrote to that run's stream
+        since: the insert itself is the check, and only a conflict costs a look at the stored
+        last id (``_stream_last`` is dropped when a transaction rolls back)."""
+        by_run: dict[str, list[tuple[str, str, float]]] = {}
         for run_id, kind, data_json, created in queued:
-            n = last.get(run_id)
-            if n is None:
-                (n,) = conn.execute(
-                    "SELECT COALESCE(MAX(id), 0) FROM stream WHERE run_id = ?", (run_id,)
-                ).fetchone()
-            last[run_id] = n = int(n) + 1
-            rows.append((run_id, n, kind, data_json, created))
-        conn.executemany(
-            "INSERT INTO stream (run_id, id, kind, data, created_at) VALUES (?, ?, ?, ?, ?)", rows
-        )
-        return queued
+            by_run.setdefault(run_id, []).append((kind, data_json, created))
+        for run_id, events in by_run.items():
+            last = self._stream_last.get(run_id)
+            if last is not None:
+                try:
+                    conn.executemany(_INSERT_STREAM, _numbered(run_id, last, events))
+                except sqlite3.IntegrityError:  # another process wrote to this run's stream
+                    pass  # the conflicting row was the first of this run's: none of them was written
+                else:
+                    self._stream_last[run_id] = last + len(events)
+                    continue
+            (last,) = conn.execute(
+                "SELECT COALESCE(MAX(id), 0) FROM stream WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            conn.executemany(_INSERT_STREAM, _numbered(run_id, last, events))
+            if len(self._stream_last) >= _MAX_STREAM_RUNS:
+                self._stream_last.clear()
+            self._stream_last[run_id] = last + len(events)
 
     @_translate
     def read_stream(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
@@ -1050,6 +1061,12 @@ class SqliteStore:
                 with suppress(sqlite3.Error):
                     self._conn.close()
                 self._conn = None
+
+
+def _numbered(
+    run_id: str, last: int, events: list[tuple[str, str, float]]
+) -> list[tuple[str, int, str, str, float]]:
+    return [(run_id, last + n, kind, data, created) for n, (kind, data, created) in enumerate(events, 1)]
 
 
 def _statements(script: str) -> list[str]:
