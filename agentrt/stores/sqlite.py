@@ -24,8 +24,8 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from typing import Any, TypeVar  # Any: sqlite3 rows; JSON columns
 
 from agentrt import keys as _keys
@@ -176,8 +176,22 @@ def _translate(method: F) -> F:
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps method's signature; mypy sees a new one
 
 
+#: ``json.dumps(value, separators=(",", ":"))``'s encoder, without building it at every call
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # the C accelerator, when there is one
+
+
 def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, separators=(",", ":"))
+    """Compact JSON text (the same as ``json.dumps(value, separators=(",", ":"))``), or None."""
+    if value is None:
+        return None
+    if _C_MAKE_ENCODER is None or type(value) is not dict:
+        return _COMPACT.encode(value)
+    # a dict (every JSON column but a run's input): the C encoder with a fresh cycle check
+    encode = _C_MAKE_ENCODER(
+        {}, _COMPACT.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True
+    )
+    return "".join(encode(value, 0))
 
 
 def _loads(text: str | None) -> Any:
@@ -372,26 +386,9 @@ class SqliteStore:
             )
         return StoreError(f"store {self.path!r}: {type(exc).__name__}: {text}")
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE``: takes the write lock up front)."""
-        with self._lock:
-            conn = self._conn
-            if conn is None:
-                raise StoreError(f"store {self.path!r} is closed")
-            conn.execute("BEGIN IMMEDIATE")
-            queued, self._stream_queue = self._stream_queue, []
-            try:
-                if queued:
-                    self._write_stream(conn, queued)
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                self._stream_queue[:0] = queued  # written by the next transaction instead
-                self._stream_last.clear()  # the ids given in this transaction were not written
-                raise
+    def _tx(self) -> _Transaction:
+        """A write transaction (``BEGIN IMMEDIATE``: takes the write lock up front); ``with`` it."""
+        return _Transaction(self)
 
     def _q(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -1061,6 +1058,60 @@ class SqliteStore:
                 with suppress(sqlite3.Error):
                     self._conn.close()
                 self._conn = None
+
+
+class _Transaction:
+    """``with store._tx() as conn``: the store's lock and one write transaction, which first writes the
+    queued stream events; committed at the end of the block, rolled back (the events queued again)
+    if anything in it raises.  A class, not a ``@contextmanager`` generator: every step opens one."""
+
+    __slots__ = ("conn", "queued", "store")
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+        self.queued: list[tuple[str, str, str, float]] = []
+
+    def __enter__(self) -> sqlite3.Connection:
+        store = self.store
+        store._lock.acquire()
+        try:
+            conn = store._conn
+            if conn is None:
+                raise StoreError(f"store {store.path!r} is closed")
+            conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            store._lock.release()
+            raise
+        self.conn = conn
+        self.queued, store._stream_queue = store._stream_queue, []
+        if self.queued:
+            try:
+                store._write_stream(conn, self.queued)
+            except BaseException:
+                self._abort()
+                raise
+        return conn
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
+        if exc_type is not None:
+            self._abort()
+            return
+        try:
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self._abort()
+            raise
+        self.store._lock.release()
+
+    def _abort(self) -> None:
+        store = self.store
+        try:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+        finally:
+            store._stream_queue[:0] = self.queued  # written by the next transaction instead
+            store._stream_last.clear()  # the ids given in this transaction were not written
+            store._lock.release()
 
 
 def _numbered(
