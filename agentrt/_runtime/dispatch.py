@@ -143,6 +143,33 @@ class Dispatcher:
                 self._arm_timer(live.run_id, live.seq, idx, request)
             # Ask: nothing to dispatch; the run waits for reply()
 
+    def calls_directly(self, live: LiveRun) -> bool:
+        """Whether the run waits on one tool call that its driver may make itself (:meth:`call`):
+        no gather, no deadline to throw while it runs, not answered or started yet."""
+        return (
+            type(live.payload) is ToolCall
+            and live.deadline is None
+            and 0 not in live.results
+            and 0 not in live.inflight
+        )
+
+    async def call(self, live: LiveRun) -> None:
+        """Make the run's one tool call in its driver's task, and journal it: no task of its own and
+        no switch between tasks when it finishes.  While it runs, ``live.inflight[0]`` is a future
+        that completes with it, which is what ``Runtime.drain`` waits for; cancelling the driver
+        cancels the call, as cancelling its task did."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        live.inflight[0] = done
+        try:
+            await self._call_tool(
+                live, live.seq, 0, live.payload, idempotency_key(live.run_id, live.seq, 0, False)
+            )
+        finally:
+            if live.inflight.get(0) is done:
+                del live.inflight[0]
+            if not done.done():
+                done.set_result(None)
+
     # ------------------------------------------------------------------ journal
 
     def journal(

@@ -267,7 +267,7 @@ class Runtime:
         self._closed = True
         if self._worker is not None:
             await self._worker.stop()
-        tasks = list(self._drivers.values())
+        tasks: list[asyncio.Future[None]] = list(self._drivers.values())
         for live in self._lives.values():
             tasks.extend(live.inflight.values())
         for task in tasks:
@@ -741,7 +741,10 @@ class Runtime:
                     continue
                 ready = verdict(live.payload, live.results)
                 if ready is None:
-                    self._dispatcher.dispatch(live)
+                    if self._dispatcher.calls_directly(live):  # the common step: one tool call
+                        await self._dispatcher.call(live)
+                    else:
+                        self._dispatcher.dispatch(live)
                     ready = verdict(live.payload, live.results)
                 if ready is not None:
                     if not self._advance(live, ready.ok, ready.value):
