@@ -78,8 +78,8 @@ def encode_result_with_copy(
     """``encode_result``, plus for plain data the ``(ok, value)`` that decoding the blob gives (a copy
     through its own pickle payload), so the runtime need not verify a blob it has just signed."""
     if ok:
-        seal = seal_for(store, f"value#{idx}", run_id, seq)
-        made = dumps_plain_with_copy(value, seal.ring.write, seal.bind)
+        kind = "value#0" if idx == 0 else f"value#{idx}"  # the binding seal_for would give
+        made = dumps_plain_with_copy(value, keyring_for_store(store).write, (kind, run_id, seq))
         if made is not None:
             return made[0], (True, made[1])
     return encode_result(store, run_id, seq, idx, ok, value), None
