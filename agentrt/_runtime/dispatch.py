@@ -231,7 +231,14 @@ class Dispatcher:
                 kwargs = dict(request.kwargs)
                 if tool.takes_idempotency_key:
                     kwargs[IDEMPOTENCY_PARAM] = key
-                value = await self._attempts(live, tool, kwargs, seq, idx)
+                if tool.attempts > 1 or tool.timeout is not None:
+                    value = await self._attempts(live, tool, kwargs, seq, idx)
+                elif tool.is_async:  # the common policy (one attempt, no timeout), without its frames
+                    value = await tool.fn(**kwargs)
+                elif tool.inline:
+                    value = tool.fn(**kwargs)
+                else:
+                    value = await self._in_pool(tool, kwargs)
                 ok = True
             except asyncio.CancelledError as cancelled:
                 if cancelled_from_outside():
@@ -351,15 +358,17 @@ class Dispatcher:
                 if delay:
                     await asyncio.sleep(delay)
 
+    def _in_pool(self, tool: Tool, kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+        """A sync tool's call on the thread pool (a future the loop can await)."""
+        return asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(tool.fn, **kwargs))
+
     async def _once(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
         if tool.is_async:
             call: Any = tool.fn(**kwargs)
         elif tool.inline:  # @tool(inline=True): on the loop's thread, no hop to the pool
             return tool.fn(**kwargs)
         else:
-            call = asyncio.get_running_loop().run_in_executor(
-                self._pool, functools.partial(tool.fn, **kwargs)
-            )
+            call = self._in_pool(tool, kwargs)
         if tool.timeout is None:
             return await call
         try:

@@ -938,7 +938,7 @@ class Runtime:
             self.store.save_checkpoint(
                 live.run_id, self.owner, live.seq, blob, pending, events, epoch=live.epoch
             )
-        self._emit("checkpoint", live.run_id, seq=live.seq, size_bytes=len(blob), request=pending)
+        self.observation.emit("checkpoint", live.run_id, seq=live.seq, size_bytes=len(blob), request=pending)
         return True
 
     def _events(self, live: LiveRun, recorder: StepRecorder) -> list[EventRow]:
