@@ -23,13 +23,13 @@ import asyncio
 import functools
 import time
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol  # Any: a tool's arguments and result are the user's values
 
 from agentrt._runtime.encoding import decode_result, encode_result, encode_result_with_copy
 from agentrt._runtime.observation import Observation
 from agentrt._runtime.pending import child_run_id, idempotency_key, members
 from agentrt._runtime.state import LiveRun
+from agentrt._runtime.threads import ToolThreads
 from agentrt._sdk.agent import Agent
 from agentrt._sdk.llm import ModelCall
 from agentrt._sdk.requests import ChildRun, Gather, Sleep, ToolCall
@@ -107,7 +107,7 @@ class Dispatcher:
         self.host = host
         self.executors = executors
         self.max_model_calls = max_model_calls
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="agentrt-tool")
+        self._pool = ToolThreads(max_workers, thread_name_prefix="agentrt-tool")
         self._timers: dict[tuple[str, int, int], asyncio.TimerHandle] = {}
         #: whether the store journals a result in the transaction of the next checkpoint
         self._defers = bool(getattr(host.store, "journals_with_checkpoint", False))
