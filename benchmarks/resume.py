@@ -700,9 +700,23 @@ def main() -> int:
         result["resume"] = bench_resume(systems, ns, durabilities, repeat, work, args.peer_max_n)
         result["memory"] = bench_agentrt_memory(200 if args.quick else 1000, work)
     rows = result["resume"]["agentrt"][durabilities[0]]
-    flat = rows[str(max(ns))]["resume_warm"]["median"] / rows[str(min(ns))]["resume_warm"]["median"]
-    result["agentrt_flatness"] = {"n_max_over_n_min": flat, "limit": 1.5, "ok": flat <= 1.5}
-    print(f"  agentrt resume at N={max(ns)} is {flat:.2f}x the one at N={min(ns)} (limit 1.5x)", flush=True)
+    big, small = rows[str(max(ns))]["resume_warm"], rows[str(min(ns))]["resume_warm"]
+    flat = big["median"] / small["median"]
+    # A resume in a fresh process on a shared machine varies by tens of percent from round to
+    # round: beside the ratio of the medians, the ratio of the fastest resumes (what is left when
+    # the noise is least) and whether the two interquartile ranges overlap at all.
+    result["agentrt_flatness"] = {
+        "n_max_over_n_min": flat,
+        "n_max_over_n_min_fastest": big["min"] / small["min"],
+        "iqr_overlap": big["q1"] <= small["q3"] and small["q1"] <= big["q3"],
+        "limit": 1.5,
+        "ok": flat <= 1.5,
+    }
+    print(
+        f"  agentrt resume at N={max(ns)} is {flat:.2f}x the one at N={min(ns)} (limit 1.5x; fastest "
+        f"{result['agentrt_flatness']['n_max_over_n_min_fastest']:.2f}x)",
+        flush=True,
+    )
     result["seconds"] = time.monotonic() - started
     RESULTS.mkdir(exist_ok=True)
     stem = f"resume-{py}" + ("-quick" if args.quick else "")
