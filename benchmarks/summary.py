@@ -277,6 +277,17 @@ def build(py: str, quick: bool) -> str:
             + ".",
             "",
         ]
+    step_base = None if quick else _load("step", f"{py}-base", False)
+    if step and step_base:
+        tb = step_base["targets"]
+        lines += [
+            f"The base of the latest step work (`python benchmarks/step.py` on {step_base['tree']}): "
+            + "; ".join(f"{name} {t['ratio']:.2f}×" for name, t in tb.items())
+            + ". Statements per async tool call then: "
+            + ", ".join(f"{k} {v:g}" for k, v in step_base["statements_per_call"]["async tool"].items())
+            + ".",
+            "",
+        ]
     if cold:
         lines += cold_section(cold)
     before = None if quick else _load("coldstart", f"{py}-before", False)
