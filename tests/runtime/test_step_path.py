@@ -189,3 +189,39 @@ def test_inline_is_for_sync_tools_without_a_timeout():
     with pytest.raises(TypeError, match="True or False"):
         tool(inline="yes")(quick)  # type: ignore[call-overload]
     assert not tool(quick).inline
+
+
+async def _double_then_add(input: A.N, task: Task) -> A.Total:
+    x = await task.tools.double(x=input.n, delay=0.3)
+    y = await task.tools.add(a=x, b=1)
+    return A.Total(y)
+
+
+doubler = agent(input=A.N, output=A.Total, tools=[A.double, A.add], run=_double_then_add, name="doubler")
+
+
+def test_drain_waits_for_the_call_a_driver_makes_itself(sqlite_path):
+    # a run's one pending call runs in its driver's task (no task of its own): drain still waits
+    # for it, and its result is journaled, so resuming never makes it again
+    store = SqliteStore(sqlite_path)
+
+    async def main():
+        rt = Runtime(store)
+        await rt.__aenter__()
+        run_id = await rt.start(doubler, {"n": 5})
+        while not A.calls_of(run_id):  # the doubling is in flight
+            await asyncio.sleep(0.01)
+        await rt.drain(grace_seconds=5)
+        return run_id
+
+    run_id = run(main())
+    assert set(store.get_results(run_id, 1)) == {0}
+
+    async def again():
+        async with Runtime(store) as rt:
+            await rt.resume(run_id)
+            return await rt.wait(run_id, timeout=10)
+
+    assert run(again()) == A.Total(11)
+    assert [c for c in A.calls_of(run_id) if c[0] == "double"] == [("double", f"{run_id}:1")]
+    store.close()
