@@ -178,6 +178,8 @@ MIGRATIONS: list[str] = [
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+#: The page size of a new store file (an existing one keeps its own).
+PAGE_SIZE_BYTES = 2048
 
 _RUN_COLUMNS = (
     "run_id, agent, status, input, output, error, error_blob, seq, pending, waiting_on, wake_at, "
@@ -363,6 +365,11 @@ class SqliteStore:
             raise self._too_new(version)
         if version == 0 and not create:
             raise self._not_a_store()
+        if version == 0:
+            # A new file (the setting is ignored once the file has tables or is in WAL mode): pages
+            # of 2 KiB instead of 4 KiB halve what a step's few changed pages write to the WAL, and
+            # measured faster for checkpoints up to a few KiB; 7% slower at 16 KiB (issue 16).
+            conn.execute(f"PRAGMA page_size={PAGE_SIZE_BYTES}")
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise StoreError(f"store {self.path!r}: cannot switch to WAL journal mode (got {mode!r})")

@@ -102,6 +102,7 @@ def test_sqlite_creates_directory_and_schema(tmp_path):
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 2048  # a new file's pages (issue 16)
     assert (
         conn.execute("SELECT value FROM meta WHERE key = 'created_by'").fetchone()[0].startswith("agentrt ")
     )
@@ -156,6 +157,7 @@ def test_sqlite_moves_the_journal_and_the_stream_to_without_rowid_tables(tmp_pat
         for table in ("results", "stream"):
             sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
             assert sql.rstrip().endswith("WITHOUT ROWID"), sql
+        assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096  # an existing file keeps its pages
 
 
 def test_sqlite_refuses_a_newer_schema(tmp_path):
