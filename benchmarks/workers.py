@@ -434,8 +434,11 @@ def merge_recovery(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _cell(row: dict[str, Any], key: str) -> str:
     value = row[key]
     s = row.get(f"{key}_spread")
-    if not s or row.get("rounds", 1) < 2:
+    rounds = row.get("rounds", 1)
+    if not s or rounds < 2:
         return f"{value}"
+    if rounds < 4:  # no quartiles to speak of: the range
+        return f"{value} ({s['min']:.1f}–{s['max']:.1f})"
     return f"{value} [{s['q1']:.1f}–{s['q3']:.1f}] ({s['min']:.1f}–{s['max']:.1f})"
 
 
@@ -443,7 +446,7 @@ def table(results: dict[str, Any]) -> str:
     rounds = results.get("rounds", 1)
     lines = [
         f"Each cell: the median of {rounds} interleaved round{'s' if rounds != 1 else ''}"
-        + (" [IQR] (min–max)" if rounds > 1 else "")
+        + (" [IQR] (min–max)" if rounds >= 4 else " (min–max)" if rounds > 1 else "")
         + "; every system at the durability shown.",
         "",
         "| system | durability | workers | runs/s | durable steps/s | statements / step "
