@@ -312,8 +312,7 @@ def bench_agentrt_memory(runs: int, work: Path) -> dict[str, Any]:
             warm = await rt.start(agent, {"n": 2, "hang": hang})  # warm caches before measuring
             await asyncio.sleep(0.05)
             gc.collect()
-            store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # sizes of the database alone
-            size_before = db.stat().st_size
+            size_before = _store_bytes(db)
             tracemalloc.start()
             before = tracemalloc.take_snapshot()
             ids = [await rt.start(agent, {"n": 2, "hang": hang}) for _ in range(runs)]
@@ -327,12 +326,13 @@ def bench_agentrt_memory(runs: int, work: Path) -> dict[str, Any]:
             tracemalloc.stop()
             grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
             waiting = sum(1 for i in ids if store.get_run(i).status == "waiting")
+            size_after = _store_bytes(db)
             assert warm
-        store.close()  # the last connection: its WAL is checkpointed into the database file
+        store.close()
         return {
             "runs": runs,
             "python_bytes_per_run": grown / runs,
-            "store_bytes_per_run": (db.stat().st_size - size_before) / runs,
+            "store_bytes_per_run": (size_after - size_before) / runs,
             "runs_waiting": waiting,
         }
 
@@ -346,6 +346,20 @@ def bench_agentrt_memory(runs: int, work: Path) -> dict[str, Any]:
         flush=True,
     )
     return {"suspended_in_memory": suspended, "waiting_for_reply": waiting}
+
+
+def _store_bytes(db: Path) -> int:
+    """The bytes of the store's pages in use, WAL included (the file sizes would count a WAL not yet
+    checkpointed, and free pages)."""
+    conn = sqlite3.connect(db)
+    try:
+        pages, free, size = (
+            conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("page_count", "freelist_count", "page_size")
+        )
+        return int((pages - free) * size)
+    finally:
+        conn.close()
 
 
 # =============================================================================== peers
@@ -642,6 +656,11 @@ def main() -> int:
         help="synchronous settings, comma-separated (default NORMAL,FULL; quick NORMAL)",
     )
     parser.add_argument("--no-peers", action="store_true", help="skip LangGraph and DBOS")
+    parser.add_argument(
+        "--memory-only",
+        action="store_true",
+        help="measure only agentrt's memory per run, into the existing results file",
+    )
     parser.add_argument("--peer-max-n", type=int, default=10000, help="largest N run with the peers")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--plot", nargs=2, metavar=("JSON", "PNG"), help=argparse.SUPPRESS)
@@ -658,6 +677,16 @@ def main() -> int:
         print(json.dumps(_peer_worker(kind, rest)))
         return 0
 
+    if args.memory_only:
+        py = ".".join(platform.python_version_tuple()[:2])
+        path = RESULTS / f"resume-{py}.json"
+        saved = json.loads(path.read_text()) if path.exists() else {}
+        with tempfile.TemporaryDirectory(prefix="agentrt-bench-") as tmp:
+            saved["memory"] = bench_agentrt_memory(1000, Path(tmp))
+        saved["memory"]["command"] = "python benchmarks/resume.py --memory-only"
+        path.write_text(json.dumps(saved, indent=2) + "\n")
+        print(f"  wrote {path.relative_to(REPO)}", flush=True)
+        return 0
     started = time.monotonic()
     ns = (
         [int(x) for x in args.ns.split(",")]

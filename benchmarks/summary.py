@@ -223,7 +223,8 @@ def resume_section(resume: dict[str, Any]) -> list[str]:
             "Memory per run (agentrt, default retention 100, tracemalloc): "
             f"{s['python_bytes_per_run'] / 1e3:.1f} kB suspended in memory with a call in flight; "
             f"{w['python_bytes_per_run'] / 1e3:.2f} kB in memory + {w['store_bytes_per_run'] / 1e3:.1f} kB "
-            "in the store per run waiting for a reply.",
+            "in the store per run waiting for a reply"
+            + (f" (`{mem['command']}`)." if mem.get("command") else "."),
             "",
         ]
     return out
