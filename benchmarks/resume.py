@@ -312,7 +312,7 @@ def bench_agentrt_memory(runs: int, work: Path) -> dict[str, Any]:
             warm = await rt.start(agent, {"n": 2, "hang": hang})  # warm caches before measuring
             await asyncio.sleep(0.05)
             gc.collect()
-            size_before = _db_size(db)
+            size_before = _store_bytes(db)
             tracemalloc.start()
             before = tracemalloc.take_snapshot()
             ids = [await rt.start(agent, {"n": 2, "hang": hang}) for _ in range(runs)]
@@ -326,12 +326,13 @@ def bench_agentrt_memory(runs: int, work: Path) -> dict[str, Any]:
             tracemalloc.stop()
             grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
             waiting = sum(1 for i in ids if store.get_run(i).status == "waiting")
+            size_after = _store_bytes(db)
             assert warm
         store.close()
         return {
             "runs": runs,
             "python_bytes_per_run": grown / runs,
-            "store_bytes_per_run": (_db_size(db) - size_before) / runs,
+            "store_bytes_per_run": (size_after - size_before) / runs,
             "runs_waiting": waiting,
         }
 
@@ -347,8 +348,18 @@ def bench_agentrt_memory(runs: int, work: Path) -> dict[str, Any]:
     return {"suspended_in_memory": suspended, "waiting_for_reply": waiting}
 
 
-def _db_size(db: Path) -> int:
-    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.exists())
+def _store_bytes(db: Path) -> int:
+    """The bytes of the store's pages in use, WAL included (the file sizes would count a WAL not yet
+    checkpointed, and free pages)."""
+    conn = sqlite3.connect(db)
+    try:
+        pages, free, size = (
+            conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("page_count", "freelist_count", "page_size")
+        )
+        return int((pages - free) * size)
+    finally:
+        conn.close()
 
 
 # =============================================================================== peers
@@ -645,6 +656,11 @@ def main() -> int:
         help="synchronous settings, comma-separated (default NORMAL,FULL; quick NORMAL)",
     )
     parser.add_argument("--no-peers", action="store_true", help="skip LangGraph and DBOS")
+    parser.add_argument(
+        "--memory-only",
+        action="store_true",
+        help="measure only agentrt's memory per run, into the existing results file",
+    )
     parser.add_argument("--peer-max-n", type=int, default=10000, help="largest N run with the peers")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--plot", nargs=2, metavar=("JSON", "PNG"), help=argparse.SUPPRESS)
@@ -661,6 +677,16 @@ def main() -> int:
         print(json.dumps(_peer_worker(kind, rest)))
         return 0
 
+    if args.memory_only:
+        py = ".".join(platform.python_version_tuple()[:2])
+        path = RESULTS / f"resume-{py}.json"
+        saved = json.loads(path.read_text()) if path.exists() else {}
+        with tempfile.TemporaryDirectory(prefix="agentrt-bench-") as tmp:
+            saved["memory"] = bench_agentrt_memory(1000, Path(tmp))
+        saved["memory"]["command"] = "python benchmarks/resume.py --memory-only"
+        path.write_text(json.dumps(saved, indent=2) + "\n")
+        print(f"  wrote {path.relative_to(REPO)}", flush=True)
+        return 0
     started = time.monotonic()
     ns = (
         [int(x) for x in args.ns.split(",")]
@@ -700,9 +726,23 @@ def main() -> int:
         result["resume"] = bench_resume(systems, ns, durabilities, repeat, work, args.peer_max_n)
         result["memory"] = bench_agentrt_memory(200 if args.quick else 1000, work)
     rows = result["resume"]["agentrt"][durabilities[0]]
-    flat = rows[str(max(ns))]["resume_warm"]["median"] / rows[str(min(ns))]["resume_warm"]["median"]
-    result["agentrt_flatness"] = {"n_max_over_n_min": flat, "limit": 1.5, "ok": flat <= 1.5}
-    print(f"  agentrt resume at N={max(ns)} is {flat:.2f}x the one at N={min(ns)} (limit 1.5x)", flush=True)
+    big, small = rows[str(max(ns))]["resume_warm"], rows[str(min(ns))]["resume_warm"]
+    flat = big["median"] / small["median"]
+    # A resume in a fresh process on a shared machine varies by tens of percent from round to
+    # round: beside the ratio of the medians, the ratio of the fastest resumes (what is left when
+    # the noise is least) and whether the two interquartile ranges overlap at all.
+    result["agentrt_flatness"] = {
+        "n_max_over_n_min": flat,
+        "n_max_over_n_min_fastest": big["min"] / small["min"],
+        "iqr_overlap": big["q1"] <= small["q3"] and small["q1"] <= big["q3"],
+        "limit": 1.5,
+        "ok": flat <= 1.5,
+    }
+    print(
+        f"  agentrt resume at N={max(ns)} is {flat:.2f}x the one at N={min(ns)} (limit 1.5x; fastest "
+        f"{result['agentrt_flatness']['n_max_over_n_min_fastest']:.2f}x)",
+        flush=True,
+    )
     result["seconds"] = time.monotonic() - started
     RESULTS.mkdir(exist_ok=True)
     stem = f"resume-{py}" + ("-quick" if args.quick else "")

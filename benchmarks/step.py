@@ -22,6 +22,15 @@ Every cell is the median over rounds with the interquartile range and min-max.  
 and commits agentrt issues per call are counted with ``sqlite3``'s trace callback.
 
 Results: ``benchmarks/results/step-<python>[-quick].json``.
+
+    python benchmarks/step.py --instructions   # CPU instructions per call (callgrind), load-proof
+
+``--instructions`` runs each row (agentrt async, sync and inline at NORMAL, and the floor) in a
+fresh process under ``valgrind --tool=callgrind`` with 0 and N calls (``PYTHONHASHSEED=0``, so
+dicts lay out alike) and reports the difference per call, with what the checkpoint encode
+(``_pickle`` dumps), SQLite's statements and the JSON encoder take of it.  Instruction counts
+leave out the kernel's writes, so they are a before/after measure, not the ratio to the floor.
+Results: ``benchmarks/results/step-instructions-<python>.json``.
 """
 
 from __future__ import annotations
@@ -327,14 +336,108 @@ def run(rounds: int, n: int, work: Path) -> dict[str, Any]:
     }
 
 
+# ------------------------------------------------------------------------------- instructions
+
+#: C functions whose inclusive instruction counts split a step (callgrind_annotate --inclusive).
+_PARTS = {
+    "checkpoint encode and journal pickle": ("_pickle_Pickler_dump", "_pickle_dumps"),
+    "SQLite statements": ("pysqlite_connection_execute", "pysqlite_connection_executemany"),
+    "JSON encoding": ("encoder_call",),
+}
+
+
+def _instruction_worker(row: str, n: int) -> None:
+    """One row's run with ``n`` calls (the driver run under callgrind)."""
+    import agentrt._runtime.runtime as runtime
+
+    runtime.SLICE_SECONDS = 3600.0  # valgrind is ~50x slower: yield as rarely as a normal run does
+    with tempfile.TemporaryDirectory(prefix="agentrt-step-") as tmp:
+        work = Path(tmp)
+        asyncio.run(_agentrt_run(work / "warm.db", 3, row == "sync", "NORMAL", None, row == "inline"))
+        if row == "floor":
+            if n:
+                floor_per_call(work / "floor.db", n, "NORMAL", 123, 858)
+        else:
+            asyncio.run(_agentrt_run(work / "run.db", n, row == "sync", "NORMAL", None, row == "inline"))
+
+
+def _callgrind(row: str, n: int, out: Path) -> dict[str, int]:
+    import re
+    import subprocess
+
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
+         str(Path(__file__).resolve()), "--instruction-worker", row, str(n)],
+        check=True, capture_output=True, env=env,
+    )  # fmt: skip
+    text = subprocess.run(
+        ["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+(\S+)", line)
+        if m is None:
+            continue
+        value = int(m.group(1).replace(",", ""))
+        if "PROGRAM TOTALS" in line:
+            counts["total"] = value
+        else:
+            name = m.group(2).split(":", 1)[-1]
+            counts[name] = max(counts.get(name, 0), value)
+    return counts
+
+
+def instructions(n: int) -> int:
+    import shutil
+
+    if shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None:
+        print("valgrind is not installed (apt-get install valgrind); nothing measured")
+        return 0
+    rows: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="agentrt-cg-") as tmp:
+        for row in ("async", "sync", "inline", "floor"):
+            zero = _callgrind(row, 0, Path(tmp) / f"{row}-0.out")
+            full = _callgrind(row, n, Path(tmp) / f"{row}-n.out")
+            per = {"total": (full["total"] - zero["total"]) // n}
+            for part, names in _PARTS.items():
+                per[part] = sum(full.get(x, 0) - zero.get(x, 0) for x in names) // n
+            rows[row] = per
+            print(f"  {row:<7} {per['total']:>10,} instructions per call  " + ", ".join(
+                f"{part} {per[part]:,}" for part in _PARTS
+            ), flush=True)  # fmt: skip
+    py = ".".join(platform.python_version_tuple()[:2])
+    path = RESULTS / f"step-instructions-{py}.json"
+    RESULTS.mkdir(exist_ok=True)
+    report = {
+        "python": platform.python_version(),
+        "command": "python benchmarks/step.py --instructions",
+        "calls_per_run": n,
+        "rows": rows,
+    }
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"  wrote {path.relative_to(REPO)}", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument(
+        "--instructions", action="store_true", help="CPU instructions per call under callgrind"
+    )
+    parser.add_argument("--instruction-worker", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help="smoke: 2 rounds of 40 calls, no ratio asserted")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 9; quick 2)")
     parser.add_argument("--calls", type=int, default=None, help="tool calls per run (default 400; quick 40)")
     args = parser.parse_args(argv)
+    if args.instruction_worker:
+        _instruction_worker(args.instruction_worker[0], int(args.instruction_worker[1]))
+        return 0
+    if args.instructions:
+        return instructions(args.calls or 200)
     rounds = args.rounds or (2 if args.quick else 9)
     n = args.calls or (40 if args.quick else 400)
     started = time.monotonic()

@@ -124,10 +124,12 @@ def targets_table(step: Any, cold: Any, ckpt: Any, resume: Any, trap: Any = None
     if resume and "agentrt_flatness" in resume:
         f = resume["agentrt_flatness"]
         ns = resume["ns"]
+        fastest = f.get("n_max_over_n_min_fastest")
+        extra = f" (fastest of {resume['repeat']}: {fastest:.2f}×)" if fastest is not None else ""
         out.append(
             f"| resume flat in N (agentrt, warm) | SQLite WAL, synchronous={resume['durabilities'][0]} | "
-            f"N={max(ns)} is {f['n_max_over_n_min']:.2f}× N={min(ns)} | resume at N={min(ns)} | ≤ 1.5× | "
-            f"{_ok(f['ok'])} | `{resume.get('command', 'python benchmarks/resume.py')}` |"
+            f"N={max(ns)} is {f['n_max_over_n_min']:.2f}× N={min(ns)}{extra} | resume at N={min(ns)} | "
+            f"≤ 1.5× | {_ok(f['ok'])} | `{resume.get('command', 'python benchmarks/resume.py')}` |"
         )
     return out
 
@@ -221,7 +223,8 @@ def resume_section(resume: dict[str, Any]) -> list[str]:
             "Memory per run (agentrt, default retention 100, tracemalloc): "
             f"{s['python_bytes_per_run'] / 1e3:.1f} kB suspended in memory with a call in flight; "
             f"{w['python_bytes_per_run'] / 1e3:.2f} kB in memory + {w['store_bytes_per_run'] / 1e3:.1f} kB "
-            "in the store per run waiting for a reply.",
+            "in the store per run waiting for a reply"
+            + (f" (`{mem['command']}`)." if mem.get("command") else "."),
             "",
         ]
     return out
@@ -272,6 +275,17 @@ def build(py: str, quick: bool) -> str:
             + "; ".join(f"{name} {t['ratio']:.2f}×" for name, t in tb.items())
             + ". Statements per async tool call then: "
             + ", ".join(f"{k} {v:g}" for k, v in step_before["statements_per_call"]["async tool"].items())
+            + ".",
+            "",
+        ]
+    step_base = None if quick else _load("step", f"{py}-base", False)
+    if step and step_base:
+        tb = step_base["targets"]
+        lines += [
+            f"The base of the latest step work (`python benchmarks/step.py` on {step_base['tree']}): "
+            + "; ".join(f"{name} {t['ratio']:.2f}×" for name, t in tb.items())
+            + ". Statements per async tool call then: "
+            + ", ".join(f"{k} {v:g}" for k, v in step_base["statements_per_call"]["async tool"].items())
             + ".",
             "",
         ]

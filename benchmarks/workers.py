@@ -26,6 +26,11 @@ output, and the workflow's end).
 (c) SQLite statements per durable step: one in-process worker drives runs; statements are
     counted with ``set_trace_callback``.
 
+Like for like (issue 16): agentrt-PostgreSQL and DBOS run on the same cluster with the same
+settings; agentrt-SQLite at its default durability (WAL, ``synchronous=NORMAL``); each system with
+its default retention.  ``--rounds`` (default 3) interleaved rounds of every point, rotated so no
+system always runs first; cells are medians with the IQR and min-max.
+
 PostgreSQL: ``AGENTRT_BENCH_PG_URL`` (a server with pg_stat_statements loaded) or a throwaway
 cluster (tests/pgcluster.py).  DBOS runs in benchmarks/.venv-peers (made on demand, like
 resume.py's).  Results: ``benchmarks/results/workers[-quick].json``, ``workers.png`` and the
@@ -40,6 +45,7 @@ import contextlib
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -374,22 +380,96 @@ def sqlite_statements_per_step(store_url: str, runs: int, steps: int) -> dict[st
 
 # ------------------------------------------------------------------------------- report
 
+#: The durability each system runs at (issue 16: like for like).
+DURABILITY = {
+    "agentrt-sqlite": "SQLite WAL, synchronous=NORMAL (the default)",
+    "agentrt-postgres": "PostgreSQL, the benchmark's cluster (fsync=off), synchronous_commit=on",
+    "dbos-postgres": "PostgreSQL, the same cluster and settings",
+}
+
+
+def spread(samples: list[float]) -> dict[str, Any]:
+    """Median, interquartile range and min-max of one cell's samples (one per round)."""
+    ordered = sorted(samples)
+    if len(ordered) >= 4:
+        q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
+    else:
+        q1, q3 = ordered[0], ordered[-1]
+    return {"median": statistics.median(ordered), "q1": q1, "q3": q3, "min": ordered[0],
+            "max": ordered[-1], "samples": samples}  # fmt: skip
+
+
+def merge_throughput(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One point's rounds: the medians, with the spread of the rates."""
+    out = dict(rows[0])
+    out["rounds"] = len(rows)
+    for key in (
+        "seconds",
+        "runs_per_s",
+        "durable_steps_per_s",
+        "statements_per_step",
+        "transactions_per_step",
+    ):
+        if key in out:
+            cell = spread([r[key] for r in rows])
+            out[key] = round(cell["median"], 2)
+            if key in ("runs_per_s", "durable_steps_per_s"):
+                out[f"{key}_spread"] = cell
+    out["durability"] = DURABILITY.get(out["system"], "")
+    return out
+
+
+def merge_recovery(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One recovery setting's rounds: the median of those that recovered, and how many did not."""
+    out = dict(rows[0])
+    took = [r["kill_to_moving_s"] for r in rows if r["kill_to_moving_s"] is not None]
+    out["rounds"] = len(rows)
+    out["not_recovered"] = len(rows) - len(took)
+    out["kill_to_moving_s"] = round(statistics.median(took), 3) if took else None
+    if took:
+        out["kill_to_moving_spread"] = spread(took)
+    return out
+
+
+def _cell(row: dict[str, Any], key: str) -> str:
+    value = row[key]
+    s = row.get(f"{key}_spread")
+    rounds = row.get("rounds", 1)
+    if not s or rounds < 2:
+        return f"{value}"
+    if rounds < 4:  # no quartiles to speak of: the range
+        return f"{value} ({s['min']:.1f}–{s['max']:.1f})"
+    return f"{value} [{s['q1']:.1f}–{s['q3']:.1f}] ({s['min']:.1f}–{s['max']:.1f})"
+
 
 def table(results: dict[str, Any]) -> str:
+    rounds = results.get("rounds", 1)
     lines = [
-        "| system | workers | runs/s | durable steps/s | statements / step | transactions / step |",
-        "|---|---:|---:|---:|---:|---:|",
+        f"Each cell: the median of {rounds} interleaved round{'s' if rounds != 1 else ''}"
+        + (" [IQR] (min–max)" if rounds >= 4 else " (min–max)" if rounds > 1 else "")
+        + "; every system at the durability shown.",
+        "",
+        "| system | durability | workers | runs/s | durable steps/s | statements / step "
+        "| transactions / step |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for r in results["throughput"]:
         lines.append(
-            f"| {r['system']} | {r['workers']} | {r['runs_per_s']} | {r['durable_steps_per_s']} | "
-            f"{r.get('statements_per_step', '')} | {r.get('transactions_per_step', '')} |"
+            f"| {r['system']} | {DURABILITY.get(r['system'], '')} | {r['workers']} | "
+            f"{_cell(r, 'runs_per_s')} | "
+            f"{_cell(r, 'durable_steps_per_s')} | {r.get('statements_per_step', '')} | "
+            f"{r.get('transactions_per_step', '')} |"
         )
-    lines += ["", "| recovery | how | kill -> run moving again |", "|---|---|---:|"]
+    lines += ["", "| recovery | how | kill -> run moving again (median) | rounds |", "|---|---|---:|---:|"]
     for r in results["recovery"]:
         took = r["kill_to_moving_s"]
         shown = f"{took} s" if took is not None else f"not within {r['gave_up_after_s']:g} s"
-        lines.append(f"| {r['system']} | {r['how']} | {shown} |")
+        if took is not None and r.get("not_recovered"):
+            shown += f" ({r['not_recovered']} not within {r['gave_up_after_s']:g} s)"
+        s = r.get("kill_to_moving_spread")
+        if s and r.get("rounds", 1) > 1:
+            shown += f" [{s['min']:.2f}–{s['max']:.2f}]"
+        lines.append(f"| {r['system']} | {r['how']} | {shown} | {r.get('rounds', 1)} |")
     sqlite = results.get("sqlite_per_step")
     if sqlite:
         lines += ["", f"agentrt-SQLite statements per durable step (in-process, set_trace_callback): "
@@ -415,6 +495,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smoke mode: SQLite, 1 worker, few runs")
     parser.add_argument("--runs", type=int, default=None, help="runs per throughput point (default 400)")
     parser.add_argument(
+        "--rounds", type=int, default=None, help="interleaved rounds of every point (default 3; quick 1)"
+    )
+    parser.add_argument(
         "--systems",
         default="sqlite,postgres,dbos",
         help="comma-separated: sqlite (agentrt), postgres (agentrt), dbos (default: all three)",
@@ -423,24 +506,32 @@ def main() -> int:
     systems = set(args.systems.split(","))
     runs, steps = (20, 3) if args.quick else (400, 10)
     runs = args.runs or runs
+    rounds = args.rounds or (1 if args.quick else 3)
+    fleet = (1,) if args.quick else (1, 2, 4)
+    command = " ".join(["python benchmarks/workers.py", *sys.argv[1:]])
     results: dict[str, Any] = {
         "python": sys.version.split()[0], "cores": os.cpu_count(), "runs": runs, "steps": steps,
-        "command": "python benchmarks/workers.py" + (" --quick" if args.quick else ""),
-        "throughput": [], "recovery": [],
+        "rounds": rounds, "command": command, "durability": DURABILITY, "throughput": [], "recovery": [],
     }  # fmt: skip
+    # Every measurement of every system is a point; the rounds interleave them all, so a change of
+    # load on the shared machine falls on every system alike.
+    points: list[tuple[tuple[str, int], Callable[[], dict[str, Any]]]] = []
+    recoveries: list[tuple[tuple[str, str], Callable[[], dict[str, Any]]]] = []
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="agentrt-bench-"))
         sqlite_url = f"sqlite:///{tmp}/bench.db"
         if "sqlite" in systems or args.quick:
-            for n_workers in (1,) if args.quick else (1, 2, 4):
-                results["throughput"].append(throughput(sqlite_url, n_workers, runs, steps))
-                print(json.dumps(results["throughput"][-1]), flush=True)
-            results["sqlite_per_step"] = sqlite_statements_per_step(
+            for n in fleet:
+                points.append((("agentrt-sqlite", n), lambda n=n: throughput(sqlite_url, n, runs, steps)))
+            if not args.quick:
+                for poll in (5.0, 1.0):
+                    recoveries.append(
+                        (("agentrt-sqlite", f"{poll}"), lambda poll=poll: recovery(sqlite_url, poll))
+                    )
+            results["sqlite_per_step"] = sqlite_statements_per_step(  # a count: the same in every round
                 f"sqlite:///{tmp}/per-step.db", 5 if args.quick else 50, steps
             )
             print(json.dumps(results["sqlite_per_step"]), flush=True)
-            if not args.quick:
-                results["recovery"] += [recovery(sqlite_url, poll) for poll in (5.0, 1.0)]
         if not args.quick and systems & {"postgres", "dbos"}:
             admin = os.environ.get("AGENTRT_BENCH_PG_URL")
             if admin is None:
@@ -451,7 +542,19 @@ def main() -> int:
                 except (FileNotFoundError, RuntimeError) as exc:
                     print(f"PostgreSQL skipped: {exc}", file=sys.stderr)
             if admin:
-                postgres(admin, runs, steps, results, systems)
+                postgres(admin, runs, steps, results, systems, fleet, points, recoveries, stack)
+        samples: dict[Any, list[dict[str, Any]]] = {}
+        for r in range(rounds):
+            shift = r % len(points) if points else 0
+            for key, measure in points[shift:] + points[:shift]:
+                samples.setdefault(("t", key), []).append(measure())
+                print(f"round {r + 1}/{rounds}: {json.dumps(samples['t', key][-1])}", flush=True)
+            shift = r % len(recoveries) if recoveries else 0
+            for key, measure in recoveries[shift:] + recoveries[:shift]:
+                samples.setdefault(("r", key), []).append(measure())
+                print(f"round {r + 1}/{rounds}: {json.dumps(samples['r', key][-1])}", flush=True)
+        results["throughput"] = [merge_throughput(samples["t", key]) for key, _ in points]
+        results["recovery"] = [merge_recovery(samples["r", key]) for key, _ in recoveries]
     results["table"] = table(results)
     name = "workers-quick" if args.quick else "workers" if len(systems) == 3 else "workers-partial"
     path = HERE / "results" / f"{name}.json"
@@ -461,50 +564,64 @@ def main() -> int:
     if name == "workers":
         (HERE / "results" / "workers.md").write_text(
             f"# Workers: agentrt beside DBOS\n\n`{results['command']}` -- {runs} runs of {steps} steps, "
-            f"Python {results['python']}, {results['cores']} cores, one machine (a throwaway PostgreSQL "
-            "cluster, fsync off).\n\n![workers](workers.png)\n\n" + results["table"]
+            f"{rounds} interleaved rounds, Python {results['python']}, {results['cores']} cores, one machine "
+            "(a throwaway PostgreSQL cluster, fsync off, for agentrt and DBOS alike).\n\n"
+            "![workers](workers.png)\n\n" + results["table"]
         )
         print(f"plot: {plot(path, HERE / 'results' / 'workers.png')}")
     return 0
 
 
-def postgres(admin: str, runs: int, steps: int, results: dict[str, Any], systems: set[str]) -> None:
+def postgres(
+    admin: str,
+    runs: int,
+    steps: int,
+    results: dict[str, Any],
+    systems: set[str],
+    fleet: tuple[int, ...],
+    points: list[tuple[tuple[str, int], Callable[[], dict[str, Any]]]],
+    recoveries: list[tuple[tuple[str, str], Callable[[], dict[str, Any]]]],
+    stack: contextlib.ExitStack,
+) -> None:
+    """Add the PostgreSQL points (agentrt, then DBOS on the same cluster) to ``points``."""
     from tests import pgcluster
 
     os.environ.setdefault("AGENTRT_BLOB_KEY", "benchmark-key")
-    url = pgcluster.fresh_database(admin, "bench_agentrt")
-    counter = PgCounter(admin, url)
-    try:
-        if "postgres" in systems:
-            for n_workers in (1, 2, 4):
-                results["throughput"].append(throughput(url, n_workers, runs, steps, counter))
-                print(json.dumps(results["throughput"][-1]), flush=True)
-            results["recovery"] += [recovery(url, poll) for poll in (5.0, 1.0)]
-            print(json.dumps(results["recovery"]), flush=True)
-        if "dbos" not in systems:
-            return
-        sys.path.insert(0, str(HERE))
-        import resume
+    if "postgres" in systems:
+        url = pgcluster.fresh_database(admin, "bench_agentrt")
+        counter = PgCounter(admin, url)
+        stack.callback(counter.close)
+        for n in fleet:
+            points.append((("agentrt-postgres", n), lambda n=n: throughput(url, n, runs, steps, counter)))
+        for poll in (5.0, 1.0):
+            recoveries.append((("agentrt-postgres", f"{poll}"), lambda poll=poll: recovery(url, poll)))
+    if "dbos" not in systems:
+        return
+    sys.path.insert(0, str(HERE))
+    import resume
 
-        python, why = resume.ensure_peers_venv()
-        if python is None:
-            results["dbos_skipped"] = why
-            print(f"DBOS skipped: {why}", file=sys.stderr)
-            return
-        dbos_url = pgcluster.fresh_database(admin, "bench_dbos")
-        dbos_counter = PgCounter(admin, dbos_url)
-        try:
-            for n_workers in (1, 2, 4):
-                results["throughput"].append(
-                    dbos_throughput(python, dbos_url, n_workers, runs, steps, dbos_counter)
-                )
-                print(json.dumps(results["throughput"][-1]), flush=True)
-            results["recovery"] += [dbos_recovery(python, dbos_url, restart) for restart in (False, True)]
-            print(json.dumps(results["recovery"][-2:]), flush=True)
-        finally:
-            dbos_counter.close()
-    finally:
-        counter.close()
+    python, why = resume.ensure_peers_venv()
+    if python is None:
+        results["dbos_skipped"] = why
+        print(f"DBOS skipped: {why}", file=sys.stderr)
+        return
+    dbos_url = pgcluster.fresh_database(admin, "bench_dbos")
+    dbos_counter = PgCounter(admin, dbos_url)
+    stack.callback(dbos_counter.close)
+    for n in fleet:
+        points.append(
+            (
+                ("dbos-postgres", n),
+                lambda n=n: dbos_throughput(python, dbos_url, n, runs, steps, dbos_counter),
+            )
+        )
+    for restart in (False, True):
+        recoveries.append(
+            (
+                ("dbos-postgres", f"{restart}"),
+                lambda restart=restart: dbos_recovery(python, dbos_url, restart),
+            )
+        )
 
 
 if __name__ == "__main__":

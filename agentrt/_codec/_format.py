@@ -111,20 +111,29 @@ _MAX_CACHED_HEADERS = 1024  # a process checkpoints a bounded set of chains; nev
 
 
 def _header_bytes(codes: Sequence[tuple[str, str, str]], bind: Bind | None) -> bytes:
-    """The JSON header for a code table, cached: a run checkpoints the same chain again and again."""
+    """The JSON header for a code table, cached: a run checkpoints the same chain again and again.
+
+    A bound blob's sequence number changes with every checkpoint, so what is cached is everything
+    before it; the number (an int, or null) is appended -- the bytes ``json.dumps`` would give."""
     if not codes and bind is None:
         return _EMPTY_HEADER
-    key = (tuple(codes), bind)
+    seq: int | None = None
+    key: tuple[object, ...] = (tuple(codes), bind)
+    if bind is not None and type(bind[2]) is int:
+        seq, bind = bind[2], (bind[0], bind[1], 0)
+        key = (tuple(codes), bind[0], bind[1])
     header = _HEADERS.get(key)
     if header is None:
         content: dict[str, Any] = {"codes": list(codes)}
         if bind is not None:
             content["bind"] = list(bind)
         header = json.dumps(content, separators=(",", ":")).encode()
+        if seq is not None:
+            header = header[: -len(b"0]}")]  # the prefix before the sequence number
         if len(_HEADERS) >= _MAX_CACHED_HEADERS:
             _HEADERS.clear()
         _HEADERS[key] = header
-    return header
+    return header if seq is None else b"%s%d]}" % (header, seq)
 
 
 def pack(

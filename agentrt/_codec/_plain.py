@@ -41,6 +41,16 @@ _MAX_ITEMS = 4096
 def is_plain(value: object) -> bool:
     """Whether ``value`` is builtin atoms in exact dicts, lists and tuples (small and acyclic enough
     to be checked here: at most 32 deep and 4,096 items; anything bigger takes the full codec)."""
+    tp = type(value)
+    if isinstance(value, dict) and tp is dict and len(value) <= _MAX_ITEMS:  # a flat dict, checked here
+        atoms = _ATOMS
+        for k, v in value.items():
+            if type(k) not in atoms or type(v) not in atoms:
+                break
+        else:
+            return True
+    elif tp in _ATOMS:
+        return True
     budget = [_MAX_ITEMS]
     return _plain(value, 0, budget)
 

@@ -22,13 +22,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol  # Any: a tool's arguments and result are the user's values
 
 from agentrt._runtime.encoding import decode_result, encode_result, encode_result_with_copy
 from agentrt._runtime.observation import Observation
 from agentrt._runtime.pending import child_run_id, idempotency_key, members
 from agentrt._runtime.state import LiveRun
+from agentrt._runtime.threads import ToolThreads
 from agentrt._sdk.agent import Agent
 from agentrt._sdk.llm import ModelCall
 from agentrt._sdk.requests import ChildRun, Gather, Sleep, ToolCall
@@ -39,7 +40,7 @@ from agentrt.llm._contract import ExecutorRequest, Executors, Usage
 from agentrt.llm._host import Outcome, build_request, execute
 from agentrt.stores.base import LeaseLost, NewRun, RunRecord, Store, add_usage
 
-__all__ = ["DispatchHost", "Dispatcher", "cancelled_from_outside"]
+__all__ = ["DispatchHost", "Dispatcher", "cancelled_from_outside", "start_task"]
 
 
 class DispatchHost(Protocol):
@@ -71,6 +72,20 @@ class DispatchHost(Protocol):
         ...
 
 
+def _eager_task(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    """A task that runs ``coro`` at once, up to its first real wait (Python 3.12+: ``eager_start``)."""
+    return asyncio.Task(coro, loop=asyncio.get_running_loop(), eager_start=True)
+
+
+#: How a tool call is started: eagerly where asyncio can (3.12+), so a call that does not wait (an
+#: ``async def`` tool that returns without awaiting, an ``@tool(inline=True)`` function) is made and
+#: journaled within ``dispatch`` -- no task switch and no loop turn between the step and its result.
+#: Before 3.12, a task that starts at the loop's next turn.
+start_task: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]] = (
+    _eager_task if hasattr(asyncio, "eager_task_factory") else asyncio.ensure_future
+)
+
+
 def cancelled_from_outside() -> bool:
     """Whether the current task is being cancelled (``Runtime.close``), as opposed to a tool or executor
     whose own awaited work was cancelled and re-raised ``CancelledError``."""
@@ -92,7 +107,7 @@ class Dispatcher:
         self.host = host
         self.executors = executors
         self.max_model_calls = max_model_calls
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="agentrt-tool")
+        self._pool = ToolThreads(max_workers, thread_name_prefix="agentrt-tool")
         self._timers: dict[tuple[str, int, int], asyncio.TimerHandle] = {}
         #: whether the store journals a result in the transaction of the next checkpoint
         self._defers = bool(getattr(host.store, "journals_with_checkpoint", False))
@@ -117,7 +132,9 @@ class Dispatcher:
                 continue
             if isinstance(request, ToolCall):
                 key = idempotency_key(live.run_id, live.seq, idx, gather)
-                live.inflight[idx] = asyncio.ensure_future(self._call_tool(live, live.seq, idx, request, key))
+                task = start_task(self._call_tool(live, live.seq, idx, request, key))
+                if not task.done():  # a call that finished at once is journaled already: nothing in flight
+                    live.inflight[idx] = task
             elif isinstance(request, ChildRun):
                 self._start_child(live, idx, request, gather)
             elif isinstance(request, ModelCall):
@@ -125,6 +142,33 @@ class Dispatcher:
             elif isinstance(request, Sleep):
                 self._arm_timer(live.run_id, live.seq, idx, request)
             # Ask: nothing to dispatch; the run waits for reply()
+
+    def calls_directly(self, live: LiveRun) -> bool:
+        """Whether the run waits on one tool call that its driver may make itself (:meth:`call`):
+        no gather, no deadline to throw while it runs, not answered or started yet."""
+        return (
+            type(live.payload) is ToolCall
+            and live.deadline is None
+            and 0 not in live.results
+            and 0 not in live.inflight
+        )
+
+    async def call(self, live: LiveRun) -> None:
+        """Make the run's one tool call in its driver's task, and journal it: no task of its own and
+        no switch between tasks when it finishes.  While it runs, ``live.inflight[0]`` is a future
+        that completes with it, which is what ``Runtime.drain`` waits for; cancelling the driver
+        cancels the call, as cancelling its task did."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        live.inflight[0] = done
+        try:
+            await self._call_tool(
+                live, live.seq, 0, live.payload, idempotency_key(live.run_id, live.seq, 0, False)
+            )
+        finally:
+            if live.inflight.get(0) is done:
+                del live.inflight[0]
+            if not done.done():
+                done.set_result(None)
 
     # ------------------------------------------------------------------ journal
 
@@ -187,7 +231,14 @@ class Dispatcher:
                 kwargs = dict(request.kwargs)
                 if tool.takes_idempotency_key:
                     kwargs[IDEMPOTENCY_PARAM] = key
-                value = await self._attempts(live, tool, kwargs, seq, idx)
+                if tool.attempts > 1 or tool.timeout is not None:
+                    value = await self._attempts(live, tool, kwargs, seq, idx)
+                elif tool.is_async:  # the common policy (one attempt, no timeout), without its frames
+                    value = await tool.fn(**kwargs)
+                elif tool.inline:
+                    value = tool.fn(**kwargs)
+                else:
+                    value = await self._in_pool(tool, kwargs)
                 ok = True
             except asyncio.CancelledError as cancelled:
                 if cancelled_from_outside():
@@ -206,7 +257,7 @@ class Dispatcher:
                 seq=seq,
                 idx=idx,
                 ok=ok,
-                seconds=time.monotonic() - started,
+                seconds=round(time.monotonic() - started, 6),  # to the microsecond: shorter to write
                 **failure,
             )
             self.journal(live, seq, idx, ok, value)
@@ -273,7 +324,7 @@ class Dispatcher:
                 ok=outcome.ok,
                 calls=outcome.calls,
                 usage=spent,
-                seconds=time.monotonic() - started,
+                seconds=round(time.monotonic() - started, 6),  # to the microsecond: shorter to write
                 **({} if outcome.ok else {"error": f"{type(outcome.value).__name__}: {outcome.value}"}),
             )
             delta = {"model_calls": outcome.calls, **spent} if outcome.calls else None
@@ -307,15 +358,17 @@ class Dispatcher:
                 if delay:
                     await asyncio.sleep(delay)
 
+    def _in_pool(self, tool: Tool, kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+        """A sync tool's call on the thread pool (a future the loop can await)."""
+        return asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(tool.fn, **kwargs))
+
     async def _once(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
         if tool.is_async:
             call: Any = tool.fn(**kwargs)
         elif tool.inline:  # @tool(inline=True): on the loop's thread, no hop to the pool
             return tool.fn(**kwargs)
         else:
-            call = asyncio.get_running_loop().run_in_executor(
-                self._pool, functools.partial(tool.fn, **kwargs)
-            )
+            call = self._in_pool(tool, kwargs)
         if tool.timeout is None:
             return await call
         try:

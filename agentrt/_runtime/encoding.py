@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any  # Any: journaled values are the agent's o
 import attrs
 
 from agentrt import _codec
+from agentrt._codec._decode import Requirement
+from agentrt._codec._plain import NOT_PLAIN, dumps_plain, dumps_plain_with_copy, loads_plain
 from agentrt.exceptions import ToolError
-from agentrt.keys import Keyring
+from agentrt.keys import Keyring, keyring_for_store
 
 if TYPE_CHECKING:
-    from agentrt._codec._decode import Requirement
     from agentrt.stores.base import Store
 
 __all__ = [
@@ -56,15 +57,11 @@ class BlobSeal:
         return (self.kind, self.run_id, self.seq)
 
     def requirement(self) -> Requirement:
-        from agentrt._codec._decode import Requirement
-
         return Requirement(signed=True, kind=self.kind, run_id=self.run_id, seq=self.seq)
 
 
 def seal_for(store: Store, kind: str, run_id: str, seq: int | None) -> BlobSeal:
     """The seal of a blob of ``store``: its keyring (``agentrt.keys.keyring_for_store``) and binding."""
-    from agentrt.keys import keyring_for_store
-
     return BlobSeal(keyring_for_store(store), kind, run_id, seq)
 
 
@@ -81,10 +78,8 @@ def encode_result_with_copy(
     """``encode_result``, plus for plain data the ``(ok, value)`` that decoding the blob gives (a copy
     through its own pickle payload), so the runtime need not verify a blob it has just signed."""
     if ok:
-        from agentrt._codec._plain import dumps_plain_with_copy
-
-        seal = seal_for(store, f"value#{idx}", run_id, seq)
-        made = dumps_plain_with_copy(value, seal.ring.write, seal.bind)
+        kind = "value#0" if idx == 0 else f"value#{idx}"  # the binding seal_for would give
+        made = dumps_plain_with_copy(value, keyring_for_store(store).write, (kind, run_id, seq))
         if made is not None:
             return made[0], (True, made[1])
     return encode_result(store, run_id, seq, idx, ok, value), None
@@ -100,8 +95,6 @@ def decode_result(store: Store, run_id: str, seq: int, idx: int, ok: bool, blob:
 def _dump(value: Any, seal: BlobSeal | None) -> bytes:
     if seal is None:
         return _codec.dumps(value)
-    from agentrt._codec._plain import dumps_plain
-
     # plain data (most tool results): the same blob, without the codec's per-blob set-up
     blob = dumps_plain(value, seal.ring.write, seal.bind)
     if blob is not None:
@@ -112,8 +105,6 @@ def _dump(value: Any, seal: BlobSeal | None) -> bytes:
 def _load(blob: bytes, seal: BlobSeal | None) -> Any:
     if seal is None:
         return _codec.loads(blob)
-    from agentrt._codec._plain import NOT_PLAIN, loads_plain
-
     requirement = seal.requirement()
     # a signed blob of plain data: C unpickling with no global allowed; anything else, the codec
     value = loads_plain(blob, seal.ring.read, seal.ring.source, requirement)

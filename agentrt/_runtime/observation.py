@@ -18,18 +18,25 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any  # Any: event data and emitted objects are the agent's values
+from typing import Any, Protocol  # Any: event data and emitted objects are the agent's values
 
 import attrs
 
 from agentrt.llm._contract import ExecutorRequest
 from agentrt.observe import TraceEvent, trace_type
 
-__all__ = ["CAPTURES", "Observation", "TraceObserver"]
+__all__ = ["CAPTURES", "Observation", "Recorder", "TraceObserver"]
 
 logger = logging.getLogger("agentrt.observe")
 
 TraceObserver = Callable[[TraceEvent], None]
+
+
+class Recorder(Protocol):
+    """What stores every event (the runtime's :class:`~agentrt._runtime.stream.EventStream`)."""
+
+    def record(self, kind: str, run_id: str, data: dict[str, Any]) -> None: ...
+
 
 #: Process-wide trace observers (``agentrt.testing.capture_trace``): every runtime reports to them too.
 #: They are the test's own lists; a failure there is a bug in the test and propagates.
@@ -70,7 +77,7 @@ class Observation:
         on_chunk: Callable[[str, ExecutorRequest], None] | None = None,
         on_result: Callable[[ExecutorRequest, Any], None] | None = None,
         on: Mapping[str, Callable[[Any], None]] | None = None,
-        recorder: TraceObserver | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         #: Stores every event before the observers see it (the run's durable event stream); never
         #: switched off: a failure to store is logged each time, since the stream is then incomplete.
@@ -87,26 +94,34 @@ class Observation:
 
     def emit(self, kind: str, run_id: str, /, **data: Any) -> None:
         """Report one thing a run did (``kind``: the runtime's fine name, e.g. ``tool_started``)."""
-        if not self._trace and not CAPTURES and self._recorder is None:
+        recorder = self._recorder
+        if not self._trace and not CAPTURES:
+            if recorder is not None:  # the common case: nobody watches, the stream stores it
+                self._seq[run_id] = self._seq.get(run_id, 0) + 1
+                self._record(recorder, kind, run_id, data)
             return
         n = self._seq.get(run_id, 0)
         self._seq[run_id] = n + 1
         event = TraceEvent(trace_type(kind), run_id, n, time.time(), kind, data)
-        if self._recorder is not None:
-            try:
-                self._recorder(event)
-            except Exception:
-                logger.warning(
-                    "agentrt: the %s event of run %s could not be stored in its event stream",
-                    kind,
-                    run_id,
-                    exc_info=True,
-                )
+        if recorder is not None:
+            self._record(recorder, kind, run_id, data)
         for hook in self._trace:
             hook(event)
         if CAPTURES:
             for capture in list(CAPTURES):
                 capture(event)
+
+    @staticmethod
+    def _record(recorder: Recorder, kind: str, run_id: str, data: dict[str, Any]) -> None:
+        try:
+            recorder.record(kind, run_id, data)
+        except Exception:
+            logger.warning(
+                "agentrt: the %s event of run %s could not be stored in its event stream",
+                kind,
+                run_id,
+                exc_info=True,
+            )
 
     def chunk(self, request: ExecutorRequest, chunk: str) -> None:
         """One streamed chunk of a model answer: traced, then handed to ``on_chunk``."""

@@ -97,6 +97,11 @@ __all__ = ["DEFAULT_STEP_BUDGET_SECONDS", "Runtime", "summarize"]
 DEFAULT_STEP_BUDGET_SECONDS = 5.0
 DEFAULT_MAX_MODEL_CALLS = 100
 DEFAULT_LEASE_SECONDS = 10.0
+#: How long a driver goes on stepping without giving the event loop a turn, when the calls of its
+#: steps never wait (async tools that return at once, inline tools: dispatched eagerly, see
+#: ``dispatch.start_task``).  Past it the driver yields once, so other runs, the lease renewer and
+#: stream subscribers are never held up longer than this plus one step.
+SLICE_SECONDS = 0.002
 _LOCAL_PREFIX = "<local>:"
 #: How many distinct code requirements a runtime remembers its verdict on.
 _MAX_JUDGED = 4096
@@ -269,7 +274,7 @@ class Runtime:
         self._closed = True
         if self._worker is not None:
             await self._worker.stop()
-        tasks = list(self._drivers.values())
+        tasks: list[asyncio.Future[None]] = list(self._drivers.values())
         for live in self._lives.values():
             tasks.extend(live.inflight.values())
         for task in tasks:
@@ -769,7 +774,11 @@ class Runtime:
                     if live.explicit:  # asked for here: reported, and left for a worker with its code
                         self._driver_errors[run_id] = exc
                     return
+            slice_end = time.monotonic() + SLICE_SECONDS
             while True:
+                if time.monotonic() >= slice_end:  # steps whose calls never waited: let the loop run
+                    await asyncio.sleep(0)
+                    slice_end = time.monotonic() + SLICE_SECONDS
                 if live.lease_lost is not None:
                     raise live.lease_lost
                 if live.deadline is not None and not live.cancel_thrown and time.time() >= live.deadline:
@@ -785,7 +794,10 @@ class Runtime:
                     continue
                 ready = verdict(live.payload, live.results)
                 if ready is None:
-                    self._dispatcher.dispatch(live)
+                    if self._dispatcher.calls_directly(live):  # the common step: one tool call
+                        await self._dispatcher.call(live)
+                    else:
+                        self._dispatcher.dispatch(live)
                     ready = verdict(live.payload, live.results)
                 if ready is not None:
                     if not self._advance(live, ready.ok, ready.value):
@@ -793,6 +805,7 @@ class Runtime:
                     continue
                 if live.inflight:
                     await self._wait_inflight(live)
+                    slice_end = time.monotonic() + SLICE_SECONDS
                     continue
                 self._park(live)
                 return
@@ -818,6 +831,14 @@ class Runtime:
 
     async def _wait_inflight(self, live: LiveRun) -> None:
         """Wait until a call in flight finishes, or (for a run that also waits outside) a wake-up."""
+        if len(live.inflight) == 1 and live.deadline is None and not waits_outside(live.payload):
+            # One call and nothing else to wait for (the common step): await its task itself, which
+            # costs one loop turn less than asyncio.wait.  Cancelling the driver cancels the call,
+            # as _evict would.  The task catches what the call raises; an error of the host (the
+            # store failing to journal) comes out here and stops the driver, the run resumable.
+            (task,) = live.inflight.values()
+            await task
+            return
         waiters: list[asyncio.Future[Any]] = list(live.inflight.values())
         wake: asyncio.Task[Any] | None = None
         if waits_outside(live.payload):
@@ -982,7 +1003,7 @@ class Runtime:
             self.store.save_checkpoint(
                 live.run_id, self.owner, live.seq, blob, pending, events, epoch=live.epoch, code_required=code
             )
-        self._emit("checkpoint", live.run_id, seq=live.seq, size_bytes=len(blob), request=pending)
+        self.observation.emit("checkpoint", live.run_id, seq=live.seq, size_bytes=len(blob), request=pending)
         return True
 
     def _events(self, live: LiveRun, recorder: StepRecorder) -> list[EventRow]:

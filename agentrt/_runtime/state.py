@@ -34,7 +34,9 @@ class LiveRun:
     payload: Any = None
     # Member index -> (ok, value or exception), as journaled; values are the agent's own: any type.
     results: dict[int, tuple[bool, Any]] = attrs.field(factory=dict)
-    inflight: dict[int, asyncio.Task[None]] = attrs.field(factory=dict)
+    # Member index -> the task making that call (or, for a call the driver makes itself, a future
+    # that completes with it: see Dispatcher.call).
+    inflight: dict[int, asyncio.Future[None]] = attrs.field(factory=dict)
     wakeup: asyncio.Event | None = None
     model_calls: int = 0  # model calls made here whose result is not journaled yet
     usage: dict[str, int] = attrs.field(factory=dict)  # the run's journaled usage (we hold its lease)

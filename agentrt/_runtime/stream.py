@@ -29,6 +29,8 @@ import json
 import logging
 import threading
 from collections.abc import AsyncIterator
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]  # c_make_encoder: the C accelerator, untyped
+from typing import Any  # Any: event data are JSON values
 
 from agentrt.observe import TraceEvent
 from agentrt.stores.base import Store, StreamEvent
@@ -47,6 +49,22 @@ WRITE_NOW_KINDS = END_KINDS | {"waiting"}
 FLUSH_SECONDS = 0.005
 #: ``json.dumps(data, default=repr)`` without building an encoder per event
 _JSON = json.JSONEncoder(default=repr)
+#: ... and without its Python layer: the C encoder, made once (event data are trees the runtime
+#: built -- to_jsonable's output, numbers, strings -- so the cycle check is left out: a cycle
+#: would be a RecursionError instead of a ValueError, both logged as an event not stored).
+_C_ENCODER = (
+    c_make_encoder(None, repr, encode_basestring_ascii, None, ": ", ", ", False, False, True)
+    if c_make_encoder is not None
+    else None
+)
+
+
+def _json_text(data: dict[str, Any]) -> str:
+    """``json.dumps(data, default=repr)``, the same text."""
+    if _C_ENCODER is None:
+        return _JSON.encode(data)
+    return "".join(_C_ENCODER(data, 0))
+
 
 #: How often a subscriber re-reads the store when nothing woke it (another process may drive the run).
 DEFAULT_POLL_SECONDS = 0.5
@@ -69,10 +87,14 @@ class EventStream:
         self._loop = loop
         self._thread = threading.get_ident()
 
-    # -- writing (an on_trace observer)
+    # -- writing (the observation's recorder; also usable as an on_trace observer)
 
     def __call__(self, event: TraceEvent) -> None:
-        if event.kind in UNSTORED_KINDS:
+        self.record(event.kind, event.run_id, event.data)
+
+    def record(self, kind: str, run_id: str, data: dict[str, Any]) -> None:
+        """Store one event of ``run_id`` (queued on the store's next write where it can be)."""
+        if kind in UNSTORED_KINDS:
             return
         on_loop = threading.get_ident() == self._thread
         if (
@@ -80,21 +102,21 @@ class EventStream:
             and on_loop
             and self._loop is not None
             and not self._loop.is_closed()
-            and event.kind not in WRITE_NOW_KINDS
+            and kind not in WRITE_NOW_KINDS
         ):
-            self._queue(event.run_id, event.kind, _JSON.encode(event.data))
-            self._queued_runs.add(event.run_id)
+            self._queue(run_id, kind, _json_text(data))
+            self._queued_runs.add(run_id)
             if not self._flush_armed:
                 self._loop.call_later(FLUSH_SECONDS, self.flush)
                 self._flush_armed = True
             return
-        data = json.loads(json.dumps(event.data, default=repr))
-        self.store.append_stream(event.run_id, event.kind, data)  # after anything queued before it
+        stored = json.loads(json.dumps(data, default=repr))
+        self.store.append_stream(run_id, kind, stored)  # after anything queued before it
         if on_loop:
             self._wake_queued()
-            self._wake(event.run_id)
+            self._wake(run_id)
         elif self._loop is not None:
-            self._loop.call_soon_threadsafe(self._wake, event.run_id)
+            self._loop.call_soon_threadsafe(self._wake, run_id)
 
     def flush(self) -> None:
         """Write the queued events (if the store has not already) and wake their runs' subscribers."""

@@ -342,8 +342,17 @@ def _structure_record(value: Any, cls: type, path: str) -> Any:
 # --------------------------------------------------------------------------- unstructure
 
 
+#: Exact types that are JSON data as they are.
+_JSON_ATOMS = frozenset({type(None), bool, int, str, float})
+
+
 def to_jsonable(value: Any) -> Any:
     """Plain JSON data for ``value`` (attrs instances and dataclasses become dicts)."""
+    tp = type(value)
+    if tp in _JSON_ATOMS:
+        return value
+    if tp is dict:  # the common container: no ABC check (the same result as the Mapping branch)
+        return {k if type(k) is str else str(k): to_jsonable(v) for k, v in value.items()}
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):

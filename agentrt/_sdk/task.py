@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Generator, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Generator, Iterable
 from typing import Any  # Any: tool arguments, prompts and emitted values are the user's
 
 import attrs
@@ -50,15 +49,24 @@ class StepRecorder:
 _local = threading.local()
 
 
-@contextmanager
-def recording(recorder: StepRecorder | None) -> Iterator[StepRecorder | None]:
-    """Route the non-blocking events of the agent stepped inside this block to ``recorder``."""
-    previous = getattr(_local, "recorder", None)
-    _local.recorder = recorder
-    try:
-        yield recorder
-    finally:
-        _local.recorder = previous
+class recording:  # lower case: used as a function: with recording(recorder): ...
+    """Route the non-blocking events of the agent stepped inside this block to ``recorder``.
+
+    A class rather than a ``@contextmanager`` generator: it is entered at every step."""
+
+    __slots__ = ("previous", "recorder")
+
+    def __init__(self, recorder: StepRecorder | None) -> None:
+        self.recorder = recorder
+        self.previous: StepRecorder | None = None
+
+    def __enter__(self) -> StepRecorder | None:
+        self.previous = getattr(_local, "recorder", None)
+        _local.recorder = self.recorder
+        return self.recorder
+
+    def __exit__(self, *exc: object) -> None:
+        _local.recorder = self.previous
 
 
 def _record(run_id: str, event: Event) -> None:

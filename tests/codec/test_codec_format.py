@@ -26,6 +26,33 @@ def test_layout_and_header() -> None:
     assert header.payload_size == len(split(blob)[1])
 
 
+@pytest.mark.parametrize(
+    "codes, bind",
+    [
+        ((), None),
+        ((), ("checkpoint", "r1", 5)),
+        ((("m", "f", "ab"),), ("value#0", 'r\u00e9"x', 0)),
+        ((("m", "f", "ab"), ("n", "g", "cd")), ("checkpoint", "r", 10**20)),
+        ((("m", "f", "ab"),), ("error", "r", None)),
+        ((), ("checkpoint", None, True)),
+    ],
+)
+def test_the_cached_header_is_the_json_of_the_code_table_and_binding(codes: Any, bind: Any) -> None:
+    # cached without the sequence number of a bound blob, which changes with every checkpoint
+    import json
+
+    content: dict[str, Any] = {"codes": [list(c) for c in codes]}
+    if bind is not None:
+        content["bind"] = list(bind)
+    expected = json.dumps(content, separators=(",", ":")).encode()
+    for _ in range(2):  # made, then from the cache
+        assert _format._header_bytes(codes, bind) == expected
+    if bind is not None and type(bind[2]) is int:
+        assert _format._header_bytes(codes, (bind[0], bind[1], bind[2] + 1)) == expected.replace(
+            b"%d]}" % bind[2], b"%d]}" % (bind[2] + 1)
+        )
+
+
 def test_read_header_does_not_decode_the_payload() -> None:
     blob = dumps(s.make_counter())
     head, _ = split(blob)

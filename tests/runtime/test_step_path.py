@@ -111,6 +111,31 @@ def test_queued_stream_events_survive_a_failed_transaction_and_close(sqlite_path
     again.close()
 
 
+def test_stream_ids_stay_contiguous_when_two_stores_write_one_run(sqlite_path):
+    # a store numbers a run's events after the last id it wrote itself; another store's write in
+    # between takes that id, and the insert that meets it looks the last id up again
+    a, b = SqliteStore(sqlite_path), SqliteStore(sqlite_path)
+    a.queue_stream("r", "log", '{"i": 1}')
+    a.flush_stream()
+    assert b.append_stream("r", "log", {"i": 2}) == 2
+    a.queue_stream("r", "log", '{"i": 3}')
+    a.queue_stream("other", "log", '{"i": 1}')
+    a.queue_stream("r", "log", '{"i": 4}')
+    a.flush_stream()
+    assert a.append_stream("r", "log", {"i": 5}) == 5
+    assert b.append_stream("r", "log", {"i": 6}) == 6
+    a.queue_stream("r", "log", '{"i": 7}')
+    with pytest.raises(RunNotFound):
+        a.save_checkpoint("r", "me", 1, b"cp", {}, [])  # rolled back: its event is queued again
+    assert b.append_stream("r", "log", {"i": 8}) == 7
+    a.queue_stream("r", "log", '{"i": 9}')
+    a.close()  # writes i=7 and i=9 after b's
+    got = [(e.id, e.data["i"]) for e in b.read_stream("r")]
+    assert got == [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 8), (8, 7), (9, 9)]
+    assert [(e.id, e.data) for e in b.read_stream("other")] == [(1, {"i": 1})]
+    b.close()
+
+
 def test_retention_prunes_in_batches_and_exactly_at_rest(sqlite_path):
     assert not prune_due(100, 100) and prune_due(125, 100) and not prune_due(126, 100)
     assert all(prune_due(seq, 3) for seq in range(4, 10))  # small retentions: every checkpoint
@@ -164,3 +189,39 @@ def test_inline_is_for_sync_tools_without_a_timeout():
     with pytest.raises(TypeError, match="True or False"):
         tool(inline="yes")(quick)  # type: ignore[call-overload]
     assert not tool(quick).inline
+
+
+async def _double_then_add(input: A.N, task: Task) -> A.Total:
+    x = await task.tools.double(x=input.n, delay=0.3)
+    y = await task.tools.add(a=x, b=1)
+    return A.Total(y)
+
+
+doubler = agent(input=A.N, output=A.Total, tools=[A.double, A.add], run=_double_then_add, name="doubler")
+
+
+def test_drain_waits_for_the_call_a_driver_makes_itself(sqlite_path):
+    # a run's one pending call runs in its driver's task (no task of its own): drain still waits
+    # for it, and its result is journaled, so resuming never makes it again
+    store = SqliteStore(sqlite_path)
+
+    async def main():
+        rt = Runtime(store)
+        await rt.__aenter__()
+        run_id = await rt.start(doubler, {"n": 5})
+        while not A.calls_of(run_id):  # the doubling is in flight
+            await asyncio.sleep(0.01)
+        await rt.drain(grace_seconds=5)
+        return run_id
+
+    run_id = run(main())
+    assert set(store.get_results(run_id, 1)) == {0}
+
+    async def again():
+        async with Runtime(store) as rt:
+            await rt.resume(run_id)
+            return await rt.wait(run_id, timeout=10)
+
+    assert run(again()) == A.Total(11)
+    assert [c for c in A.calls_of(run_id) if c[0] == "double"] == [("double", f"{run_id}:1")]
+    store.close()

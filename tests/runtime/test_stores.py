@@ -102,6 +102,7 @@ def test_sqlite_creates_directory_and_schema(tmp_path):
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 2048  # a new file's pages (issue 16)
     assert (
         conn.execute("SELECT value FROM meta WHERE key = 'created_by'").fetchone()[0].startswith("agentrt ")
     )
@@ -127,6 +128,36 @@ def test_sqlite_migrates_an_older_schema(tmp_path):
     store.close()
     with contextlib.closing(sqlite3.connect(path)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_sqlite_moves_the_journal_and_the_stream_to_without_rowid_tables(tmp_path):
+    from agentrt.stores.sqlite import MIGRATIONS, _statements
+
+    path = tmp_path / "v6.db"
+    conn = sqlite3.connect(path)
+    for script in MIGRATIONS[:6]:
+        for statement in _statements(script):
+            conn.execute(statement)
+    conn.execute(
+        "INSERT INTO runs (run_id, agent, status, input, seq, created_at, updated_at) "
+        "VALUES ('r', 'm:a', 'running', '{}', 2, 1, 1)"
+    )
+    conn.executemany("INSERT INTO results VALUES ('r', ?, 0, 1, ?, 1)", [(1, b"one"), (2, b"two")])
+    conn.executemany("INSERT INTO stream VALUES ('r', ?, 'log', ?, 1)", [(1, '{"i": 1}'), (2, '{"i": 2}')])
+    conn.execute("PRAGMA user_version=6")
+    conn.commit()
+    conn.close()
+    store = SqliteStore(path)
+    assert store.get_results("r", 2) == {0: (True, b"two")}
+    assert [(e.id, e.data) for e in store.read_stream("r")] == [(1, {"i": 1}), (2, {"i": 2})]
+    assert store.append_stream("r", "log", {"i": 3}) == 3
+    store.close()
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        for table in ("results", "stream"):
+            sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+            assert sql.rstrip().endswith("WITHOUT ROWID"), sql
+        assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096  # an existing file keeps its pages
 
 
 def test_sqlite_refuses_a_newer_schema(tmp_path):
