@@ -114,6 +114,9 @@ def pick_layout(
 
 
 LAYOUT = pick_layout()
+_IFRAME_IN_GEN = LAYOUT.iframe_in_gen
+_STACKTOP_IN_IFRAME = LAYOUT.stacktop_in_iframe
+_LOCALSPLUS_IN_IFRAME = LAYOUT.localsplus_in_iframe
 
 
 def localsplus_names(code: types.CodeType) -> tuple[str, ...]:
@@ -136,9 +139,28 @@ def frame_state(gen: object) -> int:
     return ctypes.c_int8.from_address(id(gen) + LAYOUT.frame_state_in_gen).value
 
 
+# (frame, suspended, running) of a generator-like object, read by C getters: a lifecycle costs
+# no ctypes object then.  ``ag_suspended`` is 3.12+; a 3.11 async generator reads the state word.
+# self_check() verifies that both readings agree.
+_STATE_ATTRS: dict[type, Any] = {
+    types.CoroutineType: operator.attrgetter("cr_frame", "cr_suspended", "cr_running"),
+    types.GeneratorType: operator.attrgetter("gi_frame", "gi_suspended", "gi_running"),
+}
+if PY312_PLUS:
+    _STATE_ATTRS[types.AsyncGeneratorType] = operator.attrgetter("ag_frame", "ag_suspended", "ag_running")
+
+
 def lifecycle(gen: object) -> str:
     """ "CREATED", "SUSPENDED", "RUNNING" or "CLOSED" for any generator-like object."""
-    return lifecycle_of_frame(gen, frame_of(gen))
+    getter = _STATE_ATTRS.get(type(gen))
+    if getter is None:
+        return lifecycle_of_frame(gen, frame_of(gen))
+    frame, suspended, running = getter(gen)
+    if frame is None:  # finished (the state word says COMPLETED or CLEARED)
+        return "CLOSED"
+    if suspended:
+        return "SUSPENDED"
+    return "RUNNING" if running else "CREATED"
 
 
 def frame_of(gen: object) -> types.FrameType | None:
@@ -165,6 +187,7 @@ _INT = ctypes.c_int
 
 
 _ARRAY_TYPES: dict[tuple[type, int], Any] = {}
+_OBJECT_ARRAYS: list[Any] = []  # n -> py_object * n, for the hot path of read_slots_flagged
 
 
 def _array_type(item: type, length: int) -> Any:
@@ -177,8 +200,11 @@ def _array_type(item: type, length: int) -> Any:
 
 
 def slot_limit(code: types.CodeType) -> int:
-    """The most ``localsplus`` slots a frame of ``code`` can have in use."""
-    return len(localsplus_names(code)) + code.co_stacksize
+    """The most ``localsplus`` slots a frame of ``code`` can have in use (``len(localsplus_names)``
+    plus the stack, counted without building the names when there are no cell variables)."""
+    if code.co_cellvars:
+        return len(localsplus_names(code)) + code.co_stacksize
+    return code.co_nlocals + len(code.co_freevars) + code.co_stacksize
 
 
 def read_slots(gen: object, limit: int) -> list[object]:
@@ -193,12 +219,14 @@ def read_slots_flagged(gen: object, limit: int) -> tuple[list[object], bool]:
     pointers to find NULLs, then Python objects for everything else (ctypes takes
     a new reference for each).
     """
-    base = id(gen) + LAYOUT.iframe_in_gen
-    stacktop = _INT.from_address(base + LAYOUT.stacktop_in_iframe).value
+    base = id(gen) + _IFRAME_IN_GEN
+    stacktop = _INT.from_address(base + _STACKTOP_IN_IFRAME).value
     if not 0 <= stacktop <= limit:
         raise RuntimeError(f"frame of {gen!r} reports stacktop {stacktop} (limit {limit}): not suspended")
-    address = base + LAYOUT.localsplus_in_iframe
-    objects: Any = _array_type(_OBJECT, stacktop).from_address(address)
+    address = base + _LOCALSPLUS_IN_IFRAME
+    if stacktop >= len(_OBJECT_ARRAYS):
+        _OBJECT_ARRAYS.extend(_array_type(_OBJECT, n) for n in range(len(_OBJECT_ARRAYS), stacktop + 1))
+    objects: Any = _OBJECT_ARRAYS[stacktop].from_address(address)
     try:
         return objects[:], False  # common case: no NULL slot (ctypes refuses to convert NULL)
     except ValueError:
@@ -287,10 +315,28 @@ def self_check() -> None:
             await _Probe()
         return b
 
+    def both(gen: object) -> str:
+        """The lifecycle read by the C getters, which must agree with the state word."""
+        state = lifecycle(gen)
+        if state != lifecycle_of_frame(gen, frame_of(gen)):
+            raise _unsupported(
+                f"the frame state word {frame_state(gen)} disagrees with the getters ({state})"
+            )
+        return state
+
+    def gen_probe() -> Any:
+        yield
+
+    generator: Any = gen_probe()
+    if both(generator) != "CREATED" or (next(generator), both(generator))[1] != "SUSPENDED":
+        raise _unsupported("a generator's lifecycle is not where expected")
+    generator.close()
+    if both(generator) != "CLOSED":
+        raise _unsupported("a closed generator's lifecycle is not where expected")
     coro: Any = probe(sentinel)
     try:
         code = coro.cr_code
-        if lifecycle(coro) != "CREATED":
+        if both(coro) != "CREATED":
             raise _unsupported(f"a new coroutine's frame state reads {frame_state(coro)}")
         expected_basic = LAYOUT.iframe_in_gen + LAYOUT.localsplus_in_iframe
         if type(coro).__basicsize__ != expected_basic:
@@ -300,7 +346,7 @@ def self_check() -> None:
         code_pointer = ctypes.c_void_p.from_address(_iframe_address(coro) + LAYOUT.code_in_iframe).value
         if code_pointer != id(code):
             raise _unsupported("frame code pointer does not match cr_code")
-        if lifecycle(coro) != "SUSPENDED":
+        if both(coro) != "SUSPENDED":
             raise _unsupported(f"suspended frame state reads {frame_state(coro)}")
         slots = read_slots(coro, slot_limit(code))
         if slots[0] is not sentinel or not (isinstance(slots[1], list) and slots[1][0] is sentinel):
