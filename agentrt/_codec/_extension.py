@@ -89,8 +89,9 @@ def register_extension(extension: Extension) -> None:
         _BY_TYPE[tp] = extension
 
 
-def extension_for_type(tp: type) -> Extension | None:
-    return _BY_TYPE.get(tp)
+#: the extension that handles exactly ``tp``, or None: the dict's own ``get`` (the encoder asks it
+#: for every object it reduces)
+extension_for_type: Callable[[type], Extension | None] = _BY_TYPE.get
 
 
 def extension_named(name: str) -> Extension | None:

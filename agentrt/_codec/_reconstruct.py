@@ -411,9 +411,21 @@ _KIND_CHECKS: dict[str, Callable[[object], bool]] = {
 }
 
 
+#: (module, qualname, kind) -> (module object, what its namespace held, the reference) for names at
+#: the top of a module: a blob names the same classes again and again, and the answer stands while
+#: the module is the same ``sys.modules`` entry holding the same object under that name
+_REFS: dict[tuple[str, str, str], tuple[Any, Any, Any]] = {}
+_MAX_REFS = 4096
+
+
 @_reconstructor("ref")
 def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
     _require(type(module) is str and type(qualname) is str and type(kind) is str, "reference arguments")
+    cached = _REFS.get((module, qualname, kind))
+    if cached is not None:
+        module_obj = sys.modules.get(module)
+        if module_obj is cached[0] and module_dict(module_obj).get(qualname, MISSING) is cached[1]:
+            return cached[2]
     if kind != "module" and kind not in _KIND_CHECKS:
         raise _corrupt(f"unknown reference kind {short(kind, 40)}")
     module_obj = find_module(module, ctx.allow_modules)
@@ -426,6 +438,7 @@ def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
             f"{module}:{qualname} no longer exists (renamed, moved or deleted since the checkpoint); "
             "finish old runs with the old code, or fork them"
         )
+    raw = found
     if kind == "function":
         found = unwrap_method(found)
     if not _KIND_CHECKS[kind](found):
@@ -433,6 +446,10 @@ def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
             f"{module}:{qualname} is now a {type_name(type(found))}, but the checkpoint recorded a {kind}; "
             "finish old runs with the old code, or fork them"
         )
+    if "." not in qualname:
+        if len(_REFS) >= _MAX_REFS:
+            _REFS.clear()
+        _REFS[(module, qualname, kind)] = (module_obj, raw, found)
     return found
 
 

@@ -84,6 +84,8 @@ class CodeView:
     # yield offset -> (live local indices, getter of their values from the slots, all-False NULL mask):
     # the path for frames without NULL slots, where every tuple is built in C
     site_dead: dict[int, tuple[tuple[int, int], ...]]  # yield offset -> dead (local index, slot)
+    # yield offset -> getter of the dead locals' slot values (None: no dead local there)
+    site_dead_values: dict[int, Callable[[list[object]], tuple[object, ...]] | None]
     cleanup_sites: frozenset[int]  # yield offsets inside a try with a handler (finally, with, except)
 
 
@@ -144,6 +146,10 @@ def _build_view(actual: CodeType) -> CodeView:
         offset: tuple((i, local_slot[i]) for i in sorted(plain - set(site.live_locals)))
         for offset, site in analysis.sites.items()
     }
+    site_dead_values = {
+        offset: _tuple_getter([slot for _, slot in dead]) if dead else None
+        for offset, dead in site_dead.items()
+    }
     return CodeView(
         code=code,
         original_offset=resumed.original_offset if resumed else None,
@@ -162,6 +168,7 @@ def _build_view(actual: CodeType) -> CodeView:
         site_slots=site_slots,
         site_fast=site_fast,
         site_dead=site_dead,
+        site_dead_values=site_dead_values,
         cleanup_sites=_cleanup_sites(code, analysis),
     )
 
@@ -238,12 +245,24 @@ def _module_name(frame: types.FrameType) -> str:
     return name
 
 
+_GENERATOR_LIKE = frozenset(KIND_OF_TYPE)
+
+
 def capture(obj: object) -> FrameState:
     """Read the state of a suspended, unstarted or finished coroutine / generator / async generator."""
-    kind = KIND_OF_TYPE[type(obj)]
-    frame = L.frame_of(obj)
-    state = L.lifecycle_of_frame(obj, frame)
-    actual = L.gen_code(obj)
+    tp = type(obj)
+    kind = KIND_OF_TYPE[tp]
+    parts = L.GEN_PARTS.get(tp)
+    if parts is not None:  # frame, code and lifecycle in one C call
+        frame, actual, suspended, running = parts(obj)
+        if frame is None:
+            state = "CLOSED"
+        else:
+            state = "SUSPENDED" if suspended else "RUNNING" if running else "CREATED"
+    else:  # a 3.11 async generator: the lifecycle from its state word
+        frame = L.frame_of(obj)
+        state = L.lifecycle_of_frame(obj, frame)
+        actual = L.gen_code(obj)
     if state == "CLOSED":
         return FrameState(kind, actual, "", None, FINISHED, (), (), (), (), None, ())
     view = view_of(actual)
@@ -287,7 +306,7 @@ def capture(obj: object) -> FrameState:
             values = tuple(v for _, v in pairs)
         return FrameState(kind, code, module, None, NOT_STARTED, bound, values, (), (), None, cells)
 
-    lasti = L.lasti_bytes(obj, frame)
+    lasti = frame.f_lasti - L.LASTI_ADJUST  # type: ignore[union-attr]  # not None: the frame is suspended
     if view.original_offset is not None:
         lasti = view.original_offset[lasti]
     site = view.analysis.sites.get(lasti)
@@ -329,7 +348,8 @@ def capture(obj: object) -> FrameState:
             key=operator.itemgetter(0),
         )
         bound, values = tuple(i for i, _ in merged), tuple(v for _, v in merged)
-    if view.site_dead[lasti]:
+    dead_values = view.site_dead_values[lasti]
+    if dead_values is not None and not _GENERATOR_LIKE.isdisjoint(map(type, dead_values(slots))):
         bound, values = _keep_pending_finally(view, lasti, slots, bound, values)
     exc = L.exception_being_handled(obj)
     return FrameState(kind, code, module, site, lasti, bound, values, null_mask, stack_values, exc, cells)

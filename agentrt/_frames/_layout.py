@@ -117,6 +117,7 @@ LAYOUT = pick_layout()
 _IFRAME_IN_GEN = LAYOUT.iframe_in_gen
 _STACKTOP_IN_IFRAME = LAYOUT.stacktop_in_iframe
 _LOCALSPLUS_IN_IFRAME = LAYOUT.localsplus_in_iframe
+_EXC_VALUE_IN_GEN = LAYOUT.exc_value_in_gen
 
 
 def localsplus_names(code: types.CodeType) -> tuple[str, ...]:
@@ -148,6 +149,15 @@ _STATE_ATTRS: dict[type, Any] = {
 }
 if PY312_PLUS:
     _STATE_ATTRS[types.AsyncGeneratorType] = operator.attrgetter("ag_frame", "ag_suspended", "ag_running")
+#: (frame, code, suspended, running) in one C call, for capture (same getters, same self_check)
+GEN_PARTS: dict[type, Any] = {
+    types.CoroutineType: operator.attrgetter("cr_frame", "cr_code", "cr_suspended", "cr_running"),
+    types.GeneratorType: operator.attrgetter("gi_frame", "gi_code", "gi_suspended", "gi_running"),
+}
+if PY312_PLUS:
+    GEN_PARTS[types.AsyncGeneratorType] = operator.attrgetter(
+        "ag_frame", "ag_code", "ag_suspended", "ag_running"
+    )
 
 
 def lifecycle(gen: object) -> str:
@@ -169,6 +179,7 @@ def frame_of(gen: object) -> types.FrameType | None:
 
 
 def lifecycle_of_frame(gen: object, frame: types.FrameType | None) -> str:
+    """:func:`lifecycle` read from the state word (every type; ``self_check`` compares the two)."""
     if frame is None:
         return "CLOSED"
     state = frame_state(gen)
@@ -236,7 +247,7 @@ def read_slots_flagged(gen: object, limit: int) -> tuple[list[object], bool]:
 
 def exception_being_handled(gen: object) -> BaseException | None:
     """``gi_exc_state.exc_value``: the exception an ``except`` block is handling, if any."""
-    pointer = ctypes.c_void_p.from_address(id(gen) + LAYOUT.exc_value_in_gen).value
+    pointer = _VOID_P.from_address(id(gen) + _EXC_VALUE_IN_GEN).value
     if not pointer:
         return None
     value = ctypes.cast(pointer, ctypes.py_object).value
@@ -259,12 +270,14 @@ def mark_completed(gen: object) -> bool:
     return True
 
 
+#: what to take off ``frame.f_lasti`` for the YIELD_VALUE a suspended frame sits at: on 3.13 it
+#: names the RESUME after it (YIELD_VALUE has no cache entries; RESUME follows it directly)
+LASTI_ADJUST = 2 if LAYOUT.lasti_at_resume else 0
+
+
 def lasti_bytes(gen: object, frame: types.FrameType | None = None) -> int:
     """Byte offset of the YIELD_VALUE a suspended frame sits at (normalised across versions)."""
-    lasti = (frame or gen_frame(gen)).f_lasti
-    if LAYOUT.lasti_at_resume:
-        lasti -= 2  # YIELD_VALUE has no cache entries; RESUME follows it directly
-    return lasti
+    return (frame or gen_frame(gen)).f_lasti - LASTI_ADJUST
 
 
 def gen_frame(gen: object) -> types.FrameType:
