@@ -144,7 +144,7 @@ def _top(stack: list[Any], marks: list[int], kind: int) -> list[Any]:
     node = stack[-1]
     if type(node) is not _Node or node[_KIND] != kind:
         raise _corrupt("adds items to an object that is not a list, dict or set")
-    return node  # type: ignore[no-any-return]  # a node: checked above
+    return node
 
 
 def _extend(node: list[Any], items: list[Any]) -> None:
@@ -321,7 +321,7 @@ def _walk(payload: bytes, max_memory: int) -> list[list[Any]]:
 
 
 def _kind(item: Any) -> int:
-    return item[_KIND] if type(item) is _Node else _ATOM  # type: ignore[no-any-return]  # a node's kind is an int
+    return item[_KIND] if type(item) is _Node else _ATOM
 
 
 def _check_memory(memory: int, max_memory: int) -> None:

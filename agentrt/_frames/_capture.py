@@ -272,7 +272,7 @@ def capture(obj: object) -> FrameState:
             f"{code.co_qualname} is running: a checkpoint can only be taken while the agent is suspended "
             "(call Machine.get() from the driver, not from inside the agent)"
         )
-    module = _module_name(frame)  # type: ignore[arg-type]  # not None: a suspended generator has a frame
+    module = _module_name(frame)  # not None: a suspended generator has a frame
     slots, has_null = L.read_slots_flagged(obj, view.slot_limit)
     cell_slots = view.created_cell_slots if state == "CREATED" else view.cell_slots
     cells = tuple([slots[i] for i in cell_slots]) if cell_slots else ()
@@ -306,7 +306,7 @@ def capture(obj: object) -> FrameState:
             values = tuple(v for _, v in pairs)
         return FrameState(kind, code, module, None, NOT_STARTED, bound, values, (), (), None, cells)
 
-    lasti = frame.f_lasti - L.LASTI_ADJUST  # type: ignore[union-attr]  # not None: the frame is suspended
+    lasti = frame.f_lasti - L.LASTI_ADJUST  # not None: the frame is suspended
     if view.original_offset is not None:
         lasti = view.original_offset[lasti]
     site = view.analysis.sites.get(lasti)
