@@ -323,10 +323,10 @@ def abandon(obj: Any) -> None:
         found[id(current)] = current
         if L.lifecycle(current) not in ("SUSPENDED", "CREATED"):
             continue
-        slots = L.read_slots(current, L.slot_limit(L.gen_code(current)))
-        if _HELD_TYPES.isdisjoint(map(type, slots)):
+        held = L.held_objects(current)  # its slots and a few more objects (code, function, names)
+        if _HELD_TYPES.isdisjoint(map(type, held)):
             continue  # nothing generator-like in its slots (checked in C: the common case)
-        for value in slots:
+        for value in held:
             if type(value) is types.CellType:
                 value = value.cell_contents if _cell_is_full(value) else None
             if type(value) in FrameObjects.types or type(value) in (ASEND_TYPE, ANEXT_TYPE):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import dis
+import gc
 import operator
 import sys
 import types
@@ -236,13 +237,26 @@ def read_slots_flagged(gen: object, limit: int) -> tuple[list[object], bool]:
         raise RuntimeError(f"frame of {gen!r} reports stacktop {stacktop} (limit {limit}): not suspended")
     address = base + _LOCALSPLUS_IN_IFRAME
     if stacktop >= len(_OBJECT_ARRAYS):
-        _OBJECT_ARRAYS.extend(_array_type(_OBJECT, n) for n in range(len(_OBJECT_ARRAYS), stacktop + 1))
+        for n in range(len(_OBJECT_ARRAYS), stacktop + 1):
+            _OBJECT_ARRAYS.append(_array_type(_OBJECT, n))
     objects: Any = _OBJECT_ARRAYS[stacktop].from_address(address)
     try:
         return objects[:], False  # common case: no NULL slot (ctypes refuses to convert NULL)
     except ValueError:
         pointers = _array_type(_VOID_P, stacktop).from_address(address)[:]
         return [objects[i] if pointer else NULL for i, pointer in enumerate(pointers)], True
+
+
+def held_objects(gen: object) -> list[object]:
+    """Every object a suspended or unstarted generator-like object references: its locals and
+    value stack (NULL slots left out), and its code, function, names and exception.
+
+    ``gc.get_referents`` runs the object's own traverse function, in C: what :func:`abandon
+    <agentrt._frames.abandon>` needs to find the generators a frame holds, at a fraction of the
+    cost of :func:`read_slots` (which keeps the slots' positions, for capture).
+    ``self_check`` verifies that every slot is among them.
+    """
+    return gc.get_referents(gen)
 
 
 def exception_being_handled(gen: object) -> BaseException | None:
@@ -364,6 +378,9 @@ def self_check() -> None:
         slots = read_slots(coro, slot_limit(code))
         if slots[0] is not sentinel or not (isinstance(slots[1], list) and slots[1][0] is sentinel):
             raise _unsupported("locals are not where expected")
+        held = {id(value) for value in held_objects(coro)}
+        if not all(id(value) in held for value in slots if value is not NULL):
+            raise _unsupported("the traverse function of a coroutine does not visit its locals and stack")
         if slots[-1] is not coro.cr_await:
             raise _unsupported("the awaited object is not on top of the value stack")
         exc = exception_being_handled(coro)
