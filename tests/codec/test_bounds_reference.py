@@ -1,4 +1,4 @@
-"""The decode-bounds walk, rewritten for speed, refuses exactly what the earlier walk refused.
+"""The decode-bounds walk and the opcode scan, rewritten for speed, refuse exactly what they did.
 
 tests/codec/bounds_reference.py is the walk as it was; agentrt/_codec/_bounds.py the rewrite
 (list-based nodes, commonest opcodes first, measuring in place).  Both see the same payloads:
@@ -8,15 +8,28 @@ only ever sees allowlisted payloads).  They must agree on every payload: both ac
 both refuse it with the same message.  One difference is by design: the earlier walk decoded
 short strings and refused invalid UTF-8 itself; the rewrite leaves that to the unpickler (a
 string is not a bound), so a payload the earlier walk refuses for that reason is skipped.
+
+The opcode scan (agentrt/_codec/_scan.py) now matches runs of argument-less opcodes in one go;
+:func:`_single_alternation_run` below is its earlier pattern, one alternation repeated per
+opcode, and both must accept exactly the same payloads, mutated ones included.
 """
 
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
 from agentrt._codec import _bounds, _format, _scan, dumps
+from agentrt._codec._scan import (
+    _CODES,
+    _FIXED_ARGUMENT_BYTES,
+    _LENGTH1,
+    _MAX_SHORT_LENGTH,
+    _NO_ARGUMENT,
+    _charset,
+)
 from agentrt.exceptions import CorruptBlob
 from agentrt.lowlevel import Machine
 from tests.codec import bounds_reference as reference
@@ -120,3 +133,50 @@ def test_the_hostile_payloads_are_refused_alike(name: str) -> None:
     size = len(payload) + 100
     assert _verdict(_bounds.check_bounds, payload, size) == _verdict(reference.check_bounds, payload, size)
     assert _verdict(_bounds.check_bounds, payload, size) is not None
+
+
+def _single_alternation_run() -> re.Pattern[bytes]:
+    """The scan's pattern before the rewrite: one alternation over every opcode, repeated."""
+    lengths = (
+        b"(?:" + b"|".join(re.escape(bytes([n])) + b".{%d}" % n for n in range(_MAX_SHORT_LENGTH + 1)) + b")"
+    )
+    alternatives = [
+        re.escape(_CODES["BINGET"]) + b".",
+        re.escape(_CODES["MEMOIZE"]),
+        re.escape(_CODES["SHORT_BINUNICODE"]) + lengths,
+        _charset(_NO_ARGUMENT),
+    ]
+    by_size: dict[int, list[str]] = {}
+    for name, size in _FIXED_ARGUMENT_BYTES.items():
+        by_size.setdefault(size, []).append(name)
+    alternatives += [_charset(tuple(names)) + b".{%d}" % size for size, names in sorted(by_size.items())]
+    alternatives.append(_charset(_LENGTH1) + lengths)
+    return re.compile(b"(?s:(?:" + b"|".join(alternatives) + b")*+)")
+
+
+def _scan_verdict(payload: bytes) -> str | None:
+    try:
+        _scan.check_payload(payload)
+    except CorruptBlob as exc:
+        return str(exc)
+    return None
+
+
+def test_the_run_pattern_of_the_scan_accepts_exactly_what_the_single_alternation_did(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(4711)
+    base = _genuine() + _crafted()
+    cases = list(base)
+    for payload in base:
+        for _ in range(MUTANTS_PER_PAYLOAD):
+            raw = bytearray(payload)
+            i = rng.randrange(2, len(raw)) if len(raw) > 2 else 0
+            raw[i : i + rng.randrange(0, 3)] = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 3)))
+            cases.append(bytes(raw))
+    new = [_scan_verdict(p) for p in cases]
+    old_run = _single_alternation_run()
+    monkeypatch.setattr(_scan, "_build_run", lambda: old_run)
+    old = [_scan_verdict(p) for p in cases]
+    assert new == old
+    assert 100 < sum(v is None for v in new) < len(cases) - 100  # both verdicts well represented
