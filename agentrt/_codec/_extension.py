@@ -94,5 +94,5 @@ def register_extension(extension: Extension) -> None:
 extension_for_type: Callable[[type], Extension | None] = _BY_TYPE.get
 
 
-def extension_named(name: str) -> Extension | None:
-    return _EXTENSIONS.get(name)
+#: the extension registered under ``name``, or None (the dict's own ``get``: once per frame decoded)
+extension_named: Callable[[str], Extension | None] = _EXTENSIONS.get

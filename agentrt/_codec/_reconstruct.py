@@ -716,7 +716,8 @@ def _apply_instance(ctx: DecodeContext, obj: Any, state: Any, base: type | None)
 
 @_reconstructor("obj")
 def r_obj(ctx: DecodeContext, cls: Any, value: Any) -> Any:
-    _require(isinstance(cls, type) and not issubclass(cls, BaseException), "instance of a non-class")
+    if not isinstance(cls, type) or issubclass(cls, BaseException):
+        raise _corrupt("instance of a non-class")
     if not is_serializable(cls):
         raise IncompatibleBlob(
             f"class {type_name(cls)} is not marked @agentrt.serializable in this process, but the checkpoint "
@@ -724,12 +725,13 @@ def r_obj(ctx: DecodeContext, cls: Any, value: Any) -> Any:
         )
     base = builtin_base(cls)
     if base is None or base in MUTABLE_BASES:
-        _require(value is None, "instance arguments")
+        if value is not None:
+            raise _corrupt("instance arguments")
         obj = cls.__new__(cls)
     else:
         _require(base in IMMUTABLE_BASES and type(value) is base, "instance of a builtin-derived class")
-        obj = base.__new__(cls, value)
-    ctx.expect_state(obj, _apply_instance, base)
+        obj = base.__new__(cls, value)  # type: ignore[arg-type]  # cls derives from base (builtin_base)
+    ctx._pending[id(obj)] = (obj, _apply_instance, base)  # expect_state, inlined
     return obj
 
 
@@ -737,25 +739,24 @@ def r_obj(ctx: DecodeContext, cls: Any, value: Any) -> Any:
 
 
 def _apply_extension(ctx: DecodeContext, obj: Any, state: Any, ext: Extension) -> None:
-    _require(type(state) is tuple and len(state) == 1, "extension state")
+    if type(state) is not tuple or len(state) != 1:
+        raise _corrupt("extension state")
     ext.set_state(ctx, obj, state[0])
 
 
 @_reconstructor("ext")
 def r_ext(ctx: DecodeContext, name: str, *args: Any) -> Any:
-    _require(type(name) is str, "extension name")
-    ext = extension_named(name)
+    ext = extension_named(name) if type(name) is str else None
     if ext is None:
+        _require(type(name) is str, "extension name")
         raise IncompatibleBlob(
             f"blob needs the agentrt extension {short(name, 60)}, which is not registered in this process; "
             "import agentrt.lowlevel (or the package that provides it) before loading"
         )
-    _require(
-        ctx.verified or extension_is_inert(ext),
-        f"extension {name!r} objects need a verified blob, and this one did not declare it",
-    )
+    if not (ctx.verified or extension_is_inert(ext)):
+        raise _corrupt(f"extension {name!r} objects need a verified blob, and this one did not declare it")
     obj = ext.create(ctx, *args)
-    ctx.expect_state(obj, _apply_extension, ext)
+    ctx._pending[id(obj)] = (obj, _apply_extension, ext)  # expect_state, inlined
     return obj
 
 

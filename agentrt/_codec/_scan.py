@@ -96,7 +96,9 @@ def _build_run() -> re.Pattern[bytes]:
     alternatives += [_charset(tuple(names)) + b".{%d}" % size for size, names in sorted(by_size.items())]
     alternatives.append(_charset(tuple(n for n in _LENGTH1 if n != "SHORT_BINUNICODE")) + lengths)
     # possessive: no backtracking state kept
-    return re.compile(b"(?s:" + no_argument + b"(?:(?:" + b"|".join(alternatives) + b")" + no_argument + b")*+)")
+    return re.compile(
+        b"(?s:" + no_argument + b"(?:(?:" + b"|".join(alternatives) + b")" + no_argument + b")*+)"
+    )
 
 
 _LONG_ARGUMENT = {**{_CODES[n][0]: 4 for n in _LENGTH4}, **{_CODES[n][0]: 8 for n in _LENGTH8}}

@@ -581,10 +581,12 @@ class FrameObjects:
         return args, [state.exc, *state.local_values, *state.stack_values]
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any:
-        session = _session(ctx)
+        # The checks of this hot path are written out (no _check call): it runs once per frame.
+        session = getattr(ctx, "frame_session", None) or _session(ctx)
         if len(args) == 4:  # format 2: (code index, shape, cells, info), see _shape
             index, shape, cells = args[:3]
-            _check(type(index) is int and type(shape) is bytes, "code index or shape")
+            if type(index) is not int or type(shape) is not bytes:
+                raise CorruptBlob("malformed frame record: code index or shape")
             if index == FINISHED_SHAPE_INDEX:
                 return self._finished(unpack_shape(shape), cells, session)
             code = ctx.code(index)
@@ -613,7 +615,10 @@ class FrameObjects:
                 _PLANS.move_to_end(key)
             except KeyError:  # another thread evicted it meanwhile: it stays usable, uncached
                 pass
-        _check_cells(cells, plan.ncells)
+        if type(cells) is not tuple or len(cells) != plan.ncells:
+            raise CorruptBlob("malformed frame record: closure cell count")
+        if cells:
+            _check_cells(cells, plan.ncells)
         module = sys.modules.get(ctx.code_module(index))
         if module is None:
             raise CorruptBlob(
@@ -658,18 +663,21 @@ class FrameObjects:
         return record
 
     def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:
-        session = _session(ctx)
+        session = getattr(ctx, "frame_session", None) or _session(ctx)
         entry = session.restored.get(id(obj))
         if entry is None:  # a finished object has no state
             _check(state is None, "state for a finished frame")
             return
-        _check(type(state) is list and len(state) == entry.plan.expected_len, "frame state length")
+        plan = entry.plan
+        if type(state) is not list or len(state) != plan.expected_len:
+            raise CorruptBlob("malformed frame record: frame state length")
         exc = state[0]
-        handled_ok = isinstance(exc, BaseException) if entry.plan.has_exc else exc is None
-        _check(handled_ok, "exception being handled")
-        held = (FrameRecord,) if session.describe else KIND_OF_TYPE
-        for position in entry.plan.dead_positions:
-            _check(type(state[position]) in held, "a dead local that is not a suspended generator")
+        if not (isinstance(exc, BaseException) if plan.has_exc else exc is None):
+            raise CorruptBlob("malformed frame record: exception being handled")
+        if plan.dead_positions:
+            held = (FrameRecord,) if session.describe else KIND_OF_TYPE
+            for position in plan.dead_positions:
+                _check(type(state[position]) in held, "a dead local that is not a suspended generator")
         entry.state[:] = state
 
     def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
