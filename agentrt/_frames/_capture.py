@@ -86,6 +86,9 @@ class CodeView:
     site_dead: dict[int, tuple[tuple[int, int], ...]]  # yield offset -> dead (local index, slot)
     # yield offset -> getter of the dead locals' slot values (None: no dead local there)
     site_dead_values: dict[int, Callable[[list[object]], tuple[object, ...]] | None]
+    # yield offset -> (getter of the live locals' slots, then the cells', then the stack's, all at
+    # once; how many live locals; the slots of the dead locals): the path that reads only what is kept
+    site_pick: dict[int, tuple[Callable[[Any], tuple[object, ...]], int, tuple[int, ...]]]
     cleanup_sites: frozenset[int]  # yield offsets inside a try with a handler (finally, with, except)
 
 
@@ -150,13 +153,26 @@ def _build_view(actual: CodeType) -> CodeView:
         offset: _tuple_getter([slot for _, slot in dead]) if dead else None
         for offset, dead in site_dead.items()
     }
+    nslots = len(names)
+    site_pick = {
+        offset: (
+            _tuple_getter(
+                [slot for _, slot in pairs]
+                + list(cell_slots)
+                + list(range(nslots, nslots + analysis.sites[offset].stack_depth))
+            ),
+            len(pairs),
+            tuple(slot for _, slot in site_dead[offset]),
+        )
+        for offset, pairs in site_slots.items()
+    }
     return CodeView(
         code=code,
         original_offset=resumed.original_offset if resumed else None,
         resumed_bound=resumed.shape.bound_locals if resumed else None,
         state_slot=slot_of.get(STATE_ARG, -1),
         slot_limit=L.slot_limit(actual),
-        nslots=len(names),
+        nslots=nslots,
         local_slot=local_slot,
         cell_slots=cell_slots,
         created_cell_slots=created_cell_slots,
@@ -169,6 +185,7 @@ def _build_view(actual: CodeType) -> CodeView:
         site_fast=site_fast,
         site_dead=site_dead,
         site_dead_values=site_dead_values,
+        site_pick=site_pick,
         cleanup_sites=_cleanup_sites(code, analysis),
     )
 
@@ -273,6 +290,10 @@ def capture(obj: object) -> FrameState:
             "(call Machine.get() from the driver, not from inside the agent)"
         )
     module = _module_name(frame)  # not None: a suspended generator has a frame
+    if state == "SUSPENDED":
+        fast = _capture_picked(obj, kind, view, frame, module)
+        if fast is not None:
+            return fast
     slots, has_null = L.read_slots_flagged(obj, view.slot_limit)
     cell_slots = view.created_cell_slots if state == "CREATED" else view.cell_slots
     cells = tuple([slots[i] for i in cell_slots]) if cell_slots else ()
@@ -353,6 +374,39 @@ def capture(obj: object) -> FrameState:
         bound, values = _keep_pending_finally(view, lasti, slots, bound, values)
     exc = L.exception_being_handled(obj)
     return FrameState(kind, code, module, site, lasti, bound, values, null_mask, stack_values, exc, cells)
+
+
+def _capture_picked(obj: object, kind: Kind, view: CodeView, frame: Any, module: str) -> FrameState | None:
+    """:func:`capture` of a suspended frame whose kept slots (live locals, cells, stack) are all
+    set and whose cells are cells: those slots only, read in one C call.  None otherwise (an
+    unbound live local, a NULL stack slot, a cell slot used as a plain local...): ``capture``
+    then reads every slot, and says what is wrong if anything is."""
+    lasti = frame.f_lasti - L.LASTI_ADJUST
+    if view.original_offset is not None:
+        lasti = view.original_offset.get(lasti, -1)
+    pick = view.site_pick.get(lasti)
+    if pick is None:
+        return None
+    getter, nlive, dead_slots = pick
+    site = view.analysis.sites[lasti]
+    read = L.read_picked(obj, view.nslots + site.stack_depth, getter, dead_slots)
+    if read is None:
+        return None
+    picked, dead_values = read
+    ncells = len(view.cell_slots)
+    cells = picked[nlive : nlive + ncells]
+    for cell in cells:
+        if type(cell) is not types.CellType:
+            return None
+    bound, _, null_mask = view.site_fast[lasti]
+    values = picked[:nlive]
+    if dead_values and not _GENERATOR_LIKE.isdisjoint(map(type, dead_values)):
+        slots = L.read_slots_flagged(obj, view.slot_limit)[0]
+        bound, values = _keep_pending_finally(view, lasti, slots, bound, values)
+    exc = L.exception_being_handled(obj)
+    return FrameState(
+        kind, view.code, module, site, lasti, bound, values, null_mask, picked[nlive + ncells :], exc, cells
+    )
 
 
 def describe_stack_slot(state: FrameState, position: int) -> str:

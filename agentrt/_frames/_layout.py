@@ -200,6 +200,7 @@ _INT = ctypes.c_int
 
 _ARRAY_TYPES: dict[tuple[type, int], Any] = {}
 _OBJECT_ARRAYS: list[Any] = []  # n -> py_object * n, for the hot path of read_slots_flagged
+_POINTER_ARRAYS: list[Any] = []  # n -> c_void_p * n, beside it (filled by read_picked)
 
 
 def _array_type(item: type, length: int) -> Any:
@@ -239,12 +240,41 @@ def read_slots_flagged(gen: object, limit: int) -> tuple[list[object], bool]:
     if stacktop >= len(_OBJECT_ARRAYS):
         for n in range(len(_OBJECT_ARRAYS), stacktop + 1):
             _OBJECT_ARRAYS.append(_array_type(_OBJECT, n))
+            _POINTER_ARRAYS.append(_array_type(_VOID_P, n))
     objects: Any = _OBJECT_ARRAYS[stacktop].from_address(address)
     try:
         return objects[:], False  # common case: no NULL slot (ctypes refuses to convert NULL)
     except ValueError:
         pointers = _array_type(_VOID_P, stacktop).from_address(address)[:]
         return [objects[i] if pointer else NULL for i, pointer in enumerate(pointers)], True
+
+
+def read_picked(gen: object, top: int, pick: Any, also: tuple[int, ...]) -> Any:
+    """``(pick(localsplus), [the non-NULL slots among also])`` of a *suspended* frame whose stack top
+    is ``top``; None when the stack top is not ``top`` or a slot ``pick`` picks is NULL (the caller
+    then reads every slot).  ``pick`` is an ``itemgetter`` of slot indices below ``top``: those
+    slots are read in one C call; ``also`` may name NULL slots.
+
+    Reads only what a checkpoint keeps, so a NULL slot it does not need (an unbound or dead local,
+    which every restored frame has) costs nothing, where :func:`read_slots_flagged` must find it.
+    """
+    base = id(gen) + _IFRAME_IN_GEN
+    if _INT.from_address(base + _STACKTOP_IN_IFRAME).value != top:
+        return None
+    if top >= len(_OBJECT_ARRAYS):
+        for n in range(len(_OBJECT_ARRAYS), top + 1):
+            _OBJECT_ARRAYS.append(_array_type(_OBJECT, n))
+            _POINTER_ARRAYS.append(_array_type(_VOID_P, n))
+    address = base + _LOCALSPLUS_IN_IFRAME
+    objects = _OBJECT_ARRAYS[top].from_address(address)
+    try:
+        picked = pick(objects)
+    except ValueError:  # ctypes refuses to convert a NULL slot
+        return None
+    if not also:
+        return picked, ()
+    pointers = _POINTER_ARRAYS[top].from_address(address)
+    return picked, [objects[i] for i in also if pointers[i]]
 
 
 def held_objects(gen: object) -> list[object]:
