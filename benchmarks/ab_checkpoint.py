@@ -63,7 +63,11 @@ def timed(fn, batch_ns=4_000_000, batches=5):
     return sorted(per)[len(per) // 2]
 
 out = {}
-for case, make in (("a", lambda: Machine(agents.flat_agent, 7, "ai")), ("b", lambda: Machine(agents.chain_root, "goal"))):
+CASES = (
+    ("a", lambda: Machine(agents.flat_agent, 7, "ai")),
+    ("b", lambda: Machine(agents.chain_root, "goal")),
+)
+for case, make in CASES:
     m = make(); m.step(); m.step(1); m.step(1)
     blob = m.get()
     unsigned = m._signed_get(b"", ("checkpoint", None, None))
@@ -127,9 +131,8 @@ def main() -> int:
     for case in ("a", "b"):
         cells = []
         for side in ("base", "this"):
-            cells.append(
-                spread([(r[case]["get"] + r[case]["set_step"]) / r[case]["cloudpickle"] for r in rounds[side]])
-            )
+            ratios = [(r[case]["get"] + r[case]["set_step"]) / r[case]["cloudpickle"] for r in rounds[side]]
+            cells.append(spread(ratios))
         print(f"| ({case}) | {cells[0]} | {cells[1]} |")
     return 0
 

@@ -274,8 +274,10 @@ def capture(obj: object) -> FrameState:
         frame, actual, suspended, running = parts(obj)
         if frame is None:
             state = "CLOSED"
-        else:
-            state = "SUSPENDED" if suspended else "RUNNING" if running else "CREATED"
+        elif suspended:
+            state = "SUSPENDED"
+        else:  # RUNNING, CREATED or (3.11) COMPLETED: the state word tells (see _layout.lifecycle)
+            state = L.lifecycle_of_frame(obj, frame)
     else:  # a 3.11 async generator: the lifecycle from its state word
         frame = L.frame_of(obj)
         state = L.lifecycle_of_frame(obj, frame)

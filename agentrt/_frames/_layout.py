@@ -141,9 +141,10 @@ def frame_state(gen: object) -> int:
     return ctypes.c_int8.from_address(id(gen) + LAYOUT.frame_state_in_gen).value
 
 
-# (frame, suspended, running) of a generator-like object, read by C getters: a lifecycle costs
-# no ctypes object then.  ``ag_suspended`` is 3.12+; a 3.11 async generator reads the state word.
-# self_check() verifies that both readings agree.
+# (frame, suspended, running) of a generator-like object, read by C getters: a suspended or
+# running object costs no ctypes object then.  Neither (CREATED, or on 3.11 a COMPLETED object,
+# whose frame getter does not say None yet) is read from the state word.  ``ag_suspended`` is
+# 3.12+; a 3.11 async generator reads the state word.  self_check() verifies that both agree.
 _STATE_ATTRS: dict[type, Any] = {
     types.CoroutineType: operator.attrgetter("cr_frame", "cr_suspended", "cr_running"),
     types.GeneratorType: operator.attrgetter("gi_frame", "gi_suspended", "gi_running"),
@@ -171,7 +172,9 @@ def lifecycle(gen: object) -> str:
         return "CLOSED"
     if suspended:
         return "SUSPENDED"
-    return "RUNNING" if running else "CREATED"
+    if running:
+        return "RUNNING"
+    return lifecycle_of_frame(gen, frame)  # CREATED, or COMPLETED (3.11): the state word says which
 
 
 def frame_of(gen: object) -> types.FrameType | None:
@@ -390,6 +393,11 @@ def self_check() -> None:
     generator.close()
     if both(generator) != "CLOSED":
         raise _unsupported("a closed generator's lifecycle is not where expected")
+    abandoned: Any = gen_probe()
+    next(abandoned)
+    mark_completed(abandoned)  # what abandon() leaves: on 3.11 its frame getter still gives a frame
+    if both(abandoned) != "CLOSED":
+        raise _unsupported("a generator marked completed is not closed")
     coro: Any = probe(sentinel)
     try:
         code = coro.cr_code
