@@ -271,7 +271,7 @@ def capture(obj: object) -> FrameState:
     kind = KIND_OF_TYPE[tp]
     parts = L.GEN_PARTS.get(tp)
     if parts is not None:  # frame, code and lifecycle in one C call
-        frame, actual, suspended, _ = parts(obj)
+        frame, actual, suspended = parts(obj)
         if frame is None:
             state = "CLOSED"
         elif suspended:

@@ -151,15 +151,13 @@ _STATE_ATTRS: dict[type, Any] = {
 }
 if PY312_PLUS:
     _STATE_ATTRS[types.AsyncGeneratorType] = operator.attrgetter("ag_frame", "ag_suspended", "ag_running")
-#: (frame, code, suspended, running) in one C call, for capture (same getters, same self_check)
+#: (frame, code, suspended) in one C call, for capture (same getters, same self_check)
 GEN_PARTS: dict[type, Any] = {
-    types.CoroutineType: operator.attrgetter("cr_frame", "cr_code", "cr_suspended", "cr_running"),
-    types.GeneratorType: operator.attrgetter("gi_frame", "gi_code", "gi_suspended", "gi_running"),
+    types.CoroutineType: operator.attrgetter("cr_frame", "cr_code", "cr_suspended"),
+    types.GeneratorType: operator.attrgetter("gi_frame", "gi_code", "gi_suspended"),
 }
 if PY312_PLUS:
-    GEN_PARTS[types.AsyncGeneratorType] = operator.attrgetter(
-        "ag_frame", "ag_code", "ag_suspended", "ag_running"
-    )
+    GEN_PARTS[types.AsyncGeneratorType] = operator.attrgetter("ag_frame", "ag_code", "ag_suspended")
 
 
 def lifecycle(gen: object) -> str:
