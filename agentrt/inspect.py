@@ -13,37 +13,10 @@ from __future__ import annotations
 import importlib
 import sys
 
-from agentrt.inspection import Dump as Dump
-from agentrt.inspection import ForkError as ForkError
-from agentrt.inspection import ForkResult as ForkResult
-from agentrt.inspection import FrameView as FrameView
-from agentrt.inspection import Limits as Limits
-from agentrt.inspection import Source as Source
-from agentrt.inspection import diff_dumps as diff_dumps
-from agentrt.inspection import diff_to_json as diff_to_json
-from agentrt.inspection import dump_blob as dump_blob
-from agentrt.inspection import dump_chain as dump_chain
-from agentrt.inspection import fork_run as fork_run
-from agentrt.inspection import render_diff as render_diff
-from agentrt.inspection import render_text as render_text
-from agentrt.inspection import to_json as to_json
+from agentrt import inspection as _inspection
+from agentrt.inspection import *  # noqa: F403 -- the alias re-exports exactly agentrt.inspection's public names
 
-__all__ = [
-    "Dump",
-    "ForkError",
-    "ForkResult",
-    "FrameView",
-    "Limits",
-    "Source",
-    "diff_dumps",
-    "diff_to_json",
-    "dump_blob",
-    "dump_chain",
-    "fork_run",
-    "render_diff",
-    "render_text",
-    "to_json",
-]
+__all__ = list(_inspection.__all__)
 
 #: Old submodule name -> where it lives now.  Registered in ``sys.modules`` so
 #: ``import agentrt.inspect._build`` finds the same module object, not a copy.

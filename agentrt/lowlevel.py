@@ -10,7 +10,8 @@ step and can checkpoint the whole suspended chain to bytes at any suspension
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Coroutine
+import types
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any, ClassVar, Generic, TypeVar  # Any: a suspend payload and its answer can be anything
 
 import attrs
@@ -21,7 +22,7 @@ from agentrt._codec._decode import Requirement as _Requirement
 from agentrt._frames import abandon as _abandon
 from agentrt._frames import install as _install_frames
 from agentrt._frames import restored_pending
-from agentrt._frames._validate import register_trap_type as _register_trap_type
+from agentrt._frames._trap import register_trap as _register_trap
 from agentrt.exceptions import CorruptBlob, ForeignAwaitable
 
 __all__ = ["Done", "Machine", "suspend"]
@@ -40,71 +41,80 @@ _SET_UNSIGNED_OK = _Requirement(
 )
 
 
-@_codec.serializable
-class _Trap:
-    """The awaitable (and its own iterator) made by :func:`suspend`.
+class _Request:
+    """The marker a ``suspend()`` trap yields first: ``(_REQUEST, payload)`` is an agentrt request.
 
-    It yields itself once, so the driver can tell an agentrt suspension from a
-    foreign awaitable, then returns whatever the driver sends.  It is a plain
-    value in a checkpoint: only its payload is stored.
+    One private instance, never stored in a blob (the codec refuses it like any unmarked
+    object) and not reachable by name from one (a blob can reference functions and
+    classes only), so nothing but the trap below can yield it.
     """
 
-    __slots__ = ("_yielded", "payload")
-
-    def __init__(self, payload: Any, yielded: bool = False) -> None:
-        self.payload = payload
-        self._yielded = yielded
-
-    def __await__(self) -> _Trap:
-        return self
-
-    def __iter__(self) -> _Trap:
-        return self
-
-    def __next__(self) -> Any:
-        # ``await trap`` enters here once per suspension: ``send``'s body inlined (one Python
-        # call less on the hottest path of every step; issue 16).
-        if not self._yielded:
-            self._yielded = True
-            return self
-        raise StopIteration(None)
-
-    def send(self, value: Any) -> Any:
-        if not self._yielded:
-            self._yielded = True
-            return self
-        raise StopIteration(value)
-
-    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
-        if isinstance(typ, BaseException):
-            raise typ
-        raise typ if val is None else val
-
-    def close(self) -> None:
-        self._yielded = True
-
-    def __getstate__(self) -> Any:
-        return self.payload
-
-    def __setstate__(self, payload: Any) -> None:
-        # A restored trap re-yields once: that is how a restored chain re-suspends.
-        self.payload = payload
-        self._yielded = False
+    __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"suspend({self.payload!r})"
+        return "<agentrt suspend>"
 
 
-_register_trap_type(_Trap)
+_REQUEST = _Request()
 
 
-def suspend(payload: Any) -> Any:
+@types.coroutine
+def suspend(payload: Any) -> Generator[tuple[_Request, Any], Any, Any]:
     """Hand ``payload`` to the driver and wait for the value it sends back.
 
     ``await suspend(x)`` is the one trap of agentrt.  The payload must be a value
     a checkpoint can hold (see ``docs/blob-format.md``).
     """
-    return _Trap(payload)
+    # A generator, so that a suspension runs no Python-level method: it yields a plain tuple
+    # (a tuple subclass would cost a type call, ~2x a minimal trap; issue 16) and returns what
+    # the driver sends.  The frame engine recognises it by its code (agentrt._frames._trap).
+    return (yield (_REQUEST, payload))
+
+
+def _suspend_iterator(payload: Any) -> Generator[tuple[_Request, Any], Any, Any]:
+    """``suspend(payload)`` for an ``__await__`` method (the SDK's requests, ``_Trap``).
+
+    ``__await__`` must return an iterator, and CPython refuses a generator-based coroutine
+    there ("__await__() returned a coroutine"), so this is the same trap without
+    ``@types.coroutine``: no extra frame sits between the awaiting frame and the trap.
+    """
+    return (yield (_REQUEST, payload))
+
+
+def _is_request(yielded: Any) -> bool:
+    """Whether a value a coroutine yielded is an agentrt request (the trap's marker tuple)."""
+    return type(yielded) is tuple and len(yielded) == 2 and yielded[0] is _REQUEST
+
+
+@_codec.serializable
+class _Trap:
+    """How a checkpoint stores a ``suspend()`` trap: its payload, as a plain value.
+
+    Blobs have always held the trap as ``agentrt.lowlevel:_Trap`` with the payload as its
+    state; the name and the state stay, so old and new blobs read the same.  A restore puts
+    a fresh trap generator in its place where it is awaited (agentrt._frames._trap); one met
+    anywhere else (a trap made but not awaited yet) can still be awaited.
+    """
+
+    __slots__ = ("payload",)
+
+    def __init__(self, payload: Any) -> None:
+        self.payload = payload
+
+    def __await__(self) -> Generator[tuple[_Request, Any], Any, Any]:
+        return _suspend_iterator(self.payload)
+
+    def __getstate__(self) -> Any:
+        return self.payload
+
+    def __setstate__(self, payload: Any) -> None:
+        self.payload = payload
+
+    def __repr__(self) -> str:
+        return f"suspend({self.payload!r})"
+
+
+_register_trap((suspend, _suspend_iterator), _Trap)
 
 
 @attrs.frozen
@@ -175,8 +185,8 @@ class Machine:
                 self._finished = True
                 self._pending = None
                 raise
-            if type(yielded) is _Trap:
-                payload = self._pending = yielded.payload
+            if type(yielded) is tuple and len(yielded) == 2 and yielded[0] is _REQUEST:  # _is_request
+                payload = self._pending = yielded[1]
                 return payload
             return self._foreign(yielded)
         return self._resume(*self._checked(self._coro.send, value))
@@ -215,9 +225,9 @@ class Machine:
             self._finished = True
             self._pending = None
             raise
-        if type(yielded) is not _Trap:
+        if not _is_request(yielded):
             return self._foreign(yielded)
-        payload = self._pending = yielded.payload
+        payload = self._pending = yielded[1]
         return payload
 
     def _foreign(self, yielded: Any) -> Any:
@@ -319,15 +329,14 @@ class Machine:
         try:
             if not inspect.iscoroutine(coro):
                 raise CorruptBlob(f"the blob holds a {type(coro).__name__}, not a suspended agent coroutine")
-            trap = restored_pending(coro)
-            if type(trap) is not _Trap:
-                raise CorruptBlob(
-                    f"the restored agent re-suspended on {type(trap).__name__}, not on an agentrt suspend()"
-                )
+            yielded = restored_pending(coro)
+            if not (type(yielded) is tuple and len(yielded) == 2 and yielded[0] is _REQUEST):  # _is_request
+                what = type(yielded).__name__
+                raise CorruptBlob(f"the restored agent re-suspended on {what}, not on an agentrt suspend()")
         except BaseException:
             for ctx in session:
                 ctx.refuse()  # no finally / __exit__ of anything the blob built runs
             raise
         for ctx in session:
             ctx.accept()
-        return cls._restored(coro, trap.payload)
+        return cls._restored(coro, yielded[1])

@@ -1,10 +1,11 @@
 """``agentrt dump``, ``agentrt diff`` and ``agentrt fork`` (registered by :mod:`agentrt.cli`).
 
-Exit status (the one table of :mod:`agentrt._cli.common`): 0 done (for ``dump``,
-also when only the header could be shown: the output says why the frames cannot
-be), 2 an unknown run, checkpoint or blob file, or a wrong argument, 3 store
-trouble (an unusable store, a corrupt or incompatible blob, a checkpoint that
-cannot be decoded here); each reported in one line on stderr without a traceback.
+Exit status (the one table of :mod:`agentrt._cli.common`): 0 done, 2 an unknown
+run, checkpoint or blob file, or a wrong argument, 3 store trouble (an unusable
+store, a corrupt or incompatible blob, a checkpoint that cannot be decoded here:
+``dump`` still prints the header and says why its frames cannot be shown, so a
+script sees the failure and a person sees the reason); each reported in one line
+on stderr without a traceback.
 """
 
 from __future__ import annotations
@@ -63,7 +64,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "diff",
         help="what changed between two checkpoints of a run",
         description="Compare checkpoints A and B of run ID: per frame, where it moved, locals added, "
-        "removed and changed (old → new), value-stack changes; and the pending request.",
+        "removed and changed (old → new), value-stack changes; and the pending request. With A = B, "
+        "checkpoint A as it was before agentrt upgrade moved it to new code, and as it is: per frame the "
+        "old code and site → the new ones, locals carried over, supplied by a migration, dropped.",
     )
     diff.add_argument("run_id", metavar="ID")
     diff.add_argument("a", metavar="A", type=int, help="sequence number of the first checkpoint")
@@ -157,11 +160,14 @@ def cmd_dump(args: argparse.Namespace) -> int:
             dump = dump_run(store, target, args.seq, args.allow_modules, args.allow_unsigned)
         finally:
             store.close()
+    undecodable = dump.frames_error if dump.frames is None else None
     dump = _with_cli_hint(dump, args)
     if args.json:
         print(json.dumps(to_json(dump, disasm=args.disasm), indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(render_text(dump, disasm=args.disasm))
+    if undecodable is not None:
+        return fail(f"only the header was shown; the frames cannot be decoded here: {undecodable}", EXIT_HOST)
     return EXIT_OK
 
 
@@ -201,14 +207,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
     try:
         _make_cwd_importable()
         load_agent_option(store, args.run_id, args)
+        if args.a == args.b:
+            return _diff_upgrade(store, args)
         before = dump_run(store, args.run_id, args.a, args.allow_modules)
         after = dump_run(store, args.run_id, args.b, args.allow_modules)
     finally:
         store.close()
     for dump, seq in ((before, args.a), (after, args.b)):
         if dump.frames is None:
+            moved = any(u.how == "restarted" for u in after.upgrades)
+            hint = (
+                f" (the run was restarted on new code: `agentrt dump {args.run_id}` shows how)"
+                if moved
+                else ""
+            )
             return fail(
-                f"checkpoint {seq} of run {args.run_id!r} cannot be decoded here: {dump.frames_error}",
+                f"checkpoint {seq} of run {args.run_id!r} cannot be decoded here: {dump.frames_error}{hint}",
                 EXIT_HOST,
             )
     diff = diff_dumps(before, after)
@@ -216,6 +230,32 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(json.dumps(diff_to_json(diff), indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(render_diff(diff))
+    return EXIT_OK
+
+
+def _diff_upgrade(store: Store, args: argparse.Namespace) -> int:
+    """``agentrt diff ID N N``: checkpoint N before its upgrade (the kept blob) and after it."""
+    from agentrt.inspection._build import dump_blob
+    from agentrt.inspection._model import Source
+    from agentrt.inspection._upgrades import render_upgrade_diff, upgrade_diff, upgrade_diff_to_json
+    from agentrt.keys import keyring_for_store
+
+    after = dump_run(store, args.run_id, args.a, args.allow_modules)
+    kept = [r for r in store.replaced_checkpoints(args.run_id) if r.seq == args.a]
+    before = None
+    if kept:
+        before = dump_blob(
+            kept[0].blob,
+            Source("run", args.run_id, args.a),
+            allow_modules=args.allow_modules,
+            keyring=keyring_for_store(store),
+            bind=("checkpoint", args.run_id, args.a),
+        )
+    diff = upgrade_diff(store, args.run_id, args.a, before, after)
+    if args.json:
+        print(json.dumps(upgrade_diff_to_json(diff), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(render_upgrade_diff(diff))
     return EXIT_OK
 
 

@@ -409,4 +409,6 @@ class Progress:
             return f"✘ run {run} failed: {err.get('type')}: {err.get('message')}"
         if e.kind in ("driver_error", "lease_lost"):
             return f"! run {run}: {d.get('error') or d.get('message')}"
+        if e.kind == "released":
+            return f"↩ run {run} left for a worker with its code: {d.get('reason')}"
         return None

@@ -12,6 +12,9 @@ Contract (both sides rely on it):
 * ``reduce(obj, ctx)`` returns ``(args, state)``.  ``args`` is a tuple of values
   the codec encodes *before* the object exists; ``state`` (any value, or None) is
   encoded *after* the object is memoised, so cycles through ``state`` work.
+  ``(STORED_AS, (cls, value))`` instead writes the object as an instance of the
+  ``@serializable`` class ``cls`` (no builtin base) whose state is ``value``, which
+  decodes as such an instance: the frame engine stores a ``suspend()`` trap that way.
 * ``create(ctx, *args)`` builds the object at load time.  It must validate its
   arguments and raise ``CorruptBlob`` / ``IncompatibleBlob`` for anything wrong.
 * ``set_state(ctx, obj, state)`` fills the object in.
@@ -77,6 +80,17 @@ class Extension(Protocol):
 
     def children(self, obj: Any) -> Iterable[tuple[str, Any, Location | None]]: ...
 
+
+class _StoredAs(tuple):  # type: ignore[type-arg]  # a sentinel: only its identity matters
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "STORED_AS"
+
+
+#: the ``args`` of ``Extension.reduce`` for an object written as a plain instance (see above);
+#: a tuple, so that the contract's types stay ``(tuple, state)``
+STORED_AS: tuple[Any, ...] = _StoredAs()
 
 _EXTENSIONS: dict[str, Extension] = {}
 _BY_TYPE: dict[type, Extension] = {}

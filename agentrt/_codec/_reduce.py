@@ -22,7 +22,7 @@ from typing import Any, Protocol  # Any: the codec reduces any Python object
 
 from agentrt._codec import _wire
 from agentrt._codec._compat import TPFLAGS_HEAPTYPE
-from agentrt._codec._extension import Extension, extension_for_type
+from agentrt._codec._extension import STORED_AS, Extension, extension_for_type
 from agentrt._codec._format import FLAG_REFERENCING
 from agentrt._codec._hazards import Refusal, not_referable, type_name
 from agentrt._codec._refs import (
@@ -482,6 +482,8 @@ def reduce_extension(enc: EncodeState, ext: Extension, obj: Any) -> Any:
     except Unresolvable as exc:
         fix = f"Its code {exc.reason}; agentrt can only resume code it can find again by module:qualname."
         raise Refused(obj, Refusal("AR111", type_name(type(obj)), fix)) from None
+    if args is STORED_AS:  # a plain instance, as _r_instance writes one (memoised as ``obj``)
+        return (_OBJ, (state[0], None), state[1], None, None, _STATE)
     if not extension_is_inert(ext):
         enc.flags |= FLAG_REFERENCING
     return (_EXT, (ext.name, *args), (state,), None, None, _STATE)

@@ -30,7 +30,7 @@ from typing import Any  # Any: frames hold any Python object
 import attrs
 
 from agentrt._codec._bounds import describe_error
-from agentrt._codec._extension import DecodeContext, EncodeContext, Location, register_extension
+from agentrt._codec._extension import STORED_AS, DecodeContext, EncodeContext, Location, register_extension
 from agentrt._frames import _diskcache, _validate
 from agentrt._frames import _layout as L
 from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
@@ -50,6 +50,7 @@ from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
 from agentrt._frames._resume import forget as forget_resume_code
 from agentrt._frames._shape import FINISHED_SHAPE_INDEX, pack_shape, record_fields, unpack_shape
 from agentrt._frames._sites import record_info_text
+from agentrt._frames._trap import STORED_TYPES, fresh_trap, is_trap, stored_trap, trap_payload
 from agentrt.exceptions import (
     AgentrtError,
     CorruptBlob,
@@ -192,12 +193,12 @@ class _LoadSession:
     def prime(self) -> None:
         entries = list(self.restored.values())
         try:
-            delegated = self._check(entries)
+            delegated, on_traps = self._check(entries)
             if self.describe:
                 for entry in entries:
                     entry.obj.state = _record_state(entry)
             else:
-                self._prime(entries, delegated)
+                self._prime(entries, delegated, on_traps)
         except BaseException:
             if not self.describe:
                 for entry in entries:
@@ -206,10 +207,13 @@ class _LoadSession:
         finally:
             self.restored = {}
 
-    def _check(self, entries: list[_Restored]) -> set[int]:
-        """Check the complete graph before anything runs; return the ids of awaited restored objects."""
+    def _check(self, entries: list[_Restored]) -> tuple[set[int], list[_Restored]]:
+        """Check the complete graph before anything runs; return the ids of awaited restored objects
+        and the frames that await a stored ``suspend()`` trap.  (One pass: an entry's awaited object
+        is looked at only after that entry's own value checks passed.)"""
         built: set[int] | None = None
         delegated: set[int] = set()
+        on_traps: list[_Restored] = []
         for entry in entries:
             plan = entry.plan
             if len(entry.state) != plan.expected_len:
@@ -218,8 +222,12 @@ class _LoadSession:
                 if built is None:
                     built = {id(obj) for obj in self.built}
                 _validate.check_values(plan.code, plan.checks, entry.state, built, self.signed)
-            if plan.awaits:  # its awaited slot passed the checks above (a trap or a restored frame)
-                delegated.add(id(_delegate_of(entry.state[-1])))
+            if plan.awaits:  # its awaited slot passed the checks above (a stored trap or a restored frame)
+                awaited = entry.state[-1]
+                if type(awaited) in STORED_TYPES:
+                    on_traps.append(entry)
+                else:
+                    delegated.add(id(_delegate_of(awaited)))
         for entry in entries:
             if id(entry.obj) in delegated and entry.plan.site is None:
                 # Priming sends into the awaited object: an unstarted one would run its body from
@@ -228,9 +236,11 @@ class _LoadSession:
                     f"a frame of the blob awaits {_describe(entry)}, which has not started: priming "
                     "would run it; a checkpoint never holds that, so the blob was forged"
                 )
-        return delegated
+        return delegated, on_traps
 
-    def _prime(self, entries: list[_Restored], delegated: set[int]) -> None:
+    def _prime(self, entries: list[_Restored], delegated: set[int], on_traps: list[_Restored]) -> None:
+        for entry in on_traps:  # a stored trap becomes a trap generator again, which priming starts (_trap)
+            entry.state[-1] = fresh_trap(entry.state[-1].payload)
         for entry in entries:
             if entry.plan.site is None or id(entry.obj) in delegated:
                 continue
@@ -318,8 +328,11 @@ def abandon(obj: Any) -> None:
     todo = [obj]
     while todo:
         current = _delegate_of(todo.pop())
-        if type(current) not in FrameObjects.types or id(current) in found:
+        tp = type(current)
+        if tp not in FrameObjects.types or id(current) in found:
             continue
+        if tp is types.GeneratorType and is_trap(current):
+            continue  # it holds only its payload, and closing it runs nothing but the trap's own code
         found[id(current)] = current
         if L.lifecycle(current) not in ("SUSPENDED", "CREATED"):
             continue
@@ -329,10 +342,15 @@ def abandon(obj: Any) -> None:
         for value in held:
             if type(value) is types.CellType:
                 value = value.cell_contents if _cell_is_full(value) else None
-            if type(value) in FrameObjects.types or type(value) in (ASEND_TYPE, ANEXT_TYPE):
+            tp = type(value)
+            if tp in _ABANDON_FOLLOWS and not (tp is types.GeneratorType and is_trap(value)):
                 todo.append(value)
     for current in found.values():
         L.mark_completed(current)
+
+
+#: what ``abandon`` follows from a frame's slots (a suspend() trap excepted: see there)
+_ABANDON_FOLLOWS = frozenset({*KIND_OF_TYPE, ASEND_TYPE, ANEXT_TYPE})
 
 
 def _cell_is_full(cell: Any) -> bool:
@@ -550,6 +568,10 @@ class FrameObjects:
     types = tuple(KIND_OF_TYPE)
 
     def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]:
+        if type(obj) is types.GeneratorType:
+            stored = stored_trap(obj)
+            if stored is not None:  # a suspend() trap: a plain _Trap(payload), as blobs always held it
+                return STORED_AS, stored
         # Pickle asks again for an object it has not memoised yet only while encoding that
         # object's own constructor arguments: here, its closure cells reach back to it.
         reducing: set[int] = ctx.__dict__.setdefault("frames_reducing", set())
@@ -681,6 +703,9 @@ class FrameObjects:
         entry.state[:] = state
 
     def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
+        if is_trap(obj) and obj.gi_frame is not None:
+            yield ".<state>", trap_payload(obj), None  # as the stored _Trap's state (codec paths)
+            return
         state = capture(obj)
         if state.status == FINISHED:
             return

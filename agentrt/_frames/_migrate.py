@@ -36,7 +36,7 @@ from agentrt._frames._shape import record_fields
 from agentrt._frames._sites import RecordInfo, SiteRef, normalized, site_refs
 from agentrt.exceptions import IncompatibleBlob
 
-__all__ = ["FrameRecord", "MigratingFrames", "Move", "Verdict", "plan_move"]
+__all__ = ["FrameRecord", "MigratingFrames", "Move", "MovedFrame", "Verdict", "plan_move"]
 
 
 class Verdict(enum.IntEnum):
@@ -258,9 +258,34 @@ class _Pending:
     migration: FrameMigration
 
 
+@attrs.frozen
+class MovedFrame:
+    """What one move did to one frame (recorded in the run's history by ``agentrt upgrade``)."""
+
+    function: str  # module:qualname
+    old_site: str  # its site label in the old code ("" for a frame that had not started)
+    new_site: str  # ... in the new code
+    mapped: tuple[str, ...]  # live locals of the new site carried over by name
+    supplied: tuple[str, ...]  # ... returned by the user migration
+    dropped: tuple[str, ...]  # locals of the old frame the new site does not keep
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "function": self.function,
+            "old_site": self.old_site,
+            "new_site": self.new_site,
+            "locals": {
+                "mapped": list(self.mapped),
+                "supplied": list(self.supplied),
+                "dropped": list(self.dropped),
+            },
+        }
+
+
 class MigratingFrames:
     """The frame extension for one migrating decode: rewrites records of changed code, then
-    delegates to :class:`FrameObjects` (which validates and builds them like any other)."""
+    delegates to :class:`FrameObjects` (which validates and builds them like any other).
+    ``moved`` lists what each move did, in decode order (outermost frame first)."""
 
     name = "frame"
 
@@ -269,6 +294,7 @@ class MigratingFrames:
         self._migrations = migrations  # header code index -> migration
         self._pending: dict[int, _Pending] = {}
         self.types = self._base.types
+        self.moved: list[MovedFrame] = []
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any:
         fields = record_fields(args)
@@ -292,7 +318,8 @@ class MigratingFrames:
     def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:
         pending = self._pending.pop(id(obj), None)
         if pending is not None and type(state) is list:
-            state = self._translate(pending, state)
+            state, moved = self._translate(pending, state)
+            self.moved.append(moved)
         self._base.set_state(ctx, obj, state)
 
     def reduce(self, obj: Any, ctx: Any) -> tuple[tuple[Any, ...], Any]:
@@ -302,13 +329,14 @@ class MigratingFrames:
         return self._base.children(obj)
 
     @staticmethod
-    def _translate(pending: _Pending, state: list[Any]) -> list[Any]:
+    def _translate(pending: _Pending, state: list[Any]) -> tuple[list[Any], MovedFrame]:
         record, move, migration = pending.record, pending.move, pending.migration
         nlocals = len(record.bound)
         old_locals = dict(zip(record.bound_names(), state[1 : 1 + nlocals], strict=True))
         code = migration.new_code
         new_names = [code.co_varnames[i] for i in move.new_bound]
         values = {name: old_locals[name] for name in new_names if name in old_locals}
+        supplied: list[str] = []
         if move.needs_user_migration:
             fn = migration.user_migration
             if fn is None:
@@ -326,10 +354,20 @@ class MigratingFrames:
                     f"which are not locals of the new function (its locals: {', '.join(code.co_varnames)})"
                 )
             values.update({k: v for k, v in returned.items() if k in new_names})
+            supplied = [name for name in new_names if name in returned]
             lacking = [name for name in new_names if name not in values]
             if lacking:
                 raise IncompatibleBlob(
                     f"the migration of {migration.describe} must return {', '.join(lacking)} "
                     "(live at the new site, and not in the old frame)"
                 )
-        return [state[0], *(values[name] for name in new_names), *state[1 + nlocals :]]
+        target = move.target
+        moved = MovedFrame(
+            migration.describe,
+            move.site,
+            site_refs(code)[target.yield_offset].label() if target is not None else "",
+            tuple(name for name in new_names if name not in supplied),
+            tuple(supplied),
+            tuple(name for name in old_locals if name not in new_names),
+        )
+        return [state[0], *(values[name] for name in new_names), *state[1 + nlocals :]], moved

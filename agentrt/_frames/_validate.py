@@ -14,7 +14,7 @@ is sent into when the chain is primed.  So before a restored frame is built:
 
 and before the restored chain is primed (:func:`check_values`, per restore):
 
-* the **awaited** slot holds a trap (``suspend()``) or an object this load restored
+* the **awaited** slot holds a stored trap (``suspend()``, see :mod:`._trap`) or an object this load restored
   (a coroutine, generator or async generator step of the chain) -- never an
   arbitrary object the priming ``send`` would run;
 * a **for** loop's iterator is an iterator of an allowed kind: the builtin
@@ -40,19 +40,13 @@ from agentrt._codec._serializable import is_serializable
 from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
 from agentrt._frames._capture import Kind
 from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
+from agentrt._frames._trap import STORED_TYPES
 from agentrt.exceptions import CorruptBlob
 
-__all__ = ["check_values", "register_trap_type", "slot_checks"]
-
-#: the awaitables a suspension may wait on besides restored frames (``lowlevel._Trap``)
-TRAP_TYPES: set[type] = set()
+__all__ = ["check_values", "slot_checks"]
 
 _MAY_PUSH_NULL = frozenset({"LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
 _MAX_NESTED_ITERATORS = 64
-
-
-def register_trap_type(tp: type) -> None:
-    TRAP_TYPES.add(tp)
 
 
 def _corrupt(code: Any, what: str) -> CorruptBlob:
@@ -120,7 +114,8 @@ def check_values(
     for index, role in checks:
         value = state[index]
         if role == "awaited":
-            if type(value) not in TRAP_TYPES and id(_owner(value)) not in restored:
+            # a stored trap becomes a fresh trap generator before priming (_trap, _LoadSession._prime)
+            if type(value) not in STORED_TYPES and id(_owner(value)) not in restored:
                 raise _corrupt(
                     code,
                     f"the awaited object is a {type(value).__name__}, not a suspend() or a restored "

@@ -34,6 +34,7 @@ import warnings
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any  # Any: agent inputs, outputs and answers are user values
 
+from agentrt._codec._requirement import code_requirement, lacking_code
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
 from agentrt._runtime.dispatch import Dispatcher
 from agentrt._runtime.encoding import (
@@ -66,6 +67,7 @@ from agentrt.exceptions import (
     AgentSpecError,
     Cancelled,
     DeadlineExceeded,
+    IncompatibleBlob,
     LeaseHeld,
     MissingExecutor,
     ModelCallBudgetExceeded,
@@ -96,6 +98,8 @@ DEFAULT_STEP_BUDGET_SECONDS = 5.0
 DEFAULT_MAX_MODEL_CALLS = 100
 DEFAULT_LEASE_SECONDS = 10.0
 _LOCAL_PREFIX = "<local>:"
+#: How many distinct code requirements a runtime remembers its verdict on.
+_MAX_JUDGED = 4096
 
 
 def __getattr__(name: str) -> Any:
@@ -222,6 +226,9 @@ class Runtime:
         self._closed = False
         self._driver_errors: dict[str, BaseException] = {}
         self._readopt: dict[str, tuple[RunRecord, Agent]] = {}  # claimed again while a stale driver ran
+        # code_required texts judged here (agentrt._codec._requirement): restorable, or why not
+        self._carried: set[str] = set()
+        self._lacking: dict[str, str] = {}
 
     @property
     def owner(self) -> str:
@@ -448,6 +455,12 @@ class Runtime:
         if live is not None and live.seq == rec.seq:
             live.results[0] = (True, value)
         self._emit("replied", target.run_id, seq=rec.seq)
+        reason = self.lacking_reason(rec.code_required) if target.run_id not in self._drivers else ""
+        if reason:  # recorded; a worker that carries the run's code goes on with it (the store woke it)
+            self.leases.release(target.run_id)
+            self._emit("released", target.run_id, reason=reason, code_required=rec.code_required)
+            self._driver_errors[target.run_id] = IncompatibleBlob(reason)
+            return target.run_id
         self._schedule(target.run_id, explicit=True)
         return target.run_id
 
@@ -503,6 +516,33 @@ class Runtime:
             f"this runtime has no {' / '.join(kinds)} executor, but {sites}. Pass "
             f"Runtime(executors=Executors({', '.join(k + '=...' for k in kinds)}))",
         )
+
+    def lacking_reason(self, code_required: str | None) -> str:
+        """Why this process cannot restore a checkpoint that needs ``code_required`` (a run row's text;
+        see :mod:`agentrt._codec._requirement`), or "" when it can or nothing is recorded.  Judged once
+        per distinct text, with the modules imported now (import the run's agent module first)."""
+        if not code_required or code_required in self._carried:
+            return ""
+        reason = self._lacking.get(code_required)
+        if reason is None:
+            reason = lacking_code(code_required)
+            if reason:
+                self._note_lacking(code_required, reason)
+            else:
+                if len(self._carried) >= _MAX_JUDGED:
+                    self._carried.clear()
+                self._carried.add(code_required)
+        return reason
+
+    def _note_lacking(self, code_required: str, reason: str) -> None:
+        if len(self._lacking) >= _MAX_JUDGED:  # judged again, at the cost of one claim and release each
+            self._lacking.clear()
+        self._lacking[code_required] = reason
+
+    @property
+    def lacking(self) -> list[str]:
+        """The code requirements this process found it cannot meet (a worker's claims pass over them)."""
+        return list(self._lacking)
 
     def runs(self, status: str | None = None, limit: int | None = None) -> list[RunRecord]:
         """The runs in the store, newest first; ``status`` keeps only those with that status."""
@@ -651,10 +691,14 @@ class Runtime:
         except BaseException:
             self.leases.release(run_id)
             raise
-        self.adopt(rec, agent)
+        self.adopt(rec, agent, explicit=explicit)
 
-    def adopt(self, rec: RunRecord, agent: Agent) -> None:
-        """Start a driver for ``rec``, whose lease this runtime holds at ``rec.epoch``."""
+    def adopt(self, rec: RunRecord, agent: Agent, *, explicit: bool = False) -> None:
+        """Start a driver for ``rec``, whose lease this runtime holds at ``rec.epoch``.
+
+        ``explicit``: the caller asked for this run (``resume``, ``reply``, ``start``), so a checkpoint
+        this process cannot restore is an error to report; otherwise (a claim, a local wake-up) the run
+        is released at once for a worker that carries its code."""
         assert self._loop is not None
         run_id = rec.run_id
         live = self._lives.get(run_id)
@@ -668,6 +712,7 @@ class Runtime:
         if live is None:
             live = self._lives[run_id] = LiveRun(run_id, agent)
         live.epoch = rec.epoch
+        live.explicit = live.explicit or explicit
         live.cancel_requested = live.cancel_requested or rec.cancel_requested
         live.deadline = rec.deadline
         self._drivers[run_id] = self._loop.create_task(self._drive(live), name=f"agentrt-run-{run_id}")
@@ -715,7 +760,15 @@ class Runtime:
         run_id = live.run_id
         try:
             if live.machine is None:
-                self._load(live)
+                try:
+                    self._load(live)
+                except IncompatibleBlob as exc:
+                    if live.code_required is None and not live.explicit:
+                        raise  # a claim of a run with no recorded requirement: its lease lapses (no hot loop)
+                    self._release_unrestorable(live, exc)
+                    if live.explicit:  # asked for here: reported, and left for a worker with its code
+                        self._driver_errors[run_id] = exc
+                    return
             while True:
                 if live.lease_lost is not None:
                     raise live.lease_lost
@@ -796,6 +849,15 @@ class Runtime:
             return False
         return self._advance(live, False, error)
 
+    def _release_unrestorable(self, live: LiveRun, exc: IncompatibleBlob) -> None:
+        """A run claimed (or woken here) whose checkpoint this process cannot restore: not a failure
+        of the run nor of this process.  Its lease is given back at once and its code requirement
+        remembered, so this worker's claims pass over it and one that carries its code takes it."""
+        if live.code_required is not None:
+            self._note_lacking(live.code_required, str(exc))
+        self._emit("released", live.run_id, reason=str(exc), code_required=live.code_required)
+        self._evict(live, release=True)
+
     def driver_error(self, run_id: str) -> BaseException | None:
         """The host-side error (store, codec, blob) that stopped driving ``run_id`` here, if any."""
         return self._driver_errors.get(run_id)
@@ -832,6 +894,7 @@ class Runtime:
             live.results = {}
             return
         seq, blob = checkpoint
+        live.code_required = rec.code_required
         live.machine = self._restore_checkpoint(live.run_id, seq, blob)
         live.seq = seq
         live.payload = live.machine.pending
@@ -900,6 +963,7 @@ class Runtime:
             self._finish_failed(live, exc, events)
             return False
         pending = summarize(out)
+        code = code_requirement(blob)
         if live.unjournaled:
             store: Any = self.store  # journals_with_checkpoint: save_checkpoint takes journal=
             store.save_checkpoint(
@@ -911,11 +975,12 @@ class Runtime:
                 events,
                 epoch=live.epoch,
                 journal=live.unjournaled,
+                code_required=code,
             )
             live.unjournaled = []
         else:
             self.store.save_checkpoint(
-                live.run_id, self.owner, live.seq, blob, pending, events, epoch=live.epoch
+                live.run_id, self.owner, live.seq, blob, pending, events, epoch=live.epoch, code_required=code
             )
         self._emit("checkpoint", live.run_id, seq=live.seq, size_bytes=len(blob), request=pending)
         return True

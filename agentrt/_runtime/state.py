@@ -43,6 +43,8 @@ class LiveRun:
     cancel_thrown: bool = False
     deadline: float | None = None  # past it, throw agentrt.DeadlineExceeded at the pending await
     lease_lost: BaseException | None = None  # a write of an in-flight call was fenced off
+    explicit: bool = False  # asked for by name (resume, reply, start): an unrestorable checkpoint is an error
+    code_required: str | None = None  # what its newest checkpoint needs, as the run row says
     # (seq, idx, ok, blob) of tool results already delivered to ``results`` whose journal entry is
     # written by the next checkpoint's transaction (one commit per step; see Dispatcher.journal)
     unjournaled: list[tuple[int, int, bool, bytes]] = attrs.field(factory=list)

@@ -13,6 +13,15 @@ at most ``poll_seconds`` (the slow fallback poll) and never past the next timer.
 A claimed run whose agent this process cannot load (module not importable, an
 executor missing) is left alone with its lease unrenewed: the lease lapses and
 another worker, perhaps one that can, takes it -- a natural backoff, never a hot loop.
+
+A mixed fleet (a rolling deploy: old and new code on one store).  Each run row says what
+code its newest checkpoint needs (``code_required``, see :mod:`agentrt._codec._requirement`).
+The worker judges each distinct requirement it meets once, against the code importable in
+this process -- the same blob format and Python, every suspended function with the same
+digest -- and passes those it lacks to every claim (``claim_runnable(lacking=...)``), so
+the store hands it only runs it can resume.  A run it claims anyway (a requirement it had
+not seen yet) is given back at once, with a ``released`` trace event and no error: the run
+is not failed and its lease does not linger, and a worker that carries its code takes it.
 """
 
 from __future__ import annotations
@@ -36,6 +45,9 @@ logger = logging.getLogger("agentrt.worker")
 
 #: How often a waiting worker thread looks at its stop flag (``wait_for_work`` is cut in slices).
 _SLICE_SECONDS = 0.25
+#: Claims made again at once in one ``claim()`` when some claimed run needed code this worker lacks
+#: (each round learns at least one requirement more, so this only bounds a pathological store).
+_MAX_ROUNDS = 8
 
 
 class Worker:
@@ -79,25 +91,39 @@ class Worker:
                 await self._wait(timeout)
 
     def claim(self) -> list[RunRecord]:
-        """Claim what fits in the free capacity and start driving it."""
+        """Claim what fits in the free capacity and start driving it; returns the runs adopted."""
         rt = self.rt
-        free = rt.concurrency - rt.driving
-        if free <= 0 or rt._closed:
-            return []
-        claimed = rt.store.claim_runnable(rt.owner, rt.lease_seconds, free, limits=rt.agent_limits or None)
-        for rec in claimed:
-            self.claimed += 1
-            try:
-                agent = rt.agent_of(rec)
-                rt.check_executors(agent)
-            except Exception as exc:
-                # Left with its lease unrenewed: it lapses, and another worker may take the run.
-                rt._driver_errors[rec.run_id] = exc
-                rt._emit("driver_error", rec.run_id, error=f"{type(exc).__name__}: {exc}")
-                continue
-            rt._emit("claimed", rec.run_id, status=rec.status, epoch=rec.epoch, seq=rec.seq)
-            rt.adopt(rec, agent)
-        return claimed
+        adopted: list[RunRecord] = []
+        for _ in range(_MAX_ROUNDS):
+            free = rt.concurrency - rt.driving
+            if free <= 0 or rt._closed:
+                break
+            claimed = rt.store.claim_runnable(
+                rt.owner, rt.lease_seconds, free, limits=rt.agent_limits or None, lacking=rt.lacking or None
+            )
+            released = False
+            for rec in claimed:
+                self.claimed += 1
+                try:
+                    agent = rt.agent_of(rec)
+                    rt.check_executors(agent)
+                except Exception as exc:
+                    # Left with its lease unrenewed: it lapses, and another worker may take the run.
+                    rt._driver_errors[rec.run_id] = exc
+                    rt._emit("driver_error", rec.run_id, error=f"{type(exc).__name__}: {exc}")
+                    continue
+                reason = rt.lacking_reason(rec.code_required)  # its agent module is imported now
+                if reason:
+                    rt.leases.release(rec.run_id)
+                    rt._emit("released", rec.run_id, reason=reason, code_required=rec.code_required)
+                    released = True
+                    continue
+                rt._emit("claimed", rec.run_id, status=rec.status, epoch=rec.epoch, seq=rec.seq)
+                rt.adopt(rec, agent)
+                adopted.append(rec)
+            if not released:
+                break
+        return adopted
 
     def _timeout(self) -> float:
         rt = self.rt

@@ -1,8 +1,8 @@
 """The requests an agent hands to the runtime, and the values it gets back.
 
 Every request is plain, frozen, checkpointable data, and awaitable: awaiting it
-is exactly ``await suspend(request)`` (``__await__`` returns the trap's own
-iterator, so no extra frame sits in the suspended chain).  Holding a request in
+is exactly ``await suspend(request)`` (``__await__`` returns the trap generator
+itself, so no extra frame sits in the suspended chain).  Holding a request in
 a local across another await is fine -- it is only data until awaited.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar  # Any: request arguments and answers a
 import attrs
 
 from agentrt._codec._serializable import serializable
-from agentrt.lowlevel import suspend
+from agentrt.lowlevel import _suspend_iterator
 
 __all__ = [
     "Ask",
@@ -36,7 +36,7 @@ class _Awaitable:
     __slots__ = ()
 
     def __await__(self) -> Generator[Any, Any, Any]:
-        return suspend(self).__await__()  # type: ignore[no-any-return]  # the answer is the host's: Any
+        return _suspend_iterator(self)
 
 
 @serializable

@@ -33,13 +33,21 @@ from agentrt._codec._reconstruct import RECONSTRUCTORS, DecodeContext, _apply_ex
 from agentrt._codec._refs import find_module
 from agentrt._codec._scan import check_payload
 from agentrt._frames import abandon, restored_pending
-from agentrt._frames._migrate import FrameMigration, FrameRecord, MigratingFrames, Move, Verdict, plan_move
-from agentrt._upgrade._registry import find_migration
+from agentrt._frames._migrate import (
+    FrameMigration,
+    FrameRecord,
+    MigratingFrames,
+    Move,
+    MovedFrame,
+    Verdict,
+    plan_move,
+)
+from agentrt._upgrade._registry import Migration, find_migration
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 from agentrt.keys import Keyring, project_keyring
-from agentrt.lowlevel import _Trap
+from agentrt.lowlevel import _is_request
 
-__all__ = ["BlobReport", "FrameReport", "judge", "migrate"]
+__all__ = ["BlobReport", "FrameReport", "RestartNeed", "judge", "migrate"]
 
 
 @attrs.frozen
@@ -64,12 +72,27 @@ class FrameReport:
 
 
 @attrs.frozen
+class RestartNeed:
+    """A frame that does not move as it is, for which an ``@agentrt.migrate(..., restart=True)``
+    is registered: ``agentrt upgrade`` looks for an earlier safe point (see ``_restart``)."""
+
+    position: int  # index of its record among the blob's frame records (outermost first)
+    record: FrameRecord
+    identity: CodeIdentity
+    migration: Migration
+    frame: FrameReport
+
+
+@attrs.frozen
 class BlobReport:
     verdict: Verdict
     frames: tuple[FrameReport, ...]
     migrations: dict[int, FrameMigration]  # header index -> how its frames move (changed code only)
     identities: tuple[CodeIdentity, ...]
     new_codes: tuple[types.CodeType | None, ...]
+    restarts: tuple[RestartNeed, ...] = ()  # outermost first
+    records: tuple[FrameRecord | None, ...] = ()  # every frame record, parsed (None: unreadable)
+    at: dict[int, FrameReport] = attrs.field(factory=dict)  # record position -> its frame's report
 
 
 class _Recorder(_Loader):
@@ -147,11 +170,13 @@ def judge(
     resolver: Resolver | None = None,
     migrations: bool = True,
     keys: Sequence[bytes] | None = None,
+    restart_at: tuple[int, Migration] | None = None,
 ) -> BlobReport:
     """Every frame of ``blob`` judged against the new code: by default the code loaded in this process
     (modules in the code table may be imported: they are the application's own); ``resolver`` finds
     it elsewhere (``agentrt check --against`` compiles the files instead).  ``migrations``: consult the
-    ``@agentrt.migrate`` registry."""
+    ``@agentrt.migrate`` registry.  ``restart_at``: ``(position, migration)`` -- the frame record at
+    that position is moved by that migration (a restart's safe point: its locals there are mapped)."""
     identities, raw_records = frame_records(blob, keys)
     if resolver is None:
         allow = frozenset(allow_modules) | {identity.module for identity in identities}
@@ -162,8 +187,10 @@ def judge(
     moves: dict[int, dict[tuple[int, tuple[int, ...]], Move]] = {}
     users: dict[int, Any] = {}
     framed: set[int] = set()
-    for args in raw_records:
-        record = FrameRecord.parse(args)
+    restarts: list[RestartNeed] = []
+    at: dict[int, FrameReport] = {}
+    parsed = [FrameRecord.parse(args) for args in raw_records]
+    for position, record in enumerate(parsed):
         if record is None or not 0 <= record.code_index < len(identities):
             continue
         index = record.code_index
@@ -175,6 +202,7 @@ def judge(
         if new_code is None:
             label = site_ref.label() if site_ref is not None else ""
             frames.append(FrameReport(name, Verdict.BLOCKED, identity.digest, label, why_not))
+            at[position] = frames[-1]
             continue
         new_digest = code_digest(new_code)
         migration = (
@@ -182,8 +210,27 @@ def judge(
             if migrations and new_digest != identity.digest
             else None
         )
+        if restart_at is not None and restart_at[0] == position:
+            migration = restart_at[1]
+        elif migration is not None and migration.restart:
+            move = plan_move(record, identity.digest, new_code, new_digest, False)
+            if move.verdict > Verdict.MIGRATES:  # the frame does not move as it is: restart it
+                report = FrameReport(
+                    name,
+                    move.verdict,
+                    identity.digest,
+                    move.site,
+                    f"{move.reason}; a restart migration is registered: it restarts at an earlier safe point",
+                    new_digest,
+                )
+                frames.append(report)
+                at[position] = report
+                restarts.append(RestartNeed(position, record, identity, migration, report))
+                continue
+            migration = None  # it moves without the restart
         move = plan_move(record, identity.digest, new_code, new_digest, migration is not None)
         frames.append(FrameReport(name, move.verdict, identity.digest, move.site, move.reason, new_digest))
+        at[position] = frames[-1]
         if new_digest != identity.digest:
             moves.setdefault(index, {})[(record.status, record.bound)] = move
             if migration is not None:
@@ -202,7 +249,16 @@ def judge(
         for index, per_frame in moves.items()
     }
     verdict = max((frame.verdict for frame in frames), default=Verdict.UNCHANGED)
-    return BlobReport(verdict, tuple(frames), moved, identities, tuple(code for code, _ in resolved))
+    return BlobReport(
+        verdict,
+        tuple(frames),
+        moved,
+        identities,
+        tuple(code for code, _ in resolved),
+        tuple(restarts),
+        tuple(parsed),
+        at,
+    )
 
 
 def _function_value(identity: CodeIdentity, resolved: tuple[types.CodeType | None, str]) -> list[FrameReport]:
@@ -236,12 +292,14 @@ def migrate(
     *,
     ring: Keyring | None = None,
     bind: tuple[str, str | None, int | None] | None = None,
+    moved: list[MovedFrame] | None = None,
 ) -> bytes:
     """The blob with every changed frame moved to the new code (``report.verdict`` must be migrates).
 
     The blob is verified with ``ring`` (a store's keys; default: the project's, as ``Machine.set``
     does) and the new one signed with its writing key and bound to ``bind`` (default: a checkpoint
-    of no run, as ``Machine.get()`` writes; a store's run: its run id and sequence)."""
+    of no run, as ``Machine.get()`` writes; a store's run: its run id and sequence).  ``moved``
+    receives what each move did (sites, locals mapped, supplied and dropped), outermost first."""
     if report.verdict > Verdict.MIGRATES:
         raise IncompatibleBlob(f"the checkpoint does not migrate: it is {report.verdict.text}")
     ring = ring if ring is not None else _project_ring()
@@ -273,9 +331,10 @@ def migrate(
             f"moving the checkpoint to the new code failed: {type(exc).__name__}: {exc}"
         ) from exc
     ctx.run_after_load()
+    if moved is not None:
+        moved.extend(frames.moved)
     try:
-        trap = restored_pending(coro)
-        if type(trap) is not _Trap:
+        if not _is_request(restored_pending(coro)):
             raise CorruptBlob("the moved chain did not re-suspend on an agentrt suspend()")
         new_blob = _codec.dumps(coro, key=ring.write, bind=bind)
     finally:
@@ -317,7 +376,7 @@ def _prove(blob: bytes, ring: Keyring) -> None:
     """Load the migrated blob the way a resume will, then let it go without running anything."""
     coro = _codec.loads(blob, keys=ring.read)
     try:
-        if type(restored_pending(coro)) is not _Trap:
+        if not _is_request(restored_pending(coro)):
             raise CorruptBlob("the migrated checkpoint does not restore to a suspended agent")
     finally:
         abandon(coro)

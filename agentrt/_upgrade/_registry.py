@@ -4,6 +4,11 @@ A migration is looked up by the *new* function (module and qualname of its
 code), the digest of the *old* code (as ``agentrt upgrade --dry-run`` prints it;
 any prefix of at least 8 hex digits) and, optionally, the old site (its number
 ``#N`` as printed, the site's label, or the source text of its await).
+
+``restart=True`` registers a migration for a frame whose await cannot be moved (it was
+removed, say): ``agentrt upgrade`` then restarts that frame at its last completed step,
+an earlier checkpoint, and the function maps *that* frame's locals (see
+:mod:`agentrt._upgrade._restart`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class Migration:
     from_digest: str
     site: int | str | None
     fn: MigrationFn
+    restart: bool = False
 
     def matches_site(self, ref: SiteRef | None) -> bool:
         if self.site is None:
@@ -62,7 +68,7 @@ def _code_of(function: Any) -> tuple[str, CodeType]:
 
 
 def migrate(
-    function: Any, *, from_digest: str, site: int | str | None = None
+    function: Any, *, from_digest: str, site: int | str | None = None, restart: bool = False
 ) -> Callable[[MigrationFn], MigrationFn]:
     """Register ``def m(old_locals: dict) -> dict`` as the migration of ``function``'s frames that were
     checkpointed with code ``from_digest`` (at ``site``).
@@ -72,6 +78,14 @@ def migrate(
     frame has them).  ``agentrt upgrade --dry-run`` prints ``from_digest`` and ``site``
     for every frame that needs one.  The function stays callable, so it can be tested
     like any code.
+
+    ``restart=True``: when the frame suspended at ``site`` does not move as it is (its await
+    was removed, the value stack changed, a live local is missing), ``agentrt upgrade``
+    restarts it at its last completed step -- the newest earlier checkpoint at which this
+    frame waited at an await the new code has, whose answer is journaled -- and ``m``
+    receives the locals of the frame *at that checkpoint*.  The run goes on from there with
+    that answer; what ran after it is run again by the new code.  The rules (which
+    checkpoints qualify, and what becomes of the requests issued since) are in docs/upgrade.md.
     """
     if not isinstance(from_digest, str) or len(from_digest) < _MIN_DIGEST_CHARS:
         raise ValueError(
@@ -80,12 +94,14 @@ def migrate(
         )
     if site is not None and not isinstance(site, (int, str)):
         raise TypeError(f"@agentrt.migrate(site=...) takes the site number or its text, got {site!r}")
+    if not isinstance(restart, bool):
+        raise TypeError(f"@agentrt.migrate(restart=...) takes True or False, got {restart!r}")
     module, code = _code_of(function)
 
     def register(fn: MigrationFn) -> MigrationFn:
         if not callable(fn):
             raise TypeError(f"@agentrt.migrate decorates a function, got {fn!r}")
-        _MIGRATIONS.append(Migration(module, code.co_qualname, from_digest.lower(), site, fn))
+        _MIGRATIONS.append(Migration(module, code.co_qualname, from_digest.lower(), site, fn, restart))
         return fn
 
     return register

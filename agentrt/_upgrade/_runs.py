@@ -3,10 +3,16 @@
 A moved checkpoint *replaces* the run's newest checkpoint under the same ``seq``:
 results, child runs, timers and tool idempotency keys are all bound to the seq of
 the suspension they answer, and the suspension is still the same one -- only the
-code around it changed.  The move is recorded in the run's history as an
-``upgrade`` event at that seq (``agentrt show`` lists it), with each frame's old
-and new digest, site and verdict.  Nothing else about the run changes: its
-status, pending request and wake-up time are put back as they were.
+code around it changed.  The replaced blob is kept (``Store.replaced_checkpoints``),
+and the move is recorded in the run's history as an ``upgrade`` event at that seq
+(``agentrt show`` lists it, ``agentrt dump`` shows the history, ``agentrt diff ID N N``
+compares the checkpoint before and after), with each frame's old and new digest and
+site, and which locals were carried over, supplied by a migration or dropped.  Nothing
+else about the run changes: its status, pending request and wake-up time stay.
+
+A frame with an ``@agentrt.migrate(..., restart=True)`` that does not move as it is
+restarts at an earlier safe point (:mod:`agentrt._upgrade._restart`): the run gets a
+new checkpoint after its newest one, recorded by an ``upgrade`` event there.
 """
 
 from __future__ import annotations
@@ -17,11 +23,14 @@ from typing import Any  # Any: JSON documents
 
 import attrs
 
-from agentrt._frames._migrate import Verdict
+from agentrt._codec._code_identity import short
+from agentrt._codec._requirement import code_requirement
+from agentrt._frames._migrate import MovedFrame, Verdict
 from agentrt._sdk.agent import load_agent
-from agentrt._upgrade._blob import FrameReport, Resolver, judge, migrate
+from agentrt._upgrade._blob import BlobReport, FrameReport, Resolver, judge, migrate
+from agentrt._upgrade._restart import Restart, plan_restart
 from agentrt.exceptions import AgentrtError, LeaseHeld
-from agentrt.keys import keyring_for_store
+from agentrt.keys import Keyring, keyring_for_store
 from agentrt.stores import Store
 from agentrt.stores.base import RunRecord, make_owner
 
@@ -111,17 +120,21 @@ def _upgrade_run(store: Store, rec: RunRecord, dry_run: bool) -> RunReport:
         return RunReport(
             rec.run_id, Verdict.BLOCKED, f"the agent {rec.agent!r} cannot be loaded: {exc}", (), seq
         )
+    ring = keyring_for_store(store)
     try:
-        report = judge(blob, keys=keyring_for_store(store).read)
+        report = judge(blob, keys=ring.read)
     except AgentrtError as exc:
         return RunReport(rec.run_id, Verdict.BLOCKED, f"checkpoint {seq} cannot be read: {exc}", (), seq)
+    if report.restarts:
+        return _restart_run(store, rec, seq, blob, report, ring, dry_run)
     frames = report.frames
     reason = _run_reason(report.verdict, frames)
     if report.verdict is not Verdict.MIGRATES:
         return RunReport(rec.run_id, report.verdict, reason, frames, seq)
+    moved: list[MovedFrame] = []
     try:
         # a dry run moves it too (in memory): "migrates" is proven
-        new_blob = migrate(blob, report, ring=keyring_for_store(store), bind=("checkpoint", rec.run_id, seq))
+        new_blob = migrate(blob, report, ring=ring, bind=("checkpoint", rec.run_id, seq), moved=moved)
     except Exception as exc:
         return RunReport(
             rec.run_id,
@@ -132,13 +145,103 @@ def _upgrade_run(store: Store, rec: RunRecord, dry_run: bool) -> RunReport:
         )
     if dry_run:
         return RunReport(rec.run_id, Verdict.MIGRATES, reason, frames, seq)
+    data = _record(report, frames, moved, "moved", blob, new_blob)
+    data["message"] = "moved to the new code: " + _moves_text(frames)
     try:
-        _replace(store, rec, seq, blob, new_blob, frames)
+        _write(store, rec, seq, blob, seq, new_blob, data)
     except LeaseHeld as exc:
         return RunReport(
             rec.run_id, Verdict.MIGRATES, f"not applied: another process drives the run ({exc})", frames, seq
         )
     return RunReport(rec.run_id, Verdict.MIGRATES, reason, frames, seq, applied=True)
+
+
+def _restart_run(
+    store: Store, rec: RunRecord, seq: int, blob: bytes, report: BlobReport, ring: Keyring, dry_run: bool
+) -> RunReport:
+    need = report.restarts[0]
+    try:
+        plan = plan_restart(store, rec.run_id, seq, report, ring)
+    except AgentrtError as exc:
+        plan = f"an earlier checkpoint cannot be read: {exc}"
+    if isinstance(plan, str):
+        frames = tuple(
+            attrs.evolve(f, verdict=Verdict.BLOCKED, reason=f"{f.reason}; {plan}") if f is need.frame else f
+            for f in report.frames
+        )
+        return RunReport(rec.run_id, Verdict.BLOCKED, f"{need.frame.function}: {plan}", frames, seq)
+    how = _restart_text(plan)
+    frames = tuple(
+        attrs.evolve(f, verdict=Verdict.MIGRATES, reason=how) if f is need.frame else f for f in report.frames
+    )
+    reason = f"{need.frame.function}: {how}"
+    if dry_run:
+        return RunReport(rec.run_id, Verdict.MIGRATES, reason, frames, seq)
+    data = _record(plan.report, plan.report.frames, list(plan.moved), "restarted", blob, plan.blob)
+    data.update(
+        {
+            "message": f"restarted {need.frame.function}: {how}",
+            "restart": {
+                "function": need.frame.function,
+                "from_seq": seq,
+                "from_site": need.frame.site,
+                "safe_point": plan.safe_point,
+                "site": plan.site,
+                "new_site": plan.new_site,
+                "withdrawn": list(plan.withdrawn),
+            },
+        }
+    )
+    try:
+        _write(store, rec, seq, blob, plan.seq, plan.blob, data, plan)
+    except LeaseHeld as exc:
+        return RunReport(
+            rec.run_id, Verdict.MIGRATES, f"not applied: another process drives the run ({exc})", frames, seq
+        )
+    return RunReport(rec.run_id, Verdict.MIGRATES, reason, frames, seq, applied=True)
+
+
+def _restart_text(plan: Restart) -> str:
+    asked = ", ".join(f"seq {w['seq']} ({(w['request'] or {}).get('kind', '?')})" for w in plan.withdrawn)
+    return (
+        f"restarts at checkpoint {plan.safe_point}, its last completed step ({plan.site} -> "
+        f"{plan.new_site or 'the same await'} in the new code), as checkpoint {plan.seq}; "
+        + (f"withdraws what it asked since: {asked}" if asked else "nothing was asked since")
+    )
+
+
+def _record(
+    report: BlobReport,
+    frames: tuple[FrameReport, ...],
+    moved: list[MovedFrame],
+    how: str,
+    old_blob: bytes,
+    new_blob: bytes,
+) -> dict[str, Any]:
+    """The ``upgrade`` event's data: what moved, how, and the blob it replaced."""
+    digests = {f"{i.module}:{i.qualname}": i.digest for i in report.identities}
+    moves = []
+    for move in moved:
+        old_digest = digests.get(move.function, "")
+        new_digest = next((f.new_digest for f in frames if f.function == move.function and f.new_digest), "")
+        moves.append({**move.as_json(), "old_digest": old_digest, "new_digest": new_digest})
+    return {
+        "how": how,
+        "frames": [
+            {**frame.as_json(), "new_digest": frame.new_digest}
+            for frame in frames
+            if frame.verdict is not Verdict.UNCHANGED
+        ],
+        "moves": moves,
+        "old_blob_sha256": hashlib.sha256(old_blob).hexdigest(),
+        "old_size_bytes": len(old_blob),
+        "size_bytes": len(new_blob),
+    }
+
+
+def _moves_text(frames: tuple[FrameReport, ...]) -> str:
+    changed = [f for f in frames if f.verdict is not Verdict.UNCHANGED]
+    return "; ".join(f"{f.function} {short(f.digest)} -> {short(f.new_digest)}" for f in changed)
 
 
 def _run_reason(verdict: Verdict, frames: tuple[FrameReport, ...]) -> str:
@@ -148,32 +251,38 @@ def _run_reason(verdict: Verdict, frames: tuple[FrameReport, ...]) -> str:
     return "; ".join(f"{frame.function}: {frame.reason}" for frame in worst)
 
 
-def _replace(
-    store: Store, rec: RunRecord, seq: int, old_blob: bytes, new_blob: bytes, frames: tuple[FrameReport, ...]
+def _write(
+    store: Store,
+    rec: RunRecord,
+    seq: int,
+    old_blob: bytes,
+    new_seq: int,
+    new_blob: bytes,
+    data: dict[str, Any],
+    restart: Restart | None = None,
 ) -> None:
+    """Write the moved checkpoint under the run's lease, if the run is still where it was judged."""
     owner = make_owner()
-    store.acquire_lease(rec.run_id, owner, _LEASE_SECONDS)
+    lease = store.acquire_lease(rec.run_id, owner, _LEASE_SECONDS)
     try:
         current = store.latest_checkpoint(rec.run_id)
         if current is None or current[0] != seq or current[1] != old_blob:
             raise LeaseHeld(rec.run_id, "a process that checkpointed the run meanwhile", 0.0)
-        fresh = store.get_run(rec.run_id) or rec
-        pending = next((c.pending for c in store.list_checkpoints(rec.run_id) if c.seq == seq), fresh.pending)
-        n = 1 + max((e.n for e in store.list_events(rec.run_id) if e.seq == seq), default=-1)
-        data = {
-            "frames": [
-                {**frame.as_json(), "new_digest": frame.new_digest}
-                for frame in frames
-                if frame.verdict is not Verdict.UNCHANGED
-            ],
-            "old_blob_sha256": hashlib.sha256(old_blob).hexdigest(),
-            "old_size_bytes": len(old_blob),
-            "size_bytes": len(new_blob),
-        }
-        store.save_checkpoint(
-            rec.run_id, owner, seq, new_blob, pending, [(seq, n, UPGRADE_EVENT, "info", data)]
+        if restart is not None:
+            pending, journal = restart.pending, restart.journal
+        else:
+            kept = next((c.pending for c in store.list_checkpoints(rec.run_id) if c.seq == seq), None)
+            pending, journal = (kept if kept is not None else rec.pending), ()
+        store.rewrite_checkpoint(
+            rec.run_id,
+            owner,
+            new_seq,
+            new_blob,
+            pending,
+            (UPGRADE_EVENT, "info", data),
+            journal=journal,
+            code_required=code_requirement(new_blob),
+            epoch=lease.epoch,
         )
-        if fresh.status == "waiting":  # save_checkpoint marks the run running; put it back
-            store.set_waiting(rec.run_id, owner, fresh.waiting_on or "", fresh.wake_at, [])
     finally:
         store.release_lease(rec.run_id, owner)

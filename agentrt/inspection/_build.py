@@ -24,6 +24,7 @@ from agentrt._frames._capture import FINISHED, NOT_STARTED, FrameState, Kind, ca
 from agentrt._frames._liveness import SiteKind
 from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
 from agentrt._frames._stack import describe_slots
+from agentrt._frames._trap import is_stored_trap, is_trap, trap_payload
 from agentrt.exceptions import IncompatibleBlob
 from agentrt.inspection._model import (
     CodeEntry,
@@ -37,7 +38,7 @@ from agentrt.inspection._model import (
 )
 from agentrt.inspection._values import Limits, ValueRenderer, ValueView, iterator_position, type_name
 from agentrt.keys import Keyring, project_keyring
-from agentrt.lowlevel import _Trap
+from agentrt.lowlevel import _Trap as _Trap  # a blob names the stored trap agentrt.lowlevel:_Trap
 
 __all__ = ["dump_blob", "dump_chain", "header_view"]
 
@@ -145,8 +146,8 @@ def dump_chain(obj: object, source: Source | None = None, *, limits: Limits | No
         delegate = _delegate(state)
         if delegate is _NO_PENDING:
             break
-        if type(delegate) is _Trap:
-            pending = delegate.payload
+        if _is_trap(delegate):
+            pending = trap_payload(delegate)
             break
         if not isinstance(delegate, FRAME_TYPES):
             awaiting_other = delegate
@@ -239,7 +240,12 @@ def _renderer(table: _FrameTable, limits: Limits | None) -> ValueRenderer:
                 return f"<next step of {table.ref(child, where)[1:-1]}>"
         return None
 
-    return ValueRenderer(table.ref, lambda obj: type(obj) is _Trap, limits, special)
+    return ValueRenderer(table.ref, _is_trap, limits, special)
+
+
+def _is_trap(obj: object) -> bool:
+    """A ``suspend()`` trap: live (a generator that has not finished) or as a blob stores it."""
+    return is_stored_trap(obj) or (is_trap(obj) and obj.gi_frame is not None)  # type: ignore[attr-defined]  # is_trap(): a generator
 
 
 def _describe_object(obj: object) -> str:
@@ -284,7 +290,7 @@ def _held_awaiting(state: FrameState | None, table: _FrameTable) -> str | None:
     delegate = _delegate(state)
     if delegate is _NO_PENDING:
         return None
-    if type(delegate) is _Trap:
+    if _is_trap(delegate):
         return "a suspend() trap"
     if isinstance(delegate, FRAME_TYPES):
         return f"frame {table.index[id(delegate)]}" if id(delegate) in table.index else None

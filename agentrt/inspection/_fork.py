@@ -98,7 +98,11 @@ def fork_run(store: Store, run_id: str, seq: int, new_run_id: str | None = None)
                 "from_seq": seq,
             },
         )
-        store.save_checkpoint(new_id, owner, seq, new_blob, pending, [event])
+        from agentrt._codec._requirement import code_requirement
+
+        store.save_checkpoint(
+            new_id, owner, seq, new_blob, pending, [event], code_required=code_requirement(new_blob)
+        )
         status = "running"
         if isinstance(pending, dict) and pending.get("kind") == "ask":
             store.set_waiting(new_id, owner, "reply", None, [])

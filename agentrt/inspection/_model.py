@@ -22,6 +22,8 @@ __all__ = [
     "Source",
     "SourceLine",
     "StackEntry",
+    "UpgradeFrame",
+    "UpgradeView",
     "Variable",
 ]
 
@@ -120,6 +122,34 @@ class FrameView:
 
 
 @attrs.frozen
+class UpgradeFrame:
+    """One frame an upgrade moved: from which code and site to which, and what became of its locals."""
+
+    function: str  # module:qualname
+    old_digest: str
+    new_digest: str
+    old_site: str
+    new_site: str
+    mapped: tuple[str, ...] = ()  # carried over by name
+    supplied: tuple[str, ...] = ()  # returned by the migration
+    dropped: tuple[str, ...] = ()  # not kept by the new code
+
+
+@attrs.frozen
+class UpgradeView:
+    """One ``agentrt upgrade`` of a run, from its ``upgrade`` event."""
+
+    seq: int  # the checkpoint it wrote (replaced, or added by a restart)
+    n: int
+    at: float
+    how: str  # "moved" (the checkpoint replaced under its seq) or "restarted" (a new checkpoint)
+    frames: tuple[UpgradeFrame, ...]
+    kept_blob: bool = False  # the replaced blob is kept: ``agentrt diff RUN SEQ SEQ`` compares them
+    #: a restart: {"function", "from_seq", "from_site", "safe_point", "site", "new_site", "withdrawn"}
+    restart: dict[str, Any] | None = None
+
+
+@attrs.frozen
 class Dump:
     """A whole checkpoint (or live chain), outermost frame first."""
 
@@ -130,6 +160,7 @@ class Dump:
     pending: ValueView | None = None
     pending_summary: Any = None  # the runtime's JSON summary of a request, when it is one
     value: ValueView | None = None  # a blob that holds a plain value instead of a chain
+    upgrades: tuple[UpgradeView, ...] = ()  # the run's upgrade history (a dump of a run's checkpoint)
 
     @property
     def chain(self) -> tuple[FrameView, ...]:

@@ -7,10 +7,10 @@ import inspect
 from typing import Any  # Any: JSON documents; code objects of any frame
 
 from agentrt._frames._stack import InstrRef
-from agentrt.inspection._model import Dump, FrameView, HeaderView, StackEntry, Variable
+from agentrt.inspection._model import Dump, FrameView, HeaderView, StackEntry, UpgradeView, Variable
 from agentrt.inspection._values import ValueView
 
-__all__ = ["DUMP_SCHEMA_VERSION", "disassembly", "render_text", "to_json"]
+__all__ = ["DUMP_SCHEMA_VERSION", "disassembly", "render_text", "to_json", "upgrade_json"]
 
 #: Bumped when a key of the JSON dump changes meaning or disappears (new keys may appear).
 DUMP_SCHEMA_VERSION = 1
@@ -29,6 +29,8 @@ def render_text(dump: Dump, *, disasm: bool = False) -> str:
         out.append(f"agent: {dump.source.agent}")
     if dump.header is not None:
         out.extend(_header_lines(dump.header))
+    if dump.upgrades:
+        out.extend(_upgrade_lines(dump.upgrades, dump.source.run_id))
     if dump.frames is None:
         out.append("")
         out.append(f"frames cannot be shown: {dump.frames_error}")
@@ -56,6 +58,46 @@ def _header_lines(header: HeaderView) -> list[str]:
         lines.append(f"  [{n}] {code.module}:{code.qualname}  digest {code.digest}")
     if not header.codes:
         lines.append("  (empty)")
+    return lines
+
+
+def _upgrade_lines(upgrades: tuple[UpgradeView, ...], run_id: str | None) -> list[str]:
+    """The run's upgrade history: which frames moved, from which code and site to which, and how."""
+    lines = [f"upgrades ({len(upgrades)}, recorded by agentrt upgrade):"]
+    for u in upgrades:
+        if u.how == "restarted" and u.restart is not None:
+            r = u.restart
+            lines.append(
+                f"  checkpoint {u.seq}: restarted {r.get('function')} at checkpoint {r.get('safe_point')} "
+                f"(it waited at {r.get('from_site')} in checkpoint {r.get('from_seq')}, "
+                "an await the new code does not have)"
+            )
+            withdrawn = [
+                f"seq {w.get('seq')} ({(w.get('request') or {}).get('kind', '?')})"
+                for w in r.get("withdrawn", ())
+            ]
+            if withdrawn:
+                lines.append(f"    withdrawn: {', '.join(withdrawn)}")
+        else:
+            diff = (
+                f"; before and after: agentrt diff {run_id} {u.seq} {u.seq}" if u.kept_blob and run_id else ""
+            )
+            lines.append(f"  checkpoint {u.seq}: moved to the new code{diff}")
+        for f in u.frames:
+            lines.append(f"    {f.function}  {f.old_digest[:8] or '?'} -> {f.new_digest[:8] or '?'}")
+            if f.old_site or f.new_site:
+                lines.append(f"      site {f.old_site or '-'} -> {f.new_site or '-'}")
+            how = [
+                f"{label} {', '.join(names)}"
+                for label, names in (
+                    ("carried", f.mapped),
+                    ("supplied by the migration", f.supplied),
+                    ("dropped", f.dropped),
+                )
+                if names
+            ]
+            if how:
+                lines.append(f"      locals: {'; '.join(how)}")
     return lines
 
 
@@ -181,7 +223,7 @@ def _disasm_data(code: Any, yield_offset_bytes: int) -> list[dict[str, Any]]:
 def to_json(dump: Dump, *, disasm: bool = False) -> dict[str, Any]:
     """The dump as JSON data.  Keys are stable (see ``DUMP_SCHEMA_VERSION``)."""
     source = dump.source
-    return {
+    data: dict[str, Any] = {
         "schema": DUMP_SCHEMA_VERSION,
         "source": {
             "kind": source.kind,
@@ -198,6 +240,9 @@ def to_json(dump: Dump, *, disasm: bool = False) -> dict[str, Any]:
         "pending_summary": dump.pending_summary,
         "value": _value_json(dump.value),
     }
+    if source.kind == "run":  # a run's checkpoint: the run's upgrade history (agentrt upgrade)
+        data["upgrades"] = [upgrade_json(u) for u in dump.upgrades]
+    return data
 
 
 def _header_json(header: HeaderView | None) -> dict[str, Any] | None:
@@ -276,3 +321,30 @@ def _frame_json(frame: FrameView, disasm: bool) -> dict[str, Any]:
             else []
         )
     return data
+
+
+def upgrade_json(u: UpgradeView) -> dict[str, Any]:
+    """One upgrade of the run's history as JSON (``agentrt dump --json``, ``agentrt diff ID N N --json``)."""
+    return {
+        "seq": u.seq,
+        "n": u.n,
+        "at": u.at,
+        "how": u.how,
+        "kept_blob": u.kept_blob,
+        "restart": u.restart,
+        "frames": [
+            {
+                "function": f.function,
+                "old_digest": f.old_digest,
+                "new_digest": f.new_digest,
+                "old_site": f.old_site,
+                "new_site": f.new_site,
+                "locals": {
+                    "mapped": list(f.mapped),
+                    "supplied": list(f.supplied),
+                    "dropped": list(f.dropped),
+                },
+            }
+            for f in u.frames
+        ],
+    }

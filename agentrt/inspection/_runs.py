@@ -64,8 +64,9 @@ def dump_run(
     """The frame dump of checkpoint ``seq`` (None: the newest) of ``run_id`` in ``store``.
 
     The agent's module is imported first so its code can be resolved; when that fails the
-    dump still shows the header, and says why the frames cannot be shown.  Raises
-    ``RunNotFound`` / ``CheckpointNotFound``.
+    dump still shows the header, and says why the frames cannot be shown.  The dump carries
+    the run's upgrade history (``agentrt upgrade``'s records).  Raises ``RunNotFound`` /
+    ``CheckpointNotFound``.
     """
     from agentrt.inspection._build import dump_blob
     from agentrt.inspection._model import Source
@@ -86,8 +87,10 @@ def dump_run(
         keyring=keyring_for_store(store),
         bind=("checkpoint", run_id, seq),
     )
-    if import_error and dump.frames is None:
-        import attrs
+    import attrs
 
+    from agentrt.inspection._upgrades import upgrade_history
+
+    if import_error and dump.frames is None:
         dump = attrs.evolve(dump, frames_error=f"{import_error} ({dump.frames_error})")
-    return dump
+    return attrs.evolve(dump, upgrades=upgrade_history(store, run_id))

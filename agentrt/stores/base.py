@@ -32,6 +32,18 @@ Per-agent limits (``claim_runnable(limits=...)``): a claim takes no run of an ag
 that already has ``limits[agent]`` runs driven (a live lease) anywhere in the store.
 Claims that may take such runs are serialized (SQLite's write lock; an advisory lock
 per limited agent on PostgreSQL), so racing workers cannot both take the last slot.
+
+Code a run needs (``claim_runnable(lacking=...)``).  Each checkpoint write records on the run
+row what code its checkpoint needs to restore (``RunRecord.code_required``: one canonical text,
+the Python minor and every ``module:qualname`` with its bytecode digest; see
+:mod:`agentrt._codec._requirement`).  A worker passes the texts it has found it cannot meet, and
+the claim passes over those runs, so old and new workers share one store during a rolling
+deploy.  A run with no text (queued, or checkpointed before this was recorded) is claimed by any.
+
+``rewrite_checkpoint`` is ``agentrt upgrade``'s write: a checkpoint moved to new code replaces
+the newest one under its seq, and the blob it replaces is kept (``replaced_checkpoints``), so
+``agentrt diff`` can compare the two; or a run restarted at an earlier safe point continues
+from a new checkpoint after every existing one.
 """
 
 from __future__ import annotations
@@ -40,7 +52,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable  # Any: input and output are user values
 
 import attrs
@@ -61,6 +73,7 @@ __all__ = [
     "EventRecord",
     "LeaseLost",
     "NewRun",
+    "ReplacedCheckpoint",
     "RunRecord",
     "Store",
     "StoreCorrupt",
@@ -71,6 +84,7 @@ __all__ = [
     "StreamEvent",
     "add_usage",
     "check_limits",
+    "claim_within_limits",
     "is_answered",
     "lease_lost",
     "make_owner",
@@ -148,6 +162,8 @@ class RunRecord:
     cancel_requested: bool = False
     #: Past this time (``time.time()`` seconds) the run is cancelled (``agentrt.DeadlineExceeded``).
     deadline: float | None = None
+    #: What code the newest checkpoint needs to restore (see the module docstring); None: unknown.
+    code_required: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -174,6 +190,17 @@ class CheckpointInfo:
     size_bytes: int
     created_at: float
     pending: Any
+
+
+@attrs.frozen
+class ReplacedCheckpoint:
+    """A checkpoint blob that ``agentrt upgrade`` replaced by its move to new code (kept for ``diff``):
+    checkpoint ``seq`` as it was before the upgrade recorded by the event ``(seq, n)``."""
+
+    seq: int
+    n: int
+    blob: bytes
+    created_at: float
 
 
 @attrs.frozen
@@ -230,12 +257,14 @@ class Store(Protocol):
         *,
         agents: list[str] | None = None,
         limits: Mapping[str, int] | None = None,
+        lacking: Collection[str] | None = None,
     ) -> list[RunRecord]:
         """Atomically lease up to ``limit`` runnable runs (see the module docstring) to ``owner``,
         highest priority first, then oldest; each claim bumps the run's epoch (and a ``queued``
         run becomes ``running``).  Two claimers
         never get the same run.  ``agents``: only runs of these agent specs.  ``limits``: agent
-        spec -> how many of its runs may be driven at once across every process of the store."""
+        spec -> how many of its runs may be driven at once across every process of the store.
+        ``lacking``: ``code_required`` texts the claimer cannot meet; runs needing one are passed over."""
         ...
 
     def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:
@@ -268,7 +297,40 @@ class Store(Protocol):
         events: list[EventRow],
         *,
         epoch: int | None = None,
-    ) -> None: ...
+        code_required: str | None = None,
+    ) -> None:
+        """Store checkpoint ``seq`` (fenced) and make it the run's newest; ``code_required`` is what
+        restoring it needs (the run row keeps the newest checkpoint's; None: unknown)."""
+        ...
+
+    def rewrite_checkpoint(
+        self,
+        run_id: str,
+        owner: str,
+        seq: int,
+        blob: bytes,
+        pending: Any,
+        event: tuple[str, str | None, Any],
+        *,
+        journal: Sequence[tuple[int, bool, bytes]] = (),
+        code_required: str | None = None,
+        epoch: int | None = None,
+    ) -> int:
+        """``agentrt upgrade``'s write, in one fenced transaction; returns the ``n`` of ``event``
+        (``(kind, level, data)``, recorded at ``seq`` after the events already there).
+
+        When ``seq`` is the run's newest checkpoint (a move to new code), ``blob`` replaces it and the
+        replaced blob is kept (:meth:`replaced_checkpoints`); the run's status, pending request and
+        wake-up are left as they are.  When ``seq`` is newer than every checkpoint (a restart at an
+        earlier safe point), it is a new checkpoint: ``journal`` (``(idx, ok, blob)``) is journaled at
+        ``seq`` and the run becomes ``running`` at ``seq`` with ``pending``, so a worker continues it
+        once ``owner`` releases it.  Any other ``seq`` is a :class:`StoreError`."""
+        ...
+
+    def replaced_checkpoints(self, run_id: str) -> list[ReplacedCheckpoint]:
+        """The blobs ``rewrite_checkpoint`` replaced, oldest first (pruned with their checkpoint)."""
+        ...
+
     def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None: ...
     def get_checkpoint(self, run_id: str, seq: int) -> bytes | None: ...
     def list_checkpoints(self, run_id: str) -> list[CheckpointInfo]: ...
@@ -427,6 +489,30 @@ def take_within_limits(
             used[agent] = used.get(agent, 0) + 1
         taken.append(run_id)
     return taken, used
+
+
+def claim_within_limits(
+    runnable: Callable[[set[str], list[str], int], list[tuple[str, str]]],
+    driven: Mapping[str, int],
+    limits: Mapping[str, int],
+    limit: int,
+) -> list[str]:
+    """The run ids a claim takes, up to ``limit``, when ``driven`` runs of each limited agent are
+    driven already: ``runnable(full, skip, want)`` is the store's query -- up to ``want`` runnable
+    ``(run_id, agent)``, best first, of no agent in ``full`` and no run in ``skip``.  The query is
+    made again only when a limit passed over some candidates and filled up meanwhile."""
+    full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap}
+    ids: list[str] = []
+    while len(ids) < limit:
+        want = limit - len(ids)
+        candidates = runnable(full, ids, want)
+        taken, driven = take_within_limits(candidates, driven, limits, want)
+        ids += taken
+        newly_full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap} - full
+        if len(candidates) < want or not newly_full:
+            break
+        full |= newly_full
+    return ids
 
 
 def check_limits(limits: Mapping[str, int] | None) -> dict[str, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any  # Any: a run's input, output and pending are JSON or user values
 
 import attrs
@@ -22,7 +22,9 @@ from agentrt.stores.base import (
     EventRecord,
     EventRow,
     NewRun,
+    ReplacedCheckpoint,
     RunRecord,
+    StoreError,
     StreamEvent,
     add_usage,
     is_answered,
@@ -43,6 +45,7 @@ class MemoryStore:
         self._work = threading.Condition(self._lock)
         self._runs: dict[str, RunRecord] = {}
         self._checkpoints: dict[str, dict[int, tuple[bytes, Any, float]]] = {}
+        self._replaced: dict[str, list[ReplacedCheckpoint]] = {}
         self._results: dict[tuple[str, int], dict[int, tuple[bool, bytes]]] = {}
         self._events: dict[str, dict[tuple[int, int], EventRecord]] = {}
         self._children: dict[str, list[str]] = {}
@@ -126,14 +129,17 @@ class MemoryStore:
         *,
         agents: list[str] | None = None,
         limits: Mapping[str, int] | None = None,
+        lacking: Collection[str] | None = None,
     ) -> list[RunRecord]:
         with self._lock:
             now = time.time()
+            skip_code = set(lacking or ())
             candidates = [
                 r
                 for r in self._runs.values()
                 if (_runnable(r, now) or self._undelivered_child(r, now))
                 and (agents is None or r.agent in agents)
+                and (r.code_required is None or r.code_required not in skip_code)
             ]
             candidates.sort(key=lambda r: (-r.priority, r.created_at))
             limits = limits or {}
@@ -251,6 +257,7 @@ class MemoryStore:
         events: list[EventRow],
         *,
         epoch: int | None = None,
+        code_required: str | None = None,
     ) -> None:
         with self._lock:
             rec = self._owned(run_id, owner, epoch)
@@ -259,12 +266,73 @@ class MemoryStore:
             cps[seq] = (bytes(blob), pending, now)
             self._add_events(run_id, events, now)
             self._runs[run_id] = attrs.evolve(
-                rec, seq=seq, pending=pending, status="running", waiting_on=None, wake_at=None, updated_at=now
+                rec,
+                seq=seq,
+                pending=pending,
+                status="running",
+                waiting_on=None,
+                wake_at=None,
+                updated_at=now,
+                code_required=code_required,
             )
             if self.retention is not None:
-                for old in [s for s in cps if s <= seq - self.retention]:
+                cutoff = seq - self.retention
+                for old in [s for s in cps if s <= cutoff]:
                     del cps[old]
                     self._results.pop((run_id, old), None)
+                if run_id in self._replaced:
+                    self._replaced[run_id] = [r for r in self._replaced[run_id] if r.seq > cutoff]
+
+    def rewrite_checkpoint(
+        self,
+        run_id: str,
+        owner: str,
+        seq: int,
+        blob: bytes,
+        pending: Any,
+        event: tuple[str, str | None, Any],
+        *,
+        journal: Sequence[tuple[int, bool, bytes]] = (),
+        code_required: str | None = None,
+        epoch: int | None = None,
+    ) -> int:
+        with self._lock:
+            rec = self._owned(run_id, owner, epoch)
+            now = time.time()
+            cps = self._checkpoints.setdefault(run_id, {})
+            newest = max(cps, default=None)
+            n = 1 + max((n for s, n in self._events.get(run_id, {}) if s == seq), default=-1)
+            if newest is not None and seq == newest:
+                old_blob, _pending, created = cps[seq]
+                self._replaced.setdefault(run_id, []).append(ReplacedCheckpoint(seq, n, old_blob, created))
+                cps[seq] = (bytes(blob), pending, created)
+                rec = attrs.evolve(rec, code_required=code_required)
+            elif newest is None or seq > newest:
+                slot = self._results.setdefault((run_id, seq), {})
+                for idx, ok, r_blob in journal:
+                    slot.setdefault(idx, (ok, bytes(r_blob)))
+                cps[seq] = (bytes(blob), pending, now)
+                rec = attrs.evolve(
+                    rec,
+                    seq=seq,
+                    pending=pending,
+                    status="running",
+                    waiting_on=None,
+                    wake_at=None,
+                    updated_at=now,
+                    code_required=code_required,
+                )
+            else:
+                raise StoreError(
+                    f"store {self.location}: run {run_id!r} has checkpoints up to {newest}; an upgrade "
+                    f"rewrites the newest one or adds one after it, not checkpoint {seq}"
+                )
+            self._runs[run_id] = rec
+            self._add_events(run_id, [(seq, n, *event)], now)
+            return n
+
+    def replaced_checkpoints(self, run_id: str) -> list[ReplacedCheckpoint]:
+        return sorted(self._replaced.get(run_id, []), key=lambda r: (r.seq, r.n))
 
     def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None:
         cps = self._checkpoints.get(run_id)

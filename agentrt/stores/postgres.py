@@ -33,7 +33,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar  # Any: psycopg rows and connections; JSON columns
 
@@ -44,18 +44,19 @@ from agentrt.stores.base import (
     EventRecord,
     EventRow,
     NewRun,
+    ReplacedCheckpoint,
     RunRecord,
     StoreError,
     StoreNotFound,
     StoreSchemaTooNew,
     StreamEvent,
     add_usage,
+    claim_within_limits,
     is_answered,
     lease_lost,
     owner_is_dead,
     prune_due,
     require_blob_key,
-    take_within_limits,
 )
 from agentrt.stores.sqlite import _HOST_PREFIX, _RUN_COLUMNS, SqliteStore, _dumps, _loads
 
@@ -151,6 +152,19 @@ MIGRATIONS: list[str] = [
     # 2 -> 3: per-run deadlines
     """
     ALTER TABLE agentrt_runs ADD COLUMN deadline DOUBLE PRECISION;
+    """,
+    # 3 -> 4: the code each run's newest checkpoint needs (claims of a mixed fleet), and the
+    # checkpoint blobs agentrt upgrade replaced (agentrt diff compares them with the moved ones)
+    """
+    ALTER TABLE agentrt_runs ADD COLUMN code_required TEXT;
+    CREATE TABLE agentrt_replaced_checkpoints (
+        run_id     TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        n          INTEGER NOT NULL,
+        blob       BYTEA NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (run_id, seq, n)
+    );
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -290,6 +304,18 @@ class PostgresStore:
             rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
             return rows
 
+    def _schema_version(self, conn: Any) -> int:
+        """The store's schema version (0: none yet); :class:`StoreSchemaTooNew` when a newer agentrt
+        wrote it, which this one must not read or write."""
+        row = conn.execute("SELECT value FROM agentrt_meta WHERE key = 'schema_version'").fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise StoreSchemaTooNew(
+                f"store {self.location} has schema version {version}, written by a newer agentrt; this "
+                f"agentrt understands up to version {SCHEMA_VERSION}. Upgrade agentrt in this process."
+            )
+        return version
+
     @_translate
     def _migrate(self) -> None:
         with self._tx() as conn:
@@ -297,13 +323,7 @@ class PostgresStore:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS agentrt_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
             )
-            row = conn.execute("SELECT value FROM agentrt_meta WHERE key = 'schema_version'").fetchone()
-            version = int(row[0]) if row else 0
-            if version > SCHEMA_VERSION:
-                raise StoreSchemaTooNew(
-                    f"store {self.location} has schema version {version}, written by a newer agentrt; this "
-                    f"agentrt understands up to version {SCHEMA_VERSION}. Upgrade agentrt on this worker."
-                )
+            version = self._schema_version(conn)
             for target in range(version, SCHEMA_VERSION):
                 conn.execute(MIGRATIONS[target])
             if version < SCHEMA_VERSION:
@@ -325,13 +345,7 @@ class PostgresStore:
                     f"no such store: the database {self.location} has no agentrt tables; it was left "
                     "unchanged. Check the URL; a store is made when it is first opened for writing"
                 )
-            row = conn.execute("SELECT value FROM agentrt_meta WHERE key = 'schema_version'").fetchone()
-        version = int(row[0]) if row else 0
-        if version > SCHEMA_VERSION:
-            raise StoreSchemaTooNew(
-                f"store {self.location} has schema version {version}, written by a newer agentrt; this "
-                f"agentrt understands up to version {SCHEMA_VERSION}. Upgrade agentrt here."
-            )
+            version = self._schema_version(conn)
         if version < SCHEMA_VERSION:
             raise StoreError(
                 f"store {self.location} has schema version {version}, from an older agentrt (this one uses "
@@ -339,9 +353,10 @@ class PostgresStore:
                 "store (agentrt resume, worker, serve) migrates it first"
             )
 
+    @_translate
     def schema_version(self) -> int:
-        rows = self._q("SELECT value FROM agentrt_meta WHERE key = 'schema_version'")
-        return int(rows[0][0]) if rows else 0
+        with self._pool.connection() as conn:
+            return self._schema_version(conn)
 
     @staticmethod
     def _notify(conn: Any) -> None:
@@ -451,25 +466,22 @@ class PostgresStore:
         *,
         agents: list[str] | None = None,
         limits: Mapping[str, int] | None = None,
+        lacking: Collection[str] | None = None,
     ) -> list[RunRecord]:
         if limit <= 0 or agents == []:
             return []
         now = time.time()
         limits = limits or {}
+        skip_code = sorted(set(lacking or ()))
         with self._tx() as conn:
             dead = self._dead_local_owners(conn, now)
             driven = self._driven(conn, limits, dead, now) if limits else {}
-            full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap}
-            ids: list[str] = []
-            while len(ids) < limit:  # again only when a limit passed over some candidates
-                want = limit - len(ids)
-                candidates = self._runnable(conn, now, dead, agents, full, ids, want)
-                taken, driven = take_within_limits(candidates, driven, limits, want)
-                ids += taken
-                newly_full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap} - full
-                if len(candidates) < want or not newly_full:
-                    break
-                full |= newly_full
+            ids = claim_within_limits(
+                lambda full, skip, want: self._runnable(conn, now, dead, agents, full, skip, want, skip_code),
+                driven,
+                limits,
+                limit,
+            )
             if not ids:
                 return []
             rows = conn.execute(
@@ -490,10 +502,12 @@ class PostgresStore:
         full: set[str],
         skip: list[str],
         limit: int,
+        lacking: list[str],
     ) -> list[tuple[str, str]]:
         """``(run_id, agent)`` of up to ``limit`` runnable runs, best first, locked (``SKIP LOCKED``:
         racing claimers pass over each other's rows).  Runnable also: a parent parked on a sub-run
-        that finished while its outcome was never journaled for the parent."""
+        that finished while its outcome was never journaled for the parent.  ``lacking``: code the
+        claimer cannot restore (its runs are passed over)."""
         where = (
             f"status IN {_UNFINISHED} "
             "AND (lease_owner IS NULL OR lease_expires IS NULL OR lease_expires <= %s "
@@ -515,6 +529,9 @@ class PostgresStore:
         if skip:
             where += " AND NOT (run_id = ANY(%s))"
             params.append(skip)
+        if lacking:
+            where += " AND (code_required IS NULL OR NOT (code_required = ANY(%s)))"
+            params.append(lacking)
         rows = conn.execute(
             f"SELECT run_id, agent FROM agentrt_runs r WHERE {where} "
             "ORDER BY priority DESC, created_at, run_id LIMIT %s FOR UPDATE SKIP LOCKED",
@@ -640,6 +657,7 @@ class PostgresStore:
         events: list[EventRow],
         *,
         epoch: int | None = None,
+        code_required: str | None = None,
     ) -> None:
         now = time.time()
         pending_json = _dumps(pending)
@@ -652,13 +670,15 @@ class PostgresStore:
         # writer still holds the lease at its epoch.
         params: dict[str, Any] = {
             "run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "blob": blob,
-            "pending": pending_json, "now": now, "cutoff": cutoff,
+            "pending": pending_json, "now": now, "cutoff": cutoff, "code": code_required,
             "eseq": [e[0] for e in events], "en": [e[1] for e in events], "ekind": [e[2] for e in events],
             "elevel": [e[3] for e in events], "edata": [_dumps(e[4]) or "null" for e in events],
         }  # fmt: skip
         gc = (
             ", gc1 AS (DELETE FROM agentrt_checkpoints WHERE run_id IN (SELECT run_id FROM fenced) "
             "AND seq <= %(cutoff)s), gc2 AS (DELETE FROM agentrt_results "
+            "WHERE run_id IN (SELECT run_id FROM fenced) AND seq <= %(cutoff)s), "
+            "gc3 AS (DELETE FROM agentrt_replaced_checkpoints "
             "WHERE run_id IN (SELECT run_id FROM fenced) AND seq <= %(cutoff)s) "
             if cutoff is not None
             else " "
@@ -674,7 +694,8 @@ class PostgresStore:
         with self._pool.connection() as conn:
             row = conn.execute(
                 "WITH fenced AS (UPDATE agentrt_runs SET seq = %(seq)s, pending = %(pending)s, "
-                "status = 'running', waiting_on = NULL, wake_at = NULL, updated_at = %(now)s "
+                "status = 'running', waiting_on = NULL, wake_at = NULL, updated_at = %(now)s, "
+                "code_required = %(code)s "
                 "WHERE run_id = %(run)s AND lease_owner = %(owner)s "
                 "AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s::bigint) RETURNING run_id), "
                 "ck AS (INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
@@ -701,6 +722,82 @@ class PostgresStore:
             cutoff = seq - self.retention
             conn.execute("DELETE FROM agentrt_checkpoints WHERE run_id = %s AND seq <= %s", (run_id, cutoff))
             conn.execute("DELETE FROM agentrt_results WHERE run_id = %s AND seq <= %s", (run_id, cutoff))
+            conn.execute(
+                "DELETE FROM agentrt_replaced_checkpoints WHERE run_id = %s AND seq <= %s", (run_id, cutoff)
+            )
+
+    @_translate
+    def rewrite_checkpoint(
+        self,
+        run_id: str,
+        owner: str,
+        seq: int,
+        blob: bytes,
+        pending: Any,
+        event: tuple[str, str | None, Any],
+        *,
+        journal: Sequence[tuple[int, bool, bytes]] = (),
+        code_required: str | None = None,
+        epoch: int | None = None,
+    ) -> int:
+        now = time.time()
+        pending_json = _dumps(pending)
+        with self._tx() as conn:
+            self._check_owner(conn, run_id, owner, epoch)
+            (newest,) = conn.execute(
+                "SELECT max(seq) FROM agentrt_checkpoints WHERE run_id = %s", (run_id,)
+            ).fetchone()
+            (last_n,) = conn.execute(
+                "SELECT max(n) FROM agentrt_events WHERE run_id = %s AND seq = %s", (run_id, seq)
+            ).fetchone()
+            n = 0 if last_n is None else int(last_n) + 1
+            if newest is not None and seq == newest:
+                conn.execute(
+                    "INSERT INTO agentrt_replaced_checkpoints (run_id, seq, n, blob, created_at) "
+                    "SELECT run_id, seq, %s, blob, created_at FROM agentrt_checkpoints "
+                    "WHERE run_id = %s AND seq = %s",
+                    (n, run_id, seq),
+                )
+                conn.execute(
+                    "UPDATE agentrt_checkpoints SET blob = %s, pending = %s WHERE run_id = %s AND seq = %s",
+                    (blob, pending_json, run_id, seq),
+                )
+                conn.execute(
+                    "UPDATE agentrt_runs SET code_required = %s WHERE run_id = %s", (code_required, run_id)
+                )
+            elif newest is None or seq > newest:
+                for idx, ok, r_blob in journal:
+                    conn.execute(
+                        "INSERT INTO agentrt_results (run_id, seq, idx, ok, blob, created_at) "
+                        "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                        (run_id, seq, idx, bool(ok), r_blob, now),
+                    )
+                conn.execute(
+                    "INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
+                    "VALUES (%s, %s, %s, %s, %s)",
+                    (run_id, seq, blob, pending_json, now),
+                )
+                conn.execute(
+                    "UPDATE agentrt_runs SET seq = %s, pending = %s, status = 'running', waiting_on = NULL, "
+                    "wake_at = NULL, code_required = %s, updated_at = %s WHERE run_id = %s",
+                    (seq, pending_json, code_required, now, run_id),
+                )
+            else:
+                raise StoreError(
+                    f"store {self.location}: run {run_id!r} has checkpoints up to {newest}; an upgrade "
+                    f"rewrites the newest one or adds one after it, not checkpoint {seq}"
+                )
+            self._insert_events(conn, run_id, [(seq, n, *event)], now)
+        return n
+
+    @_translate
+    def replaced_checkpoints(self, run_id: str) -> list[ReplacedCheckpoint]:
+        rows = self._q(
+            "SELECT seq, n, blob, created_at FROM agentrt_replaced_checkpoints WHERE run_id = %s "
+            "ORDER BY seq, n",
+            (run_id,),
+        )
+        return [ReplacedCheckpoint(s, n, bytes(b), t) for s, n, b, t in rows]
 
     @_translate
     def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None:

@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar  # Any: sqlite3 rows; JSON columns
 
@@ -36,6 +36,7 @@ from agentrt.stores.base import (
     EventRecord,
     EventRow,
     NewRun,
+    ReplacedCheckpoint,
     RunRecord,
     StoreCorrupt,
     StoreError,
@@ -44,11 +45,11 @@ from agentrt.stores.base import (
     StoreSchemaTooNew,
     StreamEvent,
     add_usage,
+    claim_within_limits,
     is_answered,
     lease_lost,
     owner_is_dead,
     prune_due,
-    take_within_limits,
 )
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
@@ -147,13 +148,26 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN deadline REAL;
     """,
+    # 6 -> 7: the code each run's newest checkpoint needs (claims of a mixed fleet), and the
+    # checkpoint blobs agentrt upgrade replaced (agentrt diff compares them with the moved ones)
+    """
+    ALTER TABLE runs ADD COLUMN code_required TEXT;
+    CREATE TABLE replaced_checkpoints (
+        run_id     TEXT NOT NULL,
+        seq        INTEGER NOT NULL,
+        n          INTEGER NOT NULL,
+        blob       BLOB NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (run_id, seq, n)
+    );
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _RUN_COLUMNS = (
     "run_id, agent, status, input, output, error, error_blob, seq, pending, waiting_on, wake_at, "
     "parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage, "
-    "epoch, priority, cancel_requested, deadline"
+    "epoch, priority, cancel_requested, deadline, code_required"
 )
 _HOST_PREFIX = socket.gethostname() + "/"
 #: How often ``wait_for_work`` looks at the file for commits of other processes.
@@ -283,6 +297,10 @@ class SqliteStore:
                 "the store (agentrt resume, worker, serve) migrates it first"
             )
 
+    def _has_tables(self) -> bool:
+        assert self._conn is not None
+        return self._conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None
+
     def _not_a_store(self) -> StoreNotFound:
         """A SQLite file that agentrt never set up (``user_version`` 0), named by its tables."""
         assert self._conn is not None
@@ -291,7 +309,7 @@ class SqliteStore:
         found = f"its tables: {', '.join(tables)}" if tables else "it is empty"
         return StoreNotFound(
             f"no such store: {self.path!r} is a SQLite file but not an agentrt store ({found}); it "
-            "was left unchanged. Check the path"
+            "was left unchanged, and agentrt makes a new store only in a new or empty file. Check the path"
         )
 
     def _too_new(self, version: int) -> StoreSchemaTooNew:
@@ -313,7 +331,9 @@ class SqliteStore:
         ]  # reads the header: fails if not a database
         if version > SCHEMA_VERSION:
             raise self._too_new(version)
-        if version == 0 and not create:
+        if version == 0 and (not create or self._has_tables()):
+            # a new store is made only in a new or empty file: a SQLite file of another program's
+            # (tables, no agentrt schema) is refused before anything -- WAL mode included -- touches it
             raise self._not_a_store()
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
@@ -394,7 +414,7 @@ class SqliteStore:
     def _record(row: tuple[Any, ...]) -> RunRecord:
         (run_id, agent, status, input_, output, error, error_blob, seq, pending, waiting_on, wake_at,
          parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage,
-         epoch, priority, cancel_requested, deadline,
+         epoch, priority, cancel_requested, deadline, code_required,
          ) = row  # fmt: skip
         return RunRecord(
             run_id=run_id,
@@ -420,6 +440,7 @@ class SqliteStore:
             priority=priority,
             cancel_requested=bool(cancel_requested),
             deadline=deadline,
+            code_required=code_required,
         )
 
     # ------------------------------------------------------------------ runs
@@ -518,11 +539,13 @@ class SqliteStore:
         *,
         agents: list[str] | None = None,
         limits: Mapping[str, int] | None = None,
+        lacking: Collection[str] | None = None,
     ) -> list[RunRecord]:
         if limit <= 0 or agents == []:
             return []
         now = time.time()
         limits = limits or {}
+        skip_code = sorted(set(lacking or ()))
         with self._tx() as conn:  # BEGIN IMMEDIATE: claims are serialized, limits hold across processes
             dead = [
                 o
@@ -535,17 +558,12 @@ class SqliteStore:
                 if owner_is_dead(o)
             ]
             driven = self._driven(conn, list(limits), dead, now) if limits else {}
-            full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap}
-            ids: list[str] = []
-            while len(ids) < limit:  # again only when a limit passed over some candidates
-                want = limit - len(ids)
-                candidates = self._runnable(conn, now, dead, agents, full, ids, want)
-                taken, driven = take_within_limits(candidates, driven, limits, want)
-                ids += taken
-                newly_full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap} - full
-                if len(candidates) < want or not newly_full:
-                    break
-                full |= newly_full
+            ids = claim_within_limits(
+                lambda full, skip, want: self._runnable(conn, now, dead, agents, full, skip, want, skip_code),
+                driven,
+                limits,
+                limit,
+            )
             if not ids:
                 return []
             rows = conn.execute(
@@ -566,11 +584,13 @@ class SqliteStore:
         full: set[str],
         skip: list[str],
         limit: int,
+        lacking: list[str],
     ) -> list[tuple[str, str]]:
         """``(run_id, agent)`` of up to ``limit`` runnable runs, best first (see agentrt.stores.base).
 
         Runnable also: a parent parked on a sub-run that finished while its outcome was never
-        journaled for the parent (a worker died between the two writes).
+        journaled for the parent (a worker died between the two writes).  ``lacking``: code the
+        claimer cannot restore (its runs are passed over).
         """
         sql = (
             "SELECT run_id, agent FROM runs WHERE status IN ('queued', 'running', 'waiting') "
@@ -592,6 +612,11 @@ class SqliteStore:
         if skip:
             sql += " AND run_id NOT IN (" + ",".join("?" * len(skip)) + ")"
             params.extend(skip)
+        if lacking:
+            sql += (
+                " AND (code_required IS NULL OR code_required NOT IN (" + ",".join("?" * len(lacking)) + "))"
+            )
+            params.extend(lacking)
         sql += " ORDER BY priority DESC, created_at, run_id LIMIT ?"
         params.append(int(limit))
         return [(r[0], r[1]) for r in conn.execute(sql, params)]
@@ -724,6 +749,7 @@ class SqliteStore:
         *,
         epoch: int | None = None,
         journal: Sequence[tuple[int, int, bool, bytes]] = (),
+        code_required: str | None = None,
     ) -> None:
         """Store checkpoint ``seq``; ``journal`` holds ``(seq, idx, ok, blob)`` results to journal in the
         same transaction (the result that answered the previous request: one commit per step)."""
@@ -731,9 +757,9 @@ class SqliteStore:
         pending_json = _dumps(pending)
         with self._tx() as conn:
             row = conn.execute(
-                "SELECT lease_owner, status, epoch, waiting_on IS NULL AND wake_at IS NULL FROM runs "
-                "WHERE run_id = ?",
-                (run_id,),
+                "SELECT lease_owner, status, epoch, waiting_on IS NULL AND wake_at IS NULL, "
+                "code_required IS ? FROM runs WHERE run_id = ?",
+                (code_required, run_id),
             ).fetchone()
             if row is None:
                 raise RunNotFound(run_id, self.path)
@@ -757,6 +783,8 @@ class SqliteStore:
                 (run_id, seq, blob, pending_json, now),
             )
             self._insert_events(conn, run_id, events, now)
+            if not row[4]:  # a chain of other code than the last checkpoint's (rare)
+                conn.execute("UPDATE runs SET code_required = ? WHERE run_id = ?", (code_required, run_id))
             if row[1] == "running" and row[3]:
                 # Already running, nothing to clear: leave the indexed columns out of the UPDATE
                 # (naming them rewrites their index entries, which cost as much as the rest of the step).
@@ -779,6 +807,75 @@ class SqliteStore:
             cutoff = seq - self.retention
             conn.execute("DELETE FROM checkpoints WHERE run_id = ? AND seq <= ?", (run_id, cutoff))
             conn.execute("DELETE FROM results WHERE run_id = ? AND seq <= ?", (run_id, cutoff))
+            conn.execute("DELETE FROM replaced_checkpoints WHERE run_id = ? AND seq <= ?", (run_id, cutoff))
+
+    @_translate
+    def rewrite_checkpoint(
+        self,
+        run_id: str,
+        owner: str,
+        seq: int,
+        blob: bytes,
+        pending: Any,
+        event: tuple[str, str | None, Any],
+        *,
+        journal: Sequence[tuple[int, bool, bytes]] = (),
+        code_required: str | None = None,
+        epoch: int | None = None,
+    ) -> int:
+        now = time.time()
+        pending_json = _dumps(pending)
+        with self._tx() as conn:
+            self._check_owner(conn, run_id, owner, epoch)
+            (newest,) = conn.execute(
+                "SELECT max(seq) FROM checkpoints WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            (last_n,) = conn.execute(
+                "SELECT max(n) FROM events WHERE run_id = ? AND seq = ?", (run_id, seq)
+            ).fetchone()
+            n = 0 if last_n is None else int(last_n) + 1
+            if newest is not None and seq == newest:
+                conn.execute(
+                    "INSERT INTO replaced_checkpoints (run_id, seq, n, blob, created_at) "
+                    "SELECT run_id, seq, ?, blob, created_at FROM checkpoints WHERE run_id = ? AND seq = ?",
+                    (n, run_id, seq),
+                )
+                conn.execute(
+                    "UPDATE checkpoints SET blob = ?, pending = ? WHERE run_id = ? AND seq = ?",
+                    (blob, pending_json, run_id, seq),
+                )
+                conn.execute("UPDATE runs SET code_required = ? WHERE run_id = ?", (code_required, run_id))
+            elif newest is None or seq > newest:
+                for idx, ok, r_blob in journal:
+                    conn.execute(
+                        "INSERT OR IGNORE INTO results (run_id, seq, idx, ok, blob, created_at) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (run_id, seq, idx, int(ok), r_blob, now),
+                    )
+                conn.execute(
+                    "INSERT INTO checkpoints (run_id, seq, blob, pending, created_at) VALUES (?, ?, ?, ?, ?)",
+                    (run_id, seq, blob, pending_json, now),
+                )
+                conn.execute(
+                    "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
+                    "wake_at = NULL, code_required = ?, updated_at = ? WHERE run_id = ?",
+                    (seq, pending_json, code_required, now, run_id),
+                )
+            else:
+                raise StoreError(
+                    f"store {self.path!r}: run {run_id!r} has checkpoints up to {newest}; an upgrade "
+                    f"rewrites the newest one or adds one after it, not checkpoint {seq}"
+                )
+            self._insert_events(conn, run_id, [(seq, n, *event)], now)
+        return n
+
+    @_translate
+    def replaced_checkpoints(self, run_id: str) -> list[ReplacedCheckpoint]:
+        rows = self._q(
+            "SELECT seq, n, blob, created_at FROM replaced_checkpoints WHERE run_id = ? ORDER BY seq, n",
+            (run_id,),
+        )
+        return [ReplacedCheckpoint(s, n, bytes(b), t) for s, n, b, t in rows]
 
     @_translate
     def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None:

@@ -54,6 +54,30 @@ def project(tmp_path: Path) -> dict[str, Path]:
     return {"root": root, "store": root / "agentrt.db", "elsewhere": elsewhere}
 
 
+def start(
+    project: dict[str, Path], attr: str, run_id: str, amount: int = 5
+) -> subprocess.CompletedProcess[str]:
+    """``agentrt run refunds.py:ATTR`` from the project directory, into the project's store."""
+    return cli(
+        "run",
+        f"refunds.py:{attr}",
+        "--input",
+        json.dumps({"amount": amount}),
+        "--run-id",
+        run_id,
+        "--store",
+        str(project["store"]),
+        cwd=project["root"],
+    )
+
+
+def typed_from_root(*words: str) -> subprocess.CompletedProcess[str]:
+    """A printed ``agentrt ...`` command run exactly as given, from ``/``."""
+    return subprocess.run(
+        [sys.executable, "-m", *words], cwd="/", env=cli_env(), capture_output=True, text=True, timeout=60
+    )
+
+
 def _hinted_command(stderr: str) -> list[str]:
     match = re.search(r"from any directory: (agentrt .*)\)$", stderr.strip())
     assert match, stderr
@@ -62,17 +86,7 @@ def _hinted_command(stderr: str) -> list[str]:
 
 def test_resume_from_another_directory_with_agent_file(project):
     store = str(project["store"])
-    started = cli(
-        "run",
-        "refunds.py:approval",
-        "--input",
-        '{"amount": 5}',
-        "--run-id",
-        "a1",
-        "--store",
-        store,
-        cwd=project["root"],
-    )
+    started = start(project, "approval", "a1")
     assert started.returncode == 0, started.stderr
 
     # from elsewhere the module `refunds` is not importable: the error gives the command that works
@@ -82,49 +96,24 @@ def test_resume_from_another_directory_with_agent_file(project):
     assert words[:3] == ["agentrt", "resume", "a1"]
     assert f"{project['root'] / 'refunds.py'}:approval" in words and '{"approve": true}' in words
     dumped = cli("dump", "a1", "--store", store, cwd=project["elsewhere"])
-    assert dumped.returncode == 0 and "frames cannot be shown" in dumped.stdout
+    # the header is shown, with why the frames cannot be and what to type; the status says it failed
+    assert dumped.returncode == 3 and "frames cannot be shown" in dumped.stdout
+    assert "frames cannot be decoded here" in dumped.stderr
     dump_words = _hinted_command(dumped.stdout.strip().splitlines()[-1])
     assert dump_words[:3] == ["agentrt", "dump", "a1"]
 
     # the hinted commands, exactly as printed, from a third directory
-    shown = subprocess.run(
-        [sys.executable, "-m", *dump_words],
-        cwd="/",
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    shown = typed_from_root(*dump_words)
     assert shown.returncode == 0, shown.stderr
     assert "frames cannot be shown" not in shown.stdout and "Approve a refund of 5 EUR?" in shown.stdout
-    done = subprocess.run(
-        [sys.executable, "-m", *words, "--json"],
-        cwd="/",
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = typed_from_root(*words, "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["output"] == {"approved": True, "note": ""}
 
 
 def test_agent_option_must_name_the_runs_agent(project):
     store = str(project["store"])
-    assert (
-        cli(
-            "run",
-            "refunds.py:approval",
-            "--input",
-            '{"amount": 5}',
-            "--run-id",
-            "a1",
-            "--store",
-            store,
-            cwd=project["root"],
-        ).returncode
-        == 0
-    )
+    assert start(project, "approval", "a1").returncode == 0
     wrong = cli("resume", "a1", "--store", store, "--agent", f"{project['root'] / 'refunds.py'}:holds")
     assert wrong.returncode == 2 and "the run's agent is 'refunds:approval', not 'holds'" in wrong.stderr
     missing = cli("resume", "a1", "--store", store, "--agent", str(project["elsewhere"] / "refunds.py"))
@@ -153,17 +142,7 @@ def test_a_non_terminal_run_is_quiet_unless_asked(project):
 
 def test_dump_of_a_run_that_failed_at_its_first_checkpoint_says_so(project):
     store = str(project["store"])
-    failed = cli(
-        "run",
-        "refunds.py:holds",
-        "--input",
-        '{"amount": 5}',
-        "--run-id",
-        "h1",
-        "--store",
-        store,
-        cwd=project["root"],
-    )
+    failed = start(project, "holds", "h1")
     assert failed.returncode == 1
     dumped = cli("dump", "h1", "--store", store, cwd=project["root"])
     assert dumped.returncode == 2, dumped.stderr
@@ -173,17 +152,7 @@ def test_dump_of_a_run_that_failed_at_its_first_checkpoint_says_so(project):
 
 def test_runs_cuts_detail_after_a_whole_word(project):
     store = str(project["store"])
-    long_prompt = cli(
-        "run",
-        "refunds.py:chatty",
-        "--input",
-        '{"amount": 1}',
-        "--run-id",
-        "c1",
-        "--store",
-        store,
-        cwd=project["root"],
-    )
+    long_prompt = start(project, "chatty", "c1", amount=1)
     assert long_prompt.returncode == 0, long_prompt.stderr
     full = (
         "waiting for a reply: Refund 249 EUR to mira for the espresso machine that arrived broken in its box?"

@@ -1,7 +1,8 @@
 """Commands that only look never create or alter a store, and a reader that goes away is no traceback.
 
 Through the real command in a subprocess: a missing store is "no such store" (exit status 3)
-with nothing created; a SQLite file of something else is left byte for byte as it was; an
+with nothing created; a SQLite file of something else is left byte for byte as it was, by the
+commands that create stores too; an
 agentrt store read by every looking command is unchanged; ``agentrt runs | head -1`` ends
 quietly with 141 whether Python's stdout is buffered or not.
 """
@@ -38,6 +39,13 @@ ACTING = [
     ("reply", "r1", "true"),
     ("upgrade",),
 ]
+#: Commands that create a store when there is none: never inside another program's SQLite file.
+CREATING = [
+    ("run", SPEC, "--input", '{"steps": 1}'),
+    ("submit", SPEC, "--input", '{"steps": 1}'),
+    ("worker", "--import", "tests.cli.crash_agents"),
+    ("serve", "--import", "tests.cli.crash_agents", "--port", "0"),
+]
 
 
 def _digest(path: Path) -> str:
@@ -67,7 +75,7 @@ def test_the_default_store_is_not_created_by_a_looking_command(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("args", LOOKING + ACTING, ids=" ".join)
+@pytest.mark.parametrize("args", LOOKING + ACTING + CREATING, ids=" ".join)
 def test_a_sqlite_file_of_something_else_is_left_unchanged(tmp_path, args):
     other = tmp_path / "app.db"
     with sqlite3.connect(other) as conn:

@@ -52,9 +52,10 @@ class DirectRunner:
         self.coro = fn(*args, **kwargs)
 
     def _out(self, yielded: Any) -> Any:
-        if not hasattr(yielded, "payload"):
-            raise HarnessError(f"agent yielded a non-suspend object {yielded!r}")
-        return yielded.payload
+        try:
+            return protocol.request_payload(yielded)
+        except ValueError:
+            raise HarnessError(f"agent yielded a non-suspend object {yielded!r}") from None
 
     def step(self, value: Any = None) -> Any:
         try:

@@ -37,19 +37,14 @@ except Exception as _exc:
     Done = None  # type: ignore[assignment]
     Machine = None  # type: ignore[assignment]
 
-    class _StandInTrap:
-        """Same shape as agentrt's trap (yields itself, carries ``.payload``)."""
+    import types
 
-        __slots__ = ("payload",)
+    _STAND_IN_MARK = object()
 
-        def __init__(self, payload: Any) -> None:
-            self.payload = payload
-
-        def __await__(self):
-            return (yield self)
-
+    @types.coroutine
     def suspend(payload: Any) -> Any:  # type: ignore[no-redef]
-        return _StandInTrap(payload)
+        """Same shape as agentrt's trap: yields ``(marker, payload)``, returns what is sent."""
+        return (yield (_STAND_IN_MARK, payload))
 
 
 try:
@@ -61,6 +56,16 @@ except Exception as _exc:
 
     def serializable(cls):  # type: ignore[no-redef]
         return cls
+
+
+def request_payload(yielded: Any) -> Any:
+    """The payload of what a ``suspend`` trap yielded to its driver (a ``(marker, payload)`` tuple).
+
+    Raises ``ValueError`` for anything a trap does not yield.
+    """
+    if type(yielded) is not tuple or len(yielded) != 2:
+        raise ValueError(f"not a suspend() request: {yielded!r}")
+    return yielded[1]
 
 
 def ask(x: Any) -> Any:

@@ -3,6 +3,7 @@
 import re
 import threading
 import traceback
+import types
 
 from agentrt.lowlevel import suspend
 
@@ -161,3 +162,38 @@ async def lock_in_for_iterator():
 async def lock_as_pending_call_argument():
     lock = threading.Lock()
     return _pair(lock, await suspend("x"))
+
+
+async def trap_made_early():
+    later = suspend(("later", 1))  # a trap made, not awaited yet, when the first checkpoint is taken
+    first = await suspend(("now", 0))
+    second = await later
+    return first, second
+
+
+@types.coroutine
+def _yields_a_pair():
+    return (yield ("ask", 1))  # a 2-tuple, but not an agentrt request
+
+
+async def awaits_a_foreign_pair():
+    return await _yields_a_pair()
+
+
+async def cancellable(n):
+    done = []
+    for i in range(n):
+        try:
+            done.append(await suspend(("work", i)))
+        except KeyboardInterrupt:
+            done.append("cancelled")
+            return done, await suspend(("cleanup", i))
+    return done, None
+
+
+async def catches_anything():
+    try:
+        answer = await suspend("x")
+    except BaseException as error:
+        return ("raised", type(error).__name__, repr(error.__cause__))
+    return ("answered", answer)

@@ -155,6 +155,24 @@ def for_iterator_int(marker: str) -> None:
 
 
 @attack
+def for_iterator_stored_trap(marker: str) -> None:
+    """A stored suspend() trap is a value for awaited slots only: it has no __next__ for a for loop."""
+    from agentrt.lowlevel import _Trap
+
+    m = _loop_machine()
+
+    def mutate(code: Any, args: list[Any], state: list[Any]) -> Any:
+        start, mask = stack_of(args, state)
+        position = _iterator_position(code, args)
+        state[start + sum(not n for n in mask[:position])] = _Trap(1)
+        return args, state
+
+    restored = set_unsigned(forge(m._coro, mutate))
+    restored.step(1)  # FOR_ITER would call a NULL tp_iternext here
+    restored.step(1)
+
+
+@attack
 def for_iterator_null(marker: str) -> None:
     m = _loop_machine()
 

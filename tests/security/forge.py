@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from agentrt._codec import dumps
-from agentrt._codec._extension import extension_named
+from agentrt._codec._extension import STORED_AS, extension_named
 from agentrt._frames import _capture
 from agentrt._frames._shape import pack_shape, record_fields
 
@@ -32,7 +32,7 @@ def mutated_frames(mutate: Mutator) -> Iterator[None]:
 
     def reduce(self: Any, obj: Any, ctx: Any) -> tuple[tuple[Any, ...], Any]:
         args, state = original(self, obj, ctx)
-        if state is None:
+        if state is None or args is STORED_AS:  # STORED_AS: a suspend() trap, a plain value
             return args, state
         code = _capture.capture(obj).code
         fields = record_fields(args)

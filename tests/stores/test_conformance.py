@@ -356,6 +356,7 @@ def test_migrations(backend, location, open_handle):
         store.close()
         conn = sqlite3.connect(location)
         assert conn.execute("PRAGMA user_version").fetchone()[0] == sqlite_store.SCHEMA_VERSION
+        assert conn.execute("SELECT code_required FROM runs WHERE run_id = 'old'").fetchone() == (None,)
         conn.execute(f"PRAGMA user_version={sqlite_store.SCHEMA_VERSION + 1}")
         conn.commit()
         conn.close()
@@ -371,10 +372,43 @@ def test_migrations(backend, location, open_handle):
         for t in threads:
             t.join()
         assert len(handles) == 3 and all(h.schema_version() == postgres.SCHEMA_VERSION for h in handles)
+        _postgres_upgrades_in_place(location, open_handle)
         with psycopg.connect(location, autocommit=True) as conn:
             conn.execute("UPDATE agentrt_meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(StoreSchemaTooNew, match="newer agentrt"):
         open_handle()
+
+
+def _postgres_upgrades_in_place(location, open_handle):
+    """A store of schema 3 (before code_required): its runs are kept and claimable after the step."""
+    import psycopg
+
+    from agentrt.stores import postgres
+
+    with psycopg.connect(location, autocommit=True) as conn:
+        tables = [
+            "runs",
+            "checkpoints",
+            "results",
+            "events",
+            "stream",
+            "tenants",
+            "replaced_checkpoints",
+            "meta",
+        ]
+        conn.execute("DROP TABLE " + ", ".join(f"agentrt_{t}" for t in tables))
+        conn.execute("CREATE TABLE agentrt_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        for script in postgres.MIGRATIONS[:3]:
+            conn.execute(script)
+        conn.execute("INSERT INTO agentrt_meta VALUES ('schema_version', '3')")
+        conn.execute(
+            "INSERT INTO agentrt_runs (run_id, agent, status, input, created_at, updated_at) "
+            "VALUES ('old', 'm:a', 'queued', '{}', 1, 1)"
+        )
+    store = open_handle()
+    assert store.schema_version() == postgres.SCHEMA_VERSION
+    assert store.get_run("old").code_required is None
+    assert [r.run_id for r in store.claim_runnable(make_owner(), 30, 5, lacking=["x"])] == ["old"]
 
 
 def test_a_parent_whose_finished_child_was_never_delivered_is_runnable(store):
@@ -453,3 +487,122 @@ def test_deadlines_are_stored(store):
     store.create_run(NewRun("d", "m:a", {}, status="queued", deadline=1234.5))
     store.create_run(NewRun("n", "m:a", {}, status="queued"))
     assert store.get_run("d").deadline == 1234.5 and store.get_run("n").deadline is None
+
+
+def _checkpointed(store, run_id, code, seq=1, pending=None):
+    """A run with checkpoint ``seq`` needing ``code``, parked and runnable (its timer is due)."""
+    owner = make_owner()
+    store.create_run(NewRun(run_id, "m:a", {}, owner=owner, ttl_seconds=30))
+    rec = store.get_run(run_id)
+    for s in range(1, seq + 1):
+        store.save_checkpoint(
+            run_id,
+            owner,
+            s,
+            b"cp%d" % s,
+            pending or {"kind": "sleep"},
+            [],
+            epoch=rec.epoch,
+            code_required=code,
+        )
+    store.set_waiting(run_id, owner, "timer", time.time() - 1, [], epoch=rec.epoch)
+    store.release_lease(run_id, owner)
+
+
+def test_a_claim_passes_over_runs_needing_code_the_claimer_lacks(store):
+    """Each checkpoint records on the run row what code it needs; a claim given ``lacking`` takes
+    only runs needing other code, or none recorded (queued, or checkpointed before it was)."""
+    _checkpointed(store, "old", "python 3.12\nm:run v1")
+    _checkpointed(store, "new", "python 3.12\nm:run v2")
+    queued(store, 1)
+    assert store.get_run("old").code_required == "python 3.12\nm:run v1"
+    assert store.get_run("q0000").code_required is None
+    new_worker = make_owner()
+    got = store.claim_runnable(new_worker, 30, 10, lacking=["python 3.12\nm:run v1", "never seen"])
+    assert sorted(r.run_id for r in got) == ["new", "q0000"]
+    assert store.claim_runnable(new_worker, 30, 10, lacking=["python 3.12\nm:run v1"]) == []
+    old_worker = make_owner()
+    got = store.claim_runnable(old_worker, 30, 10, lacking=["python 3.12\nm:run v2"])
+    assert [r.run_id for r in got] == ["old"] and got[0].code_required == "python 3.12\nm:run v1"
+
+
+def test_the_code_required_follows_the_newest_checkpoint(store):
+    owner = make_owner()
+    store.create_run(NewRun("r", "m:a", {}, owner=owner, ttl_seconds=30))
+    epoch = store.get_run("r").epoch
+    store.save_checkpoint("r", owner, 1, b"cp1", {}, [], epoch=epoch, code_required="a")
+    store.save_checkpoint("r", owner, 2, b"cp2", {}, [], epoch=epoch, code_required="a")
+    assert store.get_run("r").code_required == "a"
+    store.save_checkpoint("r", owner, 3, b"cp3", {}, [], epoch=epoch, code_required="b")
+    assert store.get_run("r").code_required == "b"
+    store.save_checkpoint("r", owner, 4, b"cp4", {}, [], epoch=epoch)  # a writer that does not know
+    assert store.get_run("r").code_required is None
+    store.release_lease("r", owner)
+    assert [r.run_id for r in store.claim_runnable(make_owner(), 30, 5, lacking=["a", "b"])] == ["r"]
+
+
+def test_an_upgrade_rewrite_keeps_the_replaced_blob_and_the_run_as_it_was(store):
+    _checkpointed(store, "r", "v1", seq=2, pending={"kind": "ask"})
+    owner = make_owner()
+    rec = store.acquire_lease("r", owner, 30)
+    store.put_result("r", 2, 0, True, b"an answer", owner=owner, epoch=rec.epoch)
+    store.add_events("r", [(2, 0, "log", "info", {})], owner=owner, epoch=rec.epoch)
+    before = store.get_run("r")
+    n = store.rewrite_checkpoint(
+        "r", owner, 2, b"moved", {"kind": "ask"}, ("upgrade", "info", {"moved": 1}),
+        code_required="v2", epoch=rec.epoch,
+    )  # fmt: skip
+    assert n == 1
+    assert store.latest_checkpoint("r") == (2, b"moved")
+    assert [(c.seq, c.n, c.blob) for c in store.replaced_checkpoints("r")] == [(2, 1, b"cp2")]
+    after = store.get_run("r")
+    assert (after.status, after.seq, after.wake_at, after.code_required) == (
+        "waiting", 2, before.wake_at, "v2",
+    )  # fmt: skip
+    assert store.get_results("r", 2) == {0: (True, b"an answer")}
+    assert [(e.seq, e.n, e.kind, e.data) for e in store.list_events("r")][-1] == (
+        2,
+        1,
+        "upgrade",
+        {"moved": 1},
+    )
+    assert store.rewrite_checkpoint("r", owner, 2, b"again", {}, ("upgrade", None, {}), epoch=rec.epoch) == 2
+    assert [c.blob for c in store.replaced_checkpoints("r")] == [b"cp2", b"moved"]
+    with pytest.raises(StoreError, match="rewrites the newest one"):
+        store.rewrite_checkpoint("r", owner, 1, b"x", {}, ("upgrade", None, {}), epoch=rec.epoch)
+    with pytest.raises(LeaseLost):
+        store.rewrite_checkpoint("r", make_owner(), 2, b"x", {}, ("upgrade", None, {}))
+
+
+def test_a_restart_rewrite_adds_a_checkpoint_with_its_answers_and_makes_the_run_runnable(store):
+    _checkpointed(store, "r", "v1", seq=3, pending={"kind": "ask"})
+    owner = make_owner()
+    rec = store.acquire_lease("r", owner, 30)
+    store.rewrite_checkpoint(
+        "r", owner, 4, b"restarted", {"kind": "tool"}, ("upgrade", "info", {"restart": 2}),
+        journal=[(0, True, b"the answer of 2")], code_required="v2", epoch=rec.epoch,
+    )  # fmt: skip
+    assert [c.seq for c in store.list_checkpoints("r")] == [1, 2, 3, 4]
+    assert store.replaced_checkpoints("r") == []
+    assert store.get_results("r", 4) == {0: (True, b"the answer of 2")}
+    after = store.get_run("r")
+    assert (after.status, after.seq, after.pending, after.waiting_on, after.code_required) == (
+        "running", 4, {"kind": "tool"}, None, "v2",
+    )  # fmt: skip
+    assert [e.kind for e in store.list_events("r") if e.seq == 4] == ["upgrade"]
+    store.release_lease("r", owner)
+    assert [r.run_id for r in store.claim_runnable(make_owner(), 30, 5, lacking=["v1"])] == ["r"]
+
+
+def test_replaced_blobs_are_pruned_with_their_checkpoint(store):
+    store.retention = 2
+    owner = make_owner()
+    store.create_run(NewRun("r", "m:a", {}, owner=owner, ttl_seconds=30))
+    epoch = store.get_run("r").epoch
+    store.save_checkpoint("r", owner, 1, b"cp1", {}, [], epoch=epoch)
+    store.rewrite_checkpoint("r", owner, 1, b"moved1", {}, ("upgrade", None, {}), epoch=epoch)
+    for seq in range(2, 6):
+        store.save_checkpoint("r", owner, seq, b"cp%d" % seq, {}, [], epoch=epoch)
+    store.set_waiting("r", owner, "timer", None, [], epoch=epoch)  # at rest: pruned to retention
+    assert [c.seq for c in store.list_checkpoints("r")] == [4, 5]
+    assert store.replaced_checkpoints("r") == []

@@ -100,6 +100,20 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+def run_approved(project: Path, rec: Recorder) -> dict[str, Any]:
+    """Start the team, approve its proposal at the gate, and return the output once the lanes ran."""
+
+    async def main() -> dict[str, Any]:
+        team = Team(project, rec)
+        try:
+            await team.reply(approve(await team.start()))
+            return team.output()
+        finally:
+            await team.rt.close()
+
+    return run(main())
+
+
 def test_gate_waits_then_lanes_run_as_child_runs(project: Path) -> None:
     rec = Recorder()
 
@@ -203,15 +217,7 @@ def test_bundles_share_a_byte_identical_universal_layer(project: Path) -> None:
 def test_advisor_sees_only_the_draft_and_the_question_and_the_lane_continues(project: Path) -> None:
     rec = Recorder()
 
-    async def main() -> dict[str, Any]:
-        team = Team(project, rec)
-        try:
-            await team.reply(approve(await team.start()))
-            return team.output()
-        finally:
-            await team.rt.close()
-
-    out = run(main())
+    out = run_approved(project, rec)
     advisor = rec.lane_calls("tests", "advisor")
     assert len(advisor) == 1
     assert advisor[0].model == "opus"  # one powerful call
@@ -232,15 +238,7 @@ def test_advisor_rounds_cap_then_inconclusive(project: Path, rounds: int | None,
     write_config(project, cfg)
     rec = Recorder()
 
-    async def main() -> dict[str, Any]:
-        team = Team(project, rec)
-        try:
-            await team.reply(approve(await team.start()))
-            return team.output()
-        finally:
-            await team.rt.close()
-
-    out = run(main())
+    out = run_approved(project, rec)
     assert len(rec.lane_calls("api", "advisor")) == expected_calls
     api = out["lanes"][0]
     assert api["status"] == "inconclusive"
@@ -256,15 +254,7 @@ def test_short_output_trigger_is_per_type_and_tier(project: Path) -> None:
     write_config(project, "models:\n  shortOutputThreshold: {summarize/cheap: 500}\n  advisorRounds: 1\n")
     rec = Recorder()
 
-    async def main() -> dict[str, Any]:
-        team = Team(project, rec)
-        try:
-            await team.reply(approve(await team.start()))
-            return team.output()
-        finally:
-            await team.rt.close()
-
-    out = run(main())
+    out = run_approved(project, rec)
     assert len(rec.lane_calls("docs", "advisor")) == 1  # summarize/cheap: short output fires
     assert rec.lane_calls("api", "advisor") == []  # draft/mid: no threshold configured
     assert out["lanes"][1]["status"] == "inconclusive"
@@ -303,15 +293,7 @@ def test_max_attempts_exhausted_fails_the_lane(project: Path) -> None:
     write_config(project, "retry: {max_attempts: 3}\n")
     rec = Recorder(lambda r, n: r.src == "lane" and r.metadata.get("task_id") == "docs")
 
-    async def main() -> dict[str, Any]:
-        team = Team(project, rec)
-        try:
-            await team.reply(approve(await team.start()))
-            return team.output()
-        finally:
-            await team.rt.close()
-
-    out = run(main())
+    out = run_approved(project, rec)
     assert len(rec.lane_calls("docs")) == 3
     assert out["lanes"][1]["status"] == "failed" and out["goal_status"] == "partial"
 
@@ -420,15 +402,7 @@ def test_bundle_over_the_cap_blocks_the_lane(project: Path) -> None:
     write_config(project, "context: {max_tokens: 100}\n")
     rec = Recorder()
 
-    async def main() -> dict[str, Any]:
-        team = Team(project, rec)
-        try:
-            await team.reply(approve(await team.start()))
-            return team.output()
-        finally:
-            await team.rt.close()
-
-    out = run(main())
+    out = run_approved(project, rec)
     assert rec.calls == []
     assert {lane["status"] for lane in out["lanes"][:2]} == {"blocked"}
     assert "over the cap of 100" in out["lanes"][0]["summary"]

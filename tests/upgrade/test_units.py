@@ -93,6 +93,16 @@ def test_migrate_validates_its_arguments_and_stays_callable():
     first = refs[_offsets(two_awaits.__code__)[0]]
     assert find_migration(module, qualname, "0123456789abcdef" + "0" * 16, first) is None
     assert find_migration(module, qualname, "f" * 32, second) is None
+    assert not found.restart
+    with pytest.raises(TypeError, match=r"restart=...\) takes True or False"):
+        agentrt.migrate(two_awaits, from_digest="0123456789abcdef", restart="yes")
+
+    @agentrt.migrate(two_awaits, from_digest="fedcba9876543210", site=2, restart=True)
+    def back(old_locals):
+        return {}
+
+    again = find_migration(module, qualname, "fedcba9876543210" + "0" * 16, second)
+    assert again is not None and again.fn is back and again.restart
 
 
 def test_a_source_line_that_does_not_belong_to_the_code_is_not_recorded():
