@@ -21,6 +21,7 @@ import collections
 import contextlib
 import gc
 import inspect
+import itertools
 import sys
 import types
 import weakref
@@ -337,9 +338,8 @@ def abandon(obj: Any) -> None:
         if L.lifecycle(current) not in ("SUSPENDED", "CREATED"):
             continue
         held = L.held_objects(current)  # its slots and a few more objects (code, function, names)
-        if _HELD_TYPES.isdisjoint(map(type, held)):
-            continue  # nothing generator-like in its slots (checked in C: the common case)
-        for value in held:
+        # only the generator-like objects and cells among them, picked in C (most slots are neither)
+        for value in itertools.compress(held, map(_HELD_TYPES.__contains__, map(type, held))):
             if type(value) is types.CellType:
                 value = value.cell_contents if _cell_is_full(value) else None
             tp = type(value)
