@@ -167,13 +167,17 @@ def _raw_env(encoded: Any) -> object:
     return os.environ.get(encoded if isinstance(encoded, str) else encoded.decode())  # pragma: no cover
 
 
+# the dict's own get, mapped over the names in C (one Python call less per name and per checkpoint)
+_ENV_GET: Any = _ENVIRON_DATA.get if isinstance(_ENVIRON_DATA, dict) else _raw_env
+
+
 def project_keyring(*, create: bool = False) -> Keyring | None:
     """``AGENTRT_BLOB_KEY``, else the project key file (created first when ``create``).
 
     The key file is read once per process and environment (``Machine.get()`` runs on
     every checkpoint); a key added by ``agentrt keygen`` is used by processes started after.
     """
-    cache_key = tuple(map(_raw_env, _PROJECT_ENV))
+    cache_key = tuple(map(_ENV_GET, _PROJECT_ENV))
     ring = _PROJECT_CACHE.get(cache_key)
     if ring is not None:
         return ring

@@ -9,7 +9,6 @@ step and can checkpoint the whole suspended chain to bytes at any suspension
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import types
 from collections.abc import Callable, Coroutine, Generator
@@ -20,7 +19,6 @@ import attrs
 from agentrt import _codec
 from agentrt import keys as _keys
 from agentrt._codec._decode import Requirement as _Requirement
-from agentrt._codec._decode import unsigned_allowed as _unsigned_allowed
 from agentrt._frames import abandon as _abandon
 from agentrt._frames import install as _install_frames
 from agentrt._frames import restored_pending
@@ -36,7 +34,7 @@ _install_frames()
 _CHECKPOINT: tuple[str, str | None, int | None] = ("checkpoint", None, None)
 # What Machine.set accepts, made once (frozen): one per opt-in, not one per restore
 _SET_SIGNED_ONLY = _Requirement(
-    signed=True, kind="checkpoint", unsigned_hint="Machine.set(blob, allow_unsigned=True)"
+    signed=True, kind="checkpoint", unsigned_hint="Machine.set(blob, allow_unsigned=True)", env_opt_in=True
 )
 _SET_UNSIGNED_OK = _Requirement(
     signed=False, kind="checkpoint", unsigned_hint="Machine.set(blob, allow_unsigned=True)"
@@ -263,8 +261,10 @@ class Machine:
             _abandon(self._coro)
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # never raise from a finalizer
+        try:  # noqa: SIM105 - never raise from a finalizer (contextlib.suppress: three calls per Machine)
             self.discard()
+        except Exception:
+            pass
 
     def get(self, *, use_cloudpickle: bool = False) -> bytes:
         """Checkpoint the suspended chain to bytes, signed with the project's key; the machine stays usable.
@@ -303,7 +303,7 @@ class Machine:
         imported coroutine at any of its awaits with locals of its author's choosing.
         """
         ring = _keys.project_keyring()
-        requirement = _SET_UNSIGNED_OK if _unsigned_allowed(allow_unsigned) else _SET_SIGNED_ONLY
+        requirement = _SET_UNSIGNED_OK if allow_unsigned else _SET_SIGNED_ONLY  # and AGENTRT_ALLOW_UNSIGNED
         return cls._set_checked(blob, ring, requirement, allow_modules, allow_cloudpickle)
 
     @classmethod

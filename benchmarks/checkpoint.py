@@ -673,7 +673,7 @@ def run(args: argparse.Namespace) -> int:
         "benchmark": "agentrt checkpoint (benchmarks/checkpoint.py)",
         "schema": 1,
         "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "command": " ".join([Path(sys.executable).name, _repo_relative(sys.argv[0]), *sys.argv[1:]]),
         "mode": mode,
         "settings": {**cfg, "checkpoint_at_suspension": CHECKPOINT_AT},
         "method": (
@@ -922,6 +922,12 @@ def merged_markdown(merged: dict[str, Any]) -> str:
         lambda r: ratio_cell(r["targets"]["vs_dispatch_a_flat20"]),
     )
     return "\n".join(rows)
+
+
+def _repo_relative(path: str) -> str:
+    """A script path as a reader types it from the repository (results are committed)."""
+    absolute = Path(path).resolve()
+    return str(absolute.relative_to(REPO)) if absolute.is_relative_to(REPO) else path
 
 
 def main(argv: list[str] | None = None) -> int:

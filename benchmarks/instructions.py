@@ -4,15 +4,26 @@ Wall-clock ratios on a shared 2-core machine move with whatever else runs.
 ``valgrind --tool=callgrind`` counts executed instructions instead, which repeat
 exactly for the same binary and inputs.  For each case this runs a tiny driver
 twice under callgrind -- with 0 and with N operations -- and reports the
-difference per operation, for agentrt's ``get`` and ``set`` + ``step`` (with and
-without ``AGENTRT_BLOB_KEY``) and for ``cloudpickle.dumps`` + ``loads`` of the
-same live values.
+difference per operation, for agentrt's ``get`` and ``set`` + ``step`` of a signed
+blob (the default: ``AGENTRT_BLOB_KEY`` set) and of an unsigned one
+(``Machine.set(blob, allow_unsigned=True)``: the opcode scan, the decode-bounds walk and
+the dry run on top), and for ``cloudpickle.dumps`` + ``loads`` of the same live values.
+The restored machine is dropped after each ``step`` (so its ``discard`` is counted).
+``--dispatch`` adds dispatch-py 0.8 on scenario (a) (``pickle.dumps`` / ``pickle.loads`` +
+one step), run in ``benchmarks/.venv-dispatch-3.X`` if ``benchmarks/checkpoint.py`` made it.
 
-    python benchmarks/instructions.py            # writes benchmarks/results/instructions-3.X.json
+    python benchmarks/instructions.py                  # writes benchmarks/results/instructions-3.X.json
+    python benchmarks/instructions.py --dispatch       # ... with dispatch-py's counts beside them
+    python benchmarks/instructions.py --tree /tmp/base # another checkout (e.g. a worktree of a base
+                                                       # commit), same driver; prints, writes nothing
+
+Each run uses ``AGENTRT_CODE_CACHE=0`` (every process synthesizes its resume code once, so the
+0-operation run and the N-operation run pay the same) and ``PYTHONHASHSEED=0``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -22,15 +33,20 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 OPS = 300
+KEY = "benchmark-key"
 
 DRIVER = r"""
 import sys
-sys.path.insert(0, {root!r})
+root = sys.argv[1]
+sys.path.insert(0, root)
 import cloudpickle
+import agentrt
+assert agentrt.__file__.startswith(root), (agentrt.__file__, root)
 from agentrt.lowlevel import Machine
 from agentrt._frames._capture import capture
 from benchmarks import checkpoint_agents as agents
@@ -43,38 +59,51 @@ def chain_values(coro):
         coro = coro.cr_await
     return tuple(values)
 
-case, what, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+case, what, n = sys.argv[2], sys.argv[3], int(sys.argv[4])
 m = Machine(agents.flat_agent, 7, "ai") if case == "a" else Machine(agents.chain_root, "goal")
 m.step(); m.step(1); m.step(1)
-blob = m.get(); Machine.set(blob).step(1)
+blob = m.get()
+unsigned = m._signed_get(b"", ("checkpoint", None, None))
+Machine.set(blob).step(1); Machine.set(unsigned, allow_unsigned=True).step(1)
 values = chain_values(m._coro)
 cloudpickle.loads(cloudpickle.dumps(values))
 if what == "get":
     for _ in range(n): m.get()
 elif what == "set":
     for _ in range(n): Machine.set(blob).step(1)
+elif what == "set_unsigned":
+    for _ in range(n): Machine.set(unsigned, allow_unsigned=True).step(1)
 else:
     for _ in range(n): cloudpickle.loads(cloudpickle.dumps(values))
 """
 
+DISPATCH_DRIVER = r"""
+import pickle, sys
+sys.path.insert(0, sys.argv[1])
+from _dispatch_worker import flat_agent
+what, n = sys.argv[2], int(sys.argv[3])
+coro = flat_agent(7, "compilers")
+driver = coro.__await__()
+driver.send(None); driver.send(3); driver.send(3)
+blob = pickle.dumps(coro)
+def restore():
+    restored = pickle.loads(blob)
+    restored.__await__().send(3)
+restore()
+if what == "get":
+    for _ in range(n): pickle.dumps(coro)
+else:
+    for _ in range(n): restore()
+"""
 
-def instructions(driver: Path, case: str, what: str, n: int, key: str | None) -> int:
+
+def collected(argv: list[str]) -> int:
     env = dict(os.environ)
-    env.pop("AGENTRT_BLOB_KEY", None)
-    if key:
-        env["AGENTRT_BLOB_KEY"] = key
+    env.update({"AGENTRT_BLOB_KEY": KEY, "AGENTRT_CODE_CACHE": "0", "PYTHONHASHSEED": "0"})
+    env.pop("AGENTRT_ALLOW_UNSIGNED", None)
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={tmp}/cg.out",
-                sys.executable,
-                str(driver),
-                case,
-                what,
-                str(n),
-            ],
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", *argv],
             capture_output=True,
             text=True,
             env=env,
@@ -86,44 +115,89 @@ def instructions(driver: Path, case: str, what: str, n: int, key: str | None) ->
     return int(match.group(1))
 
 
-def per_op(driver: Path, case: str, what: str, key: str | None = None) -> int:
-    return (instructions(driver, case, what, OPS, key) - instructions(driver, case, what, 0, key)) // OPS
+def per_op(argv: list[str]) -> int:
+    """(instructions with OPS operations - with none) / OPS; argv ends with the operation count."""
+    return (collected([*argv, str(OPS)]) - collected([*argv, "0"])) // OPS
+
+
+def measure(driver: Path, tree: Path) -> dict[str, Any]:
+    rows: dict[str, Any] = {}
+    for case, label in (("a", "(a) 1 frame, 20 locals"), ("b", "(b) 5-deep coroutine chain")):
+        run = [sys.executable, str(driver), str(tree), case]
+        cloud = per_op([*run, "cloudpickle"])
+        get = per_op([*run, "get"])
+        signed = per_op([*run, "set"])
+        unsigned = per_op([*run, "set_unsigned"])
+        rows[label] = {
+            "cloudpickle_dumps_loads": cloud,
+            "get": get,
+            "signed": {"set_step": signed, "ratio": round((get + signed) / cloud, 2)},
+            "unsigned": {"set_step": unsigned, "ratio": round((get + unsigned) / cloud, 2)},
+        }
+    return rows
+
+
+def measure_dispatch(driver: Path) -> dict[str, int] | None:
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    python = ROOT / "benchmarks" / f".venv-dispatch-{version}" / "bin" / "python"
+    if not python.exists():
+        print(
+            f"no {python.relative_to(ROOT)} (python benchmarks/checkpoint.py makes it): dispatch-py skipped"
+        )
+        return None
+    run = [str(python), str(driver), str(ROOT / "benchmarks")]
+    return {"get": per_op([*run, "get"]), "set_step": per_op([*run, "set"])}
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tree", type=Path, help="measure this other checkout instead (prints only)")
+    parser.add_argument("--dispatch", action="store_true", help="count dispatch-py on scenario (a) too")
+    args = parser.parse_args()
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind); skipping")
         return 0
+    tree = (args.tree or ROOT).resolve()
     with tempfile.TemporaryDirectory() as tmp:
         driver = Path(tmp) / "driver.py"
-        driver.write_text(DRIVER.format(root=str(ROOT)))
-        rows = {}
-        for case, label in (("a", "(a) 1 frame, 20 locals"), ("b", "(b) 5-deep coroutine chain")):
-            cloud = per_op(driver, case, "cloudpickle")
-            row = {"cloudpickle_dumps_loads": cloud}
-            for mode, key in (("unkeyed", None), ("keyed", "benchmark-key")):
-                get, restore = per_op(driver, case, "get", key), per_op(driver, case, "set", key)
-                row[mode] = {"get": get, "set_step": restore, "ratio": round((get + restore) / cloud, 2)}
-            rows[label] = row
+        driver.write_text(DRIVER)
+        rows = measure(driver, tree)
+        dispatch = None
+        if args.dispatch:
+            dispatch_driver = Path(tmp) / "dispatch_driver.py"
+            dispatch_driver.write_text(DISPATCH_DRIVER)
+            dispatch = measure_dispatch(dispatch_driver)
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"instructions-{version}.json"
-    report = {"python": platform.python_version(), "ops": OPS, "cases": rows}
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"CPU instructions per suspension, CPython {platform.python_version()} (callgrind):\n")
-    print(
-        "| case | cloudpickle dumps+loads | get / set+step (unkeyed) | ratio "
-        "| get / set+step (keyed) | ratio |"
-    )
-    print("|---|---:|---:|---:|---:|---:|")
+    report: dict[str, Any] = {
+        "python": platform.python_version(),
+        "ops": OPS,
+        "tree": str(tree),
+        "cases": rows,
+    }
+    if dispatch is not None:
+        report["dispatch_py_a"] = dispatch
+    print(f"CPU instructions per suspension, CPython {platform.python_version()} (callgrind), {tree}:\n")
+    print("| case | cloudpickle dumps+loads | get | set+step signed | ratio | set+step unsigned | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for label, row in rows.items():
-        u, k = row["unkeyed"], row["keyed"]
+        s, u = row["signed"], row["unsigned"]
         print(
-            f"| {label} | {row['cloudpickle_dumps_loads']:,} "
-            f"| {u['get']:,} / {u['set_step']:,} | {u['ratio']}× "
-            f"| {k['get']:,} / {k['set_step']:,} | {k['ratio']}× |"
+            f"| {label} | {row['cloudpickle_dumps_loads']:,} | {row['get']:,} "
+            f"| {s['set_step']:,} | {s['ratio']}× | {u['set_step']:,} | {u['ratio']}× |"
         )
-    print(f"\nwritten to {out.relative_to(ROOT)}")
+    if dispatch is not None:
+        a = rows["(a) 1 frame, 20 locals"]
+        ours = a["get"] + a["signed"]["set_step"]
+        theirs = dispatch["get"] + dispatch["set_step"]
+        print(
+            f"\ndispatch-py (a): pickle.dumps {dispatch['get']:,} / loads + step {dispatch['set_step']:,}; "
+            f"agentrt / dispatch-py = {ours / theirs:.2f}×"
+        )
+    if args.tree is None:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        out = RESULTS / f"instructions-{version}.json"
+        out.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"\nwritten to {out.relative_to(ROOT)}")
     return 0
 
 

@@ -93,158 +93,136 @@ def hash_limit(blob_size: int) -> int:
     return HASH_BASE + HASH_FACTOR * blob_size
 
 
-class _Node:
-    """One object the payload would build: its kind, own weight, children and (for strings) text.
+# A node of the walk's graph is a list (a list display costs no call, unlike an instance):
+#   [kind, weight, children, text, value, mark, depth, expanded, hashed]
+# ``children``: a list of nodes and of the int / float values the walk holds by value (see below),
+# or None; ``text``: the raw bytes of a short string (what STACK_GLOBAL names); ``value``: what a big
+# int, or a tuple / frozenset / reconstructor call whose parts all have one, hashes by (``_UNKNOWN``
+# otherwise), set by :func:`_check_collisions`; ``mark``: 0 unvisited, 1 on the path of
+# :func:`_measure`'s depth-first walk, 2 measured (then depth, expanded and hashed are set).
+#
+# Ints and floats that fit an opcode's fixed width are not nodes: the walk holds their values
+# (what the key-collision check hashes).
+_KIND, _WEIGHT, _CHILDREN, _TEXT, _VALUE, _MARK_OF, _DEPTH, _EXPANDED, _HASHED = range(9)
+_FRESH, _ON_PATH, _MEASURED = 0, 1, 2
+_Node = list  # the type of a node, for ``type(x) is _Node``
 
-    Ints and floats that fit an opcode's fixed width are not nodes: the walk holds
-    their values (what the key-collision check hashes).  A big int keeps its value
-    in ``value``; so does a tuple, a frozenset or a reconstructor call whose parts
-    all have one (``_UNKNOWN`` otherwise), once :func:`_check_collisions` computed it.
-    """
-
-    __slots__ = ("children", "kind", "text", "value", "weight")
-
-    def __init__(self, kind: int, weight: int = 1, text: str | None = None, value: Any = None) -> None:
-        self.kind = kind
-        self.weight = weight
-        self.children: list[Any] | None = None
-        self.text = text
-        self.value = value
-
-
-_MARK = object()
-_ATOM_NODE = _Node(_ATOM)
-_ATOM_WIDTH = {0x4E: 0, 0x88: 0, 0x89: 0}  # NONE, NEWTRUE, NEWFALSE
+_ATOM_NODE: list[Any] = [_ATOM, 1, None, None, None, _FRESH, 0, 0, 0]  # None / True / False: shared
 _UNKNOWN: Any = object()  # a value the walk does not know (its hash is not the attacker's to plan)
 _FLOAT = struct.Struct(">d")
 _EMPTY_KIND = {0x5D: _LIST, 0x7D: _DICT, 0x8F: _SET, 0x29: _TUPLE}
 #: opcode -> width of its length field: BINUNICODE, BINBYTES, BINUNICODE8, BINBYTES8, BYTEARRAY8,
 #: SHORT_BINBYTES, LONG1, LONG4
 _LONG_STRING = {0x58: 4, 0x42: 4, 0x8D: 8, 0x8E: 8, 0x96: 8, 0x43: 1, 0x8A: 1, 0x8B: 4}
+_NODE_BYTES = {kind: size + _WALK_NODE_BYTES for kind, size in _BASE_BYTES.items()}
+_ITEM_EDGE_BYTES = {kind: size + _WALK_EDGE_BYTES for kind, size in _ITEM_BYTES.items()}
+_STATE_NAME = b"state"
 
 
 def _corrupt(what: str) -> CorruptBlob:
     return CorruptBlob(f"blob payload {what}; it was modified or was not written by agentrt")
 
 
-def _pop_mark(stack: list[object], marks: list[int]) -> list[_Node]:
+def _pop_mark(stack: list[Any], marks: list[int]) -> list[Any]:
     if not marks:
         raise _corrupt("pops a MARK it never set")
     start = marks.pop()
     items = stack[start:]
     del stack[start:]
-    return items  # type: ignore[return-value]  # the stack holds only _Node values above a mark
+    return items
 
 
-def _pop(stack: list[object], marks: list[int]) -> _Node:
+def _pop(stack: list[Any], marks: list[int]) -> Any:
     if not stack or (marks and len(stack) <= marks[-1]):
         raise _corrupt("pops from an empty stack")
-    return stack.pop()  # type: ignore[return-value]  # the stack holds only _Node values
+    return stack.pop()
 
 
-def _top(stack: list[object], marks: list[int], *kinds: int) -> _Node:
+def _top(stack: list[Any], marks: list[int], kind: int) -> list[Any]:
     if not stack or (marks and len(stack) <= marks[-1]):
         raise _corrupt("adds items to nothing")
     node = stack[-1]
-    if not isinstance(node, _Node) or node.kind not in kinds:
+    if type(node) is not _Node or node[_KIND] != kind:
         raise _corrupt("adds items to an object that is not a list, dict or set")
     return node
 
 
-def _extend(node: _Node, items: list[_Node]) -> None:
-    if node.children is None:
-        node.children = list(items)
+def _extend(node: list[Any], items: list[Any]) -> None:
+    if node[_CHILDREN] is None:
+        node[_CHILDREN] = list(items)
     else:
-        node.children.extend(items)
+        node[_CHILDREN].extend(items)
 
 
-def _container(kind: int, items: list[_Node]) -> _Node:
-    node = _Node(kind)
-    node.children = items
-    return node
-
-
-def _walk(payload: bytes, max_memory: int) -> list[_Node]:
+def _walk(payload: bytes, max_memory: int) -> list[list[Any]]:
     """Simulate the payload's opcodes (already allowlisted by ``_scan``); return the container nodes.
 
     Atoms share one node (only their weight matters); containers and reconstructor
     calls get their own.  The memory estimate is kept as the walk goes, so a payload
-    that would build too much is refused before it is walked to the end.
+    that would build too much is refused before it is walked to the end.  The opcodes
+    are tested commonest first (memo writes, short strings, small ints, memo reads).
     """
-    nodes: list[_Node] = []
+    nodes: list[list[Any]] = []
     stack: list[Any] = []
     marks: list[int] = []
-    memo: list[_Node] = []
+    memo: list[Any] = []
     position = 2  # after PROTO 5 (checked by _scan)
     size = len(payload)
     new = nodes.append
     push = stack.append
+    remember = memo.append
     memory = 0
-    base = _BASE_BYTES
     while position < size:
         op = payload[position]
         position += 1
-        if op == 0x68:  # BINGET
+        if op == 0x94:  # MEMOIZE (no memory: the memo's own entry is the edge of its read)
+            if not stack:
+                raise _corrupt("memoizes nothing")
+            remember(stack[-1])
+            continue
+        if op == 0x8C:  # SHORT_BINUNICODE
+            length = payload[position]
+            end = position + 1 + length
+            push(
+                [_STR, 1 + length // 64, None, payload[position + 1 : end] if length <= 64 else None, None, 0]
+            )
+            position = end
+            memory += 64 + length + _WALK_NODE_BYTES
+        elif op == 0x4B:  # BININT1: the value itself stands for the atom
+            push(payload[position])
+            position += 1
+            memory += 32 + _WALK_EDGE_BYTES
+        elif op == 0x68:  # BINGET
             index = payload[position]
             position += 1
             if index >= len(memo):
                 raise _corrupt(f"reads memo entry {index}, which was never written")
             push(memo[index])
             memory += _WALK_EDGE_BYTES
-        elif op == 0x94:  # MEMOIZE
-            if not stack or stack[-1] is _MARK:
-                raise _corrupt("memoizes nothing")
-            memo.append(stack[-1])
-        elif op == 0x8C:  # SHORT_BINUNICODE
-            length = payload[position]
-            text = None
-            if length <= 64:
-                try:
-                    text = payload[position + 1 : position + 1 + length].decode("utf-8", "surrogatepass")
-                except UnicodeDecodeError:
-                    raise _corrupt("holds a string that is not UTF-8") from None
-            position += 1 + length
-            push(_Node(_STR, 1 + length // 64, text))
-            memory += 64 + length + _WALK_NODE_BYTES
-        elif op == 0x4B:  # BININT1: the value itself stands for the atom (see _Node)
-            push(payload[position])
-            position += 1
-            memory += 32 + _WALK_EDGE_BYTES
-        elif op == 0x4A or op == 0x4D:  # BININT, BININT2
-            width = 4 if op == 0x4A else 2
-            push(int.from_bytes(payload[position : position + width], "little", signed=op == 0x4A))
-            position += width
-            memory += 32 + _WALK_EDGE_BYTES
-        elif op == 0x47:  # BINFLOAT
-            push(_FLOAT.unpack_from(payload, position)[0])
-            position += 8
-            memory += 32 + _WALK_EDGE_BYTES
-        elif op in _ATOM_WIDTH:  # NONE, NEWTRUE, NEWFALSE
-            push(_ATOM_NODE)
-            memory += 32 + _WALK_EDGE_BYTES
-        elif op in _EMPTY_KIND:  # EMPTY_LIST, EMPTY_DICT, EMPTY_SET, EMPTY_TUPLE
-            node = _Node(_EMPTY_KIND[op])
-            new(node)
-            push(node)
-            memory += base[node.kind] + _WALK_NODE_BYTES
         elif op == 0x28:  # MARK
             marks.append(len(stack))
-        elif op in (0x65, 0x75, 0x90):  # APPENDS, SETITEMS, ADDITEMS
-            items = _pop_mark(stack, marks)
-            kind = _LIST if op == 0x65 else _DICT if op == 0x75 else _SET
-            if kind == _DICT and len(items) % 2:
-                raise _corrupt("sets a dict item without a value")
-            _extend(_top(stack, marks, kind), items)
-            memory += (_ITEM_BYTES[kind] + _WALK_EDGE_BYTES) * len(items)
-        elif op == 0x61:  # APPEND
-            item = _pop(stack, marks)
-            _extend(_top(stack, marks, _LIST), [item])
-            memory += _ITEM_BYTES[_LIST] + _WALK_EDGE_BYTES
-        elif op == 0x73:  # SETITEM
-            value = _pop(stack, marks)
-            key = _pop(stack, marks)
-            _extend(_top(stack, marks, _DICT), [key, value])
-            memory += (_ITEM_BYTES[_DICT] + _WALK_EDGE_BYTES) * 2
+            continue
+        elif op == 0x52:  # REDUCE
+            args = _pop(stack, marks)
+            func = _pop(stack, marks)
+            if (
+                type(args) is not _Node
+                or args[_KIND] != _TUPLE
+                or type(func) is not _Node
+                or func[_KIND] != _GLOBAL
+            ):
+                raise _corrupt("calls something that is not an agentrt reconstructor with a tuple")
+            arguments = args[_CHILDREN] or []
+            first = arguments[0] if len(arguments) == 2 else None
+            if func[_TEXT] == _STATE_NAME and type(first) is _Node and first[_KIND] == _CALL:
+                # state(obj, contents): the contents end up inside obj
+                _extend(first, [arguments[1]])
+                push(_ATOM_NODE)
+            else:
+                node = [_CALL, 1, [args], func[_TEXT], None, 0]
+                new(node)
+                push(node)
+                memory += _NODE_BYTES[_CALL]
         elif op in (0x85, 0x86, 0x87, 0x74, 0x91):  # TUPLE1, TUPLE2, TUPLE3, TUPLE, FROZENSET
             if op == 0x74 or op == 0x91:
                 items = _pop_mark(stack, marks)
@@ -255,46 +233,39 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
                 items = stack[-count:]
                 del stack[-count:]
             kind = _FROZENSET if op == 0x91 else _TUPLE
-            node = _container(kind, items)
+            node = [kind, 1, items, None, None, 0]
             new(node)
             push(node)
-            memory += base[kind] + _WALK_NODE_BYTES + (_ITEM_BYTES[kind] + _WALK_EDGE_BYTES) * len(items)
-        elif op == 0x52:  # REDUCE
-            args = _pop(stack, marks)
-            func = _pop(stack, marks)
-            if _kind(args) != _TUPLE or _kind(func) != _GLOBAL:
-                raise _corrupt("calls something that is not an agentrt reconstructor with a tuple")
-            arguments = args.children or []
-            if func.text == "state" and len(arguments) == 2 and _kind(arguments[0]) == _CALL:
-                # state(obj, contents): the contents end up inside obj
-                _extend(arguments[0], [arguments[1]])
-                push(_ATOM_NODE)
-            else:
-                node = _container(_CALL, [args])
-                node.text = func.text
-                new(node)
-                push(node)
-                memory += base[_CALL] + _WALK_NODE_BYTES
+            memory += _NODE_BYTES[kind] + _ITEM_EDGE_BYTES[kind] * len(items)
+        elif op == 0x4E or op == 0x88 or op == 0x89:  # NONE, NEWTRUE, NEWFALSE
+            push(_ATOM_NODE)
+            memory += 32 + _WALK_EDGE_BYTES
+        elif op == 0x47:  # BINFLOAT
+            push(_FLOAT.unpack_from(payload, position)[0])
+            position += 8
+            memory += 32 + _WALK_EDGE_BYTES
+        elif op == 0x4A or op == 0x4D:  # BININT, BININT2
+            width = 4 if op == 0x4A else 2
+            push(int.from_bytes(payload[position : position + width], "little", signed=op == 0x4A))
+            position += width
+            memory += 32 + _WALK_EDGE_BYTES
+        elif op in _EMPTY_KIND:  # EMPTY_LIST, EMPTY_DICT, EMPTY_SET, EMPTY_TUPLE
+            kind = _EMPTY_KIND[op]
+            node = [kind, 1, None, None, None, 0]
+            new(node)
+            push(node)
+            memory += _NODE_BYTES[kind]
+        elif op == 0x65 or op == 0x75 or op == 0x90:  # APPENDS, SETITEMS, ADDITEMS
+            items = _pop_mark(stack, marks)
+            kind = _LIST if op == 0x65 else _DICT if op == 0x75 else _SET
+            if kind == _DICT and len(items) % 2:
+                raise _corrupt("sets a dict item without a value")
+            _extend(_top(stack, marks, kind), items)
+            memory += _ITEM_EDGE_BYTES[kind] * len(items)
         elif op == 0x93:  # STACK_GLOBAL
             name = _pop(stack, marks)
             _pop(stack, marks)
-            push(_Node(_GLOBAL, 0, name.text if type(name) is _Node else None))
-        elif op in _LONG_STRING:  # BINUNICODE(8), BINBYTES(8), BYTEARRAY8, SHORT_BINBYTES, LONG1, LONG4
-            width = _LONG_STRING[op]
-            length = int.from_bytes(payload[position : position + width], "little")
-            position += width + length
-            if op in (0x8A, 0x8B):
-                number = int.from_bytes(payload[position - length : position], "little", signed=True)
-                push(_Node(_BIGINT, 1 + length // 8, None, number))
-            else:
-                push(_Node(_STR, 1 + length // 64))
-            memory += 64 + length + _WALK_NODE_BYTES
-        elif op == 0x6A:  # LONG_BINGET
-            index = int.from_bytes(payload[position : position + 4], "little")
-            position += 4
-            if index >= len(memo):
-                raise _corrupt(f"reads memo entry {index}, which was never written")
-            push(memo[index])
+            push([_GLOBAL, 0, None, name[_TEXT] if type(name) is _Node else None, None, 0])
         elif op == 0x30:  # POP
             if stack and not (marks and len(stack) <= marks[-1]):
                 stack.pop()
@@ -302,14 +273,45 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
                 marks.pop()
             else:
                 raise _corrupt("pops from an empty stack")
+            continue
+        elif op in _LONG_STRING:  # BINUNICODE(8), BINBYTES(8), BYTEARRAY8, SHORT_BINBYTES, LONG1, LONG4
+            width = _LONG_STRING[op]
+            length = int.from_bytes(payload[position : position + width], "little")
+            position += width + length
+            if op == 0x8A or op == 0x8B:
+                number = int.from_bytes(payload[position - length : position], "little", signed=True)
+                push([_BIGINT, 1 + length // 8, None, None, number, 0])
+            else:
+                push([_STR, 1 + length // 64, None, None, None, 0])
+            memory += 64 + length + _WALK_NODE_BYTES
+        elif op == 0x61:  # APPEND
+            item = _pop(stack, marks)
+            _extend(_top(stack, marks, _LIST), [item])
+            memory += _ITEM_EDGE_BYTES[_LIST]
+        elif op == 0x73:  # SETITEM
+            value = _pop(stack, marks)
+            key = _pop(stack, marks)
+            _extend(_top(stack, marks, _DICT), [key, value])
+            memory += _ITEM_EDGE_BYTES[_DICT] * 2
+        elif op == 0x6A:  # LONG_BINGET
+            index = int.from_bytes(payload[position : position + 4], "little")
+            position += 4
+            if index >= len(memo):
+                raise _corrupt(f"reads memo entry {index}, which was never written")
+            push(memo[index])
+            continue
         elif op == 0x31:  # POP_MARK
             _pop_mark(stack, marks)
+            continue
         elif op == 0x95:  # FRAME
             position += 8
+            continue
         elif op == 0x2E:  # STOP
             if len(stack) != 1 or marks:
                 raise _corrupt("ends with a malformed stack")
             _check_memory(memory, max_memory)
+            for node in nodes:  # the measuring fields (see above)
+                node += (0, 0, 0)
             return nodes
         else:  # pragma: no cover - _scan admits only the opcodes above
             raise _corrupt(f"uses pickle opcode {op:#04x}")
@@ -319,7 +321,7 @@ def _walk(payload: bytes, max_memory: int) -> list[_Node]:
 
 
 def _kind(item: Any) -> int:
-    return item.kind if type(item) is _Node else _ATOM
+    return item[_KIND] if type(item) is _Node else _ATOM
 
 
 def _check_memory(memory: int, max_memory: int) -> None:
@@ -338,74 +340,75 @@ def check_bounds(payload: bytes, blob_size: int) -> None:
     _check_collisions(nodes)  # after _measure: hashing the walk's values is within the hashing bound
 
 
-def _measure(nodes: list[_Node], blob_size: int) -> None:
-    """Depth, expanded size and hashing work over the graph (iterative: no recursion on blob data)."""
-    depth: dict[int, int] = {}
-    expanded: dict[int, int] = {}
-    hashed: dict[int, int] = {}  # expanded size as far as hashing goes (tuples and ints)
-    on_path: set[int] = set()
+def _too_deep() -> CorruptBlob:
+    return CorruptBlob(
+        f"blob nests objects more than {MAX_DEPTH} deep, over the decode bound; it was not written by agentrt"
+    )
+
+
+def _measure(nodes: list[list[Any]], blob_size: int) -> None:
+    """Depth, expanded size and hashing work over the graph (iterative: no recursion on blob data).
+
+    A node is measured once its children are (depth-first); a child on the current path closes a
+    cycle and counts once; a child without children of its own that was never measured as a node
+    counts its own weight (an atom, a string, an int held by value counts 1).
+    """
     hash_work = 0
     max_expanded = expanded_limit(blob_size)
     max_hash = hash_limit(blob_size)
+    max_todo = 2 * MAX_DEPTH + 2
     for start in nodes:
-        if id(start) in depth:
+        if start[_MARK_OF] == _MEASURED:
             continue
-        todo: list[tuple[_Node, int]] = [(start, 0)]
+        todo: list[tuple[list[Any], int]] = [(start, 0)]
         while todo:
             node, child_index = todo.pop()
-            key = id(node)
-            children = node.children or ()
+            children = node[_CHILDREN] or ()
             if child_index == 0:
-                on_path.add(key)
-            while child_index < len(children):
+                node[_MARK_OF] = _ON_PATH
+            count = len(children)
+            while child_index < count:
                 child = children[child_index]
-                child_key = id(child)
-                if (
-                    type(child) is _Node
-                    and child_key not in depth
-                    and child_key not in on_path
-                    and child.children
-                ):
+                if type(child) is _Node and child[_MARK_OF] == _FRESH and child[_CHILDREN]:
                     todo.append((node, child_index))
                     todo.append((child, 0))
-                    if len(todo) > 2 * MAX_DEPTH + 2:
-                        raise CorruptBlob(
-                            f"blob nests objects more than {MAX_DEPTH} deep, over the decode bound; "
-                            "it was not written by agentrt"
-                        )
+                    if len(todo) > max_todo:
+                        raise _too_deep()
                     break
                 child_index += 1
             else:
-                on_path.discard(key)
+                node[_MARK_OF] = _FRESH  # off the path (a child that is the node itself counts its weight)
                 node_depth = 0
-                node_expanded = node.weight
-                node_hashed = node.weight
+                node_expanded = node_hashed = node[_WEIGHT]
                 for child in children:
                     if type(child) is not _Node:  # an int or float the walk holds by value
                         node_expanded += 1
                         node_hashed += 1
                         continue
-                    child_key = id(child)
-                    if child_key in on_path:  # a cycle: reached once, expands no further
+                    mark = child[_MARK_OF]
+                    if mark == _ON_PATH:  # a cycle: reached once, expands no further
                         node_expanded += 1
                         node_hashed += 1
                         continue
-                    node_depth = max(node_depth, depth.get(child_key, 0))
-                    node_expanded += expanded.get(child_key, child.weight)
-                    if child.kind in _HASHED_KINDS:
-                        child_hashed = hashed.get(child_key, child.weight)
+                    if mark == _MEASURED:
+                        if child[_DEPTH] > node_depth:
+                            node_depth = child[_DEPTH]
+                        node_expanded += child[_EXPANDED]
+                        child_hashed = child[_HASHED]
+                    else:
+                        node_expanded += child[_WEIGHT]
+                        child_hashed = child[_WEIGHT]
+                    if child[_KIND] == _TUPLE or child[_KIND] == _BIGINT:
                         hash_work += child_hashed
                         node_hashed += child_hashed
                     else:
                         node_hashed += 1
-                depth[key] = node_depth + 1
+                node[_MARK_OF] = _MEASURED
+                node[_DEPTH] = node_depth + 1
                 if node_depth + 1 > MAX_DEPTH:
-                    raise CorruptBlob(
-                        f"blob nests objects more than {MAX_DEPTH} deep, over the decode bound; "
-                        "it was not written by agentrt"
-                    )
-                expanded[key] = min(node_expanded, _SATURATE)
-                hashed[key] = min(node_hashed, _SATURATE)
+                    raise _too_deep()
+                node[_EXPANDED] = min(node_expanded, _SATURATE)
+                node[_HASHED] = min(node_hashed, _SATURATE)
                 if node_expanded > max_expanded:
                     raise CorruptBlob(
                         f"blob's shared references expand to over {max_expanded} objects, over the decode "
@@ -420,7 +423,7 @@ def _measure(nodes: list[_Node], blob_size: int) -> None:
                     )
 
 
-def _check_collisions(nodes: list[_Node]) -> None:
+def _check_collisions(nodes: list[list[Any]]) -> None:
     """Refuse keys planned to share one hash (see the module docstring).
 
     Values first: a tuple, frozenset or call is made from objects made before it, so
@@ -429,55 +432,75 @@ def _check_collisions(nodes: list[_Node]) -> None:
     which may have been filled after later objects were made.
     """
     for node in nodes:
-        if node.kind == _FROZENSET:
-            _check_keys(node.children or [])
-        if node.kind in (_TUPLE, _FROZENSET, _CALL):
-            node.value = _value_of(node)
+        kind = node[_KIND]
+        if kind == _FROZENSET:
+            _check_keys(node[_CHILDREN] or [])
+        if kind in (_TUPLE, _FROZENSET, _CALL):
+            node[_VALUE] = _value_of(node)
     for node in nodes:
-        kind = node.kind
-        children = node.children or []
+        kind = node[_KIND]
+        children = node[_CHILDREN]
+        if not children:
+            continue
         if kind == _SET:
             _check_keys(children)
         elif kind == _DICT:
             _check_keys(children[0::2])
         elif kind == _CALL:
             for part in children:  # the argument tuple, then any state set on the object
-                if _kind(part) == _TUPLE:
-                    for argument in part.children or ():
+                if type(part) is _Node and part[_KIND] == _TUPLE:
+                    for argument in part[_CHILDREN] or ():
                         _check_sequence(argument)
 
 
 def _check_sequence(argument: Any) -> None:
     """A list or tuple a reconstructor gets: its items, and the keys of its (key, value) pairs."""
-    if _kind(argument) not in (_LIST, _TUPLE) or not argument.children:
+    if type(argument) is not _Node or argument[_KIND] not in (_LIST, _TUPLE) or not argument[_CHILDREN]:
         return
-    items = argument.children
+    items = argument[_CHILDREN]
+    if len(items) <= MAX_SHARED_HASH:
+        return  # too few keys to hold more than MAX_SHARED_HASH that collide
     _check_keys(items)
-    pairs = [pair.children[0] for pair in items if _kind(pair) == _TUPLE and len(pair.children or ()) == 2]
+    pairs = [
+        pair[_CHILDREN][0]
+        for pair in items
+        if type(pair) is _Node and pair[_KIND] == _TUPLE and len(pair[_CHILDREN] or ()) == 2
+    ]
     _check_keys(pairs)
 
 
-def _value_of(node: _Node) -> Any:
-    """The value a tuple / frozenset node builds, or what a call's object hashes by (its arguments)."""
-    values = [_value(child) for child in node.children or ()]
-    if any(value is _UNKNOWN for value in values):
-        return _UNKNOWN
-    if node.kind == _TUPLE:
+def _value_of(node: list[Any]) -> Any:
+    """The value a tuple / frozenset node builds, or what a call's object hashes by (its arguments).
+
+    (:func:`_value` of each child, inlined: only big ints, tuples, frozensets and calls hold a
+    value, and one unknown part makes the whole unknown.)
+    """
+    values = []
+    for child in node[_CHILDREN] or ():
+        if type(child) is _Node:
+            child = child[_VALUE]
+            if child is None or child is _UNKNOWN:
+                return _UNKNOWN
+        values.append(child)
+    if node[_KIND] == _TUPLE:
         return tuple(values)
-    if node.kind == _FROZENSET:
+    if node[_KIND] == _FROZENSET:
         return frozenset(values)  # its members were checked first
-    return (node.text, *values)
+    return (node[_TEXT], *values)
 
 
 def _value(item: Any) -> Any:
+    """What ``item`` hashes by, if the walk knows it: an int or float it holds, or a node's value
+    (set only on big ints, tuples, frozensets and calls); ``_UNKNOWN`` otherwise."""
     if type(item) is not _Node:
         return item
-    if item.kind in (_BIGINT, _TUPLE, _FROZENSET, _CALL) and item.value is not None:
-        return item.value
-    return _UNKNOWN
+    value = item[_VALUE]
+    return _UNKNOWN if value is None else value
 
 
 def _check_keys(keys: list[Any]) -> None:
+    if len(keys) <= MAX_SHARED_HASH:
+        return  # too few keys to hold more than MAX_SHARED_HASH that collide
     groups: dict[int, list[Any]] = {}
     for key in keys:
         value = _value(key)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import sys
 import types
 from collections.abc import Iterable, Sequence
 from typing import Any, Final  # Any: unpickling yields any Python object
@@ -28,7 +29,7 @@ import attrs
 from agentrt._codec import _wire
 from agentrt._codec._bounds import check_bounds, describe_error, short
 from agentrt._codec._code_identity import resolve_code
-from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, Envelope, unpack
+from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, CodeIdentity, Envelope, unpack
 from agentrt._codec._reconstruct import RECONSTRUCTORS, DecodeContext
 from agentrt._codec._scan import check_payload
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob, InternalInconsistency
@@ -108,10 +109,13 @@ class Requirement:
     run_id: str | None = None
     seq: int | None = None
     unsigned_hint: str = ""
+    #: ``AGENTRT_ALLOW_UNSIGNED=1`` opts in too (read only when a blob is unsigned: a signed
+    #: restore never looks at the environment)
+    env_opt_in: bool = False
 
     def check(self, envelope: Envelope) -> None:
         if not envelope.keyed:
-            if self.signed:
+            if self.signed and not (self.env_opt_in and unsigned_allowed(False)):
                 raise CorruptBlob(
                     "agentrt blob is not signed, so it is refused: an unsigned blob can resume any "
                     "imported coroutine at any await with locals of its author's choosing. Sign "
@@ -150,6 +154,37 @@ def _describe(exc: BaseException) -> str:
     return describe_error(exc, _MAX_MESSAGE_CHARS)
 
 
+#: id(a parsed code table) -> (that table, the module objects, the code objects it resolved to).
+#: A header is parsed once (``_format``) and its table object reused, so a run restored again and
+#: again resolves its code once: the answer stands while each module is the same ``sys.modules``
+#: entry (a resolved code is found by module object, qualname and digest, all unchanged then).
+_RESOLVED: dict[int, tuple[tuple[CodeIdentity, ...], tuple[object, ...], tuple[types.CodeType, ...]]] = {}
+_MAX_RESOLVED = 1024
+
+
+def _resolve_codes(
+    identities: tuple[CodeIdentity, ...], allowed: frozenset[str]
+) -> tuple[types.CodeType, ...]:
+    """``resolve_code`` for every entry of a code table, remembered per table (see ``_RESOLVED``)."""
+    cached = _RESOLVED.get(id(identities))
+    if cached is not None and cached[0] is identities:
+        modules = sys.modules
+        for identity, module in zip(identities, cached[1]):  # noqa: B905 - built together, same length
+            if modules.get(identity.module) is not module:
+                break
+        else:
+            return cached[2]
+    codes = tuple(resolve_code(code.module, code.qualname, code.digest, allowed) for code in identities)
+    if len(_RESOLVED) >= _MAX_RESOLVED:
+        _RESOLVED.clear()
+    _RESOLVED[id(identities)] = (
+        identities,
+        tuple(sys.modules.get(code.module) for code in identities),
+        codes,
+    )
+    return codes
+
+
 def loads(
     blob: bytes,
     *,
@@ -185,7 +220,7 @@ def loads(
             "blob was written with use_cloudpickle=True; loading it can run arbitrary code, so pass "
             "allow_cloudpickle=True only for blobs you wrote yourself"
         )
-    codes = [resolve_code(code.module, code.qualname, code.digest, allowed) for code in envelope.codes]
+    codes = _resolve_codes(envelope.codes, allowed) if envelope.codes else ()
     referencing = bool(envelope.flags & FLAG_REFERENCING)
     ctx = DecodeContext(envelope.codes, codes, allowed, verified=referencing or cloud)
     ctx.signed = envelope.keyed  # extensions relax nothing else for it (see _frames._validate)

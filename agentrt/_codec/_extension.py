@@ -103,9 +103,10 @@ def register_extension(extension: Extension) -> None:
         _BY_TYPE[tp] = extension
 
 
-def extension_for_type(tp: type) -> Extension | None:
-    return _BY_TYPE.get(tp)
+#: the extension that handles exactly ``tp``, or None: the dict's own ``get`` (the encoder asks it
+#: for every object it reduces)
+extension_for_type: Callable[[type], Extension | None] = _BY_TYPE.get
 
 
-def extension_named(name: str) -> Extension | None:
-    return _EXTENSIONS.get(name)
+#: the extension registered under ``name``, or None (the dict's own ``get``: once per frame decoded)
+extension_named: Callable[[str], Extension | None] = _EXTENSIONS.get

@@ -3,7 +3,8 @@
 Layout (all integers little-endian)::
 
     0   4  magic b"ARTB"
-    4   1  format version (1)
+    4   1  format version (2; version 1 is still read: it differs only in the frame records,
+           see ``agentrt._frames._shape``)
     5   1  Python major that wrote the blob
     6   1  Python minor that wrote the blob
     7   1  flags: bit 0 cloudpickle payload, bit 1 payload uses referencing reconstructors,
@@ -25,10 +26,10 @@ dump tool can list the code a blob depends on.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import struct
 from collections.abc import Sequence
+from hmac import compare_digest as _compare_digest
 from typing import Any, NamedTuple  # Any: the header is JSON
 
 import attrs
@@ -38,7 +39,8 @@ from agentrt._codec._compat import PYTHON_MAJOR, PYTHON_MINOR
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 
 MAGIC = b"ARTB"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # what this agentrt writes (2: compact frame records, see _frames._shape)
+READABLE_VERSIONS = (1, 2)  # what it reads: format 1 differs only in the frame records' layout
 FLAG_CLOUDPICKLE = 1
 FLAG_REFERENCING = 2
 FLAG_SIGNED = 4
@@ -99,8 +101,22 @@ def default_read_keys() -> tuple[bytes, ...]:
     return ring.read if ring is not None else ()
 
 
+_HASHERS: dict[bytes, Any] = {}  # key -> a blake2b already keyed with it, copied per digest
+_MAX_HASHERS = 64
+
+
 def _digest(head: bytes | memoryview, payload: bytes | memoryview, key: bytes) -> bytes:
-    h = hashlib.blake2b(head, digest_size=DIGEST_SIZE_BYTES, key=key)
+    """blake2b-256 over ``head`` then ``payload``, keyed with ``key`` (none when empty).
+
+    A keyed hasher is made once per key and copied: keying costs a compression of its own.
+    """
+    keyed = _HASHERS.get(key)
+    if keyed is None:
+        if len(_HASHERS) >= _MAX_HASHERS:
+            _HASHERS.clear()
+        keyed = _HASHERS[key] = hashlib.blake2b(digest_size=DIGEST_SIZE_BYTES, key=key)
+    h = keyed.copy()
+    h.update(head)
     h.update(payload)
     return h.digest()
 
@@ -213,10 +229,11 @@ def _parse_header_uncached(raw: bytes) -> tuple[tuple[CodeIdentity, ...], Bind |
 
 
 def _check_compatible(version: int, major: int, minor: int, flags: int) -> None:
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS:
         raise IncompatibleBlob(
             f"blob format version {version} cannot be read by this agentrt, which reads format "
-            f"version {FORMAT_VERSION}; restore it with the agentrt release that wrote it"
+            f"versions {', '.join(map(str, READABLE_VERSIONS))}; restore it with the agentrt release "
+            "that wrote it"
         )
     if (major, minor) != (PYTHON_MAJOR, PYTHON_MINOR):
         raise IncompatibleBlob(
@@ -234,42 +251,57 @@ def unpack(blob: bytes, keys: Sequence[bytes] | None = None, key_source: str = "
     """Verify ``blob`` (length, digest, then version) and return its parts.
 
     A signed blob must verify with one of ``keys`` (default: ``AGENTRT_BLOB_KEY``); an
-    unsigned one with the plain digest, and comes back with ``keyed`` False.
+    unsigned one with the plain digest, and comes back with ``keyed`` False.  (``_split``'s
+    checks, inlined: this runs on every restore.)
     """
-    version, major, minor, flags, _, payload_start = _split(blob)
-    digest_end = payload_start + DIGEST_SIZE_BYTES
     if type(blob) is not bytes:
+        _split(blob)  # a TypeError for what is not bytes-like, else the checks below on a copy
         blob = bytes(blob)
+    size = len(blob)
+    if size < PREFIX_SIZE_BYTES + DIGEST_SIZE_BYTES:
+        _split(blob)  # raises, saying why
+    magic, version, major, minor, flags, header_len = _PREFIX.unpack_from(blob)
+    payload_start = PREFIX_SIZE_BYTES + header_len
+    digest_end = payload_start + DIGEST_SIZE_BYTES
+    if magic != MAGIC or digest_end > size:
+        _split(blob)  # raises, saying why
+    head = blob[:payload_start]
     payload = blob[digest_end:]
     stored = blob[payload_start:digest_end]
-    head = blob[:payload_start]
     signed = bool(flags & FLAG_SIGNED)
     if signed:
         candidates = default_read_keys() if keys is None else keys
-        where = key_source or f"${KEY_ENV}"
         if not candidates:
             raise CorruptBlob(
                 "agentrt blob is signed, but this process has no blob key to verify it: set "
                 f"{KEY_ENV} (or the key file) to the key of the process or store that wrote it"
             )
-        if not any(hmac.compare_digest(_digest(head, payload, key), stored) for key in candidates):
+        for key in candidates:
+            if _compare_digest(_digest(head, payload, key), stored):
+                break
+        else:
             raise CorruptBlob(
                 "agentrt blob: digest mismatch — the blob was modified, or it was signed with a key "
-                f"that is not among this process's keys ({where}); add the old key after the new "
-                "one to read blobs from before a rotation"
+                f"that is not among this process's keys ({key_source or f'${KEY_ENV}'}); add the old "
+                "key after the new one to read blobs from before a rotation"
             )
-    elif not hmac.compare_digest(_digest(head, payload, b""), stored):
+    elif not _compare_digest(_digest(head, payload, b""), stored):
         raise CorruptBlob("agentrt blob: digest mismatch — the blob was truncated or modified")
     if version != FORMAT_VERSION or major != PYTHON_MAJOR or minor != PYTHON_MINOR or flags & ~KNOWN_FLAGS:
-        _check_compatible(version, major, minor, flags)
-    codes, bind = _parse_header(blob[PREFIX_SIZE_BYTES:payload_start])
-    return tuple.__new__(Envelope, (flags, codes, payload, signed, bind))  # skips NamedTuple's __new__
+        _check_compatible(version, major, minor, flags)  # format 1 passes: it is still read
+    raw = head[PREFIX_SIZE_BYTES:]
+    parsed = _PARSED.get(raw)
+    if parsed is None:
+        parsed = _parse_header(raw)
+    return tuple.__new__(
+        Envelope, (flags, parsed[0], payload, signed, parsed[1])
+    )  # skips NamedTuple's __new__
 
 
 def read_header(blob: bytes) -> Header:
     """Describe ``blob`` from its prefix and header; the payload is neither verified nor decoded."""
     version, major, minor, flags, _, payload_start = _split(blob)
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS:
         _check_compatible(version, major, minor, flags)
     codes = _parse_codes(memoryview(blob)[PREFIX_SIZE_BYTES:payload_start])
     return Header(

@@ -411,9 +411,21 @@ _KIND_CHECKS: dict[str, Callable[[object], bool]] = {
 }
 
 
+#: (module, qualname, kind) -> (module object, what its namespace held, the reference) for names at
+#: the top of a module: a blob names the same classes again and again, and the answer stands while
+#: the module is the same ``sys.modules`` entry holding the same object under that name
+_REFS: dict[tuple[str, str, str], tuple[Any, Any, Any]] = {}
+_MAX_REFS = 4096
+
+
 @_reconstructor("ref")
 def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
     _require(type(module) is str and type(qualname) is str and type(kind) is str, "reference arguments")
+    cached = _REFS.get((module, qualname, kind))
+    if cached is not None:
+        module_obj = sys.modules.get(module)
+        if module_obj is cached[0] and module_dict(module_obj).get(qualname, MISSING) is cached[1]:
+            return cached[2]
     if kind != "module" and kind not in _KIND_CHECKS:
         raise _corrupt(f"unknown reference kind {short(kind, 40)}")
     module_obj = find_module(module, ctx.allow_modules)
@@ -426,6 +438,7 @@ def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
             f"{module}:{qualname} no longer exists (renamed, moved or deleted since the checkpoint); "
             "finish old runs with the old code, or fork them"
         )
+    raw = found
     if kind == "function":
         found = unwrap_method(found)
     if not _KIND_CHECKS[kind](found):
@@ -433,6 +446,10 @@ def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
             f"{module}:{qualname} is now a {type_name(type(found))}, but the checkpoint recorded a {kind}; "
             "finish old runs with the old code, or fork them"
         )
+    if "." not in qualname:
+        if len(_REFS) >= _MAX_REFS:
+            _REFS.clear()
+        _REFS[(module, qualname, kind)] = (module_obj, raw, found)
     return found
 
 
@@ -699,7 +716,8 @@ def _apply_instance(ctx: DecodeContext, obj: Any, state: Any, base: type | None)
 
 @_reconstructor("obj")
 def r_obj(ctx: DecodeContext, cls: Any, value: Any) -> Any:
-    _require(isinstance(cls, type) and not issubclass(cls, BaseException), "instance of a non-class")
+    if not isinstance(cls, type) or issubclass(cls, BaseException):
+        raise _corrupt("instance of a non-class")
     if not is_serializable(cls):
         raise IncompatibleBlob(
             f"class {type_name(cls)} is not marked @agentrt.serializable in this process, but the checkpoint "
@@ -707,12 +725,13 @@ def r_obj(ctx: DecodeContext, cls: Any, value: Any) -> Any:
         )
     base = builtin_base(cls)
     if base is None or base in MUTABLE_BASES:
-        _require(value is None, "instance arguments")
+        if value is not None:
+            raise _corrupt("instance arguments")
         obj = cls.__new__(cls)
     else:
         _require(base in IMMUTABLE_BASES and type(value) is base, "instance of a builtin-derived class")
-        obj = base.__new__(cls, value)
-    ctx.expect_state(obj, _apply_instance, base)
+        obj = base.__new__(cls, value)  # type: ignore[arg-type]  # cls derives from base (builtin_base)
+    ctx._pending[id(obj)] = (obj, _apply_instance, base)  # expect_state, inlined
     return obj
 
 
@@ -720,25 +739,24 @@ def r_obj(ctx: DecodeContext, cls: Any, value: Any) -> Any:
 
 
 def _apply_extension(ctx: DecodeContext, obj: Any, state: Any, ext: Extension) -> None:
-    _require(type(state) is tuple and len(state) == 1, "extension state")
+    if type(state) is not tuple or len(state) != 1:
+        raise _corrupt("extension state")
     ext.set_state(ctx, obj, state[0])
 
 
 @_reconstructor("ext")
 def r_ext(ctx: DecodeContext, name: str, *args: Any) -> Any:
-    _require(type(name) is str, "extension name")
-    ext = extension_named(name)
+    ext = extension_named(name) if type(name) is str else None
     if ext is None:
+        _require(type(name) is str, "extension name")
         raise IncompatibleBlob(
             f"blob needs the agentrt extension {short(name, 60)}, which is not registered in this process; "
             "import agentrt.lowlevel (or the package that provides it) before loading"
         )
-    _require(
-        ctx.verified or extension_is_inert(ext),
-        f"extension {name!r} objects need a verified blob, and this one did not declare it",
-    )
+    if not (ctx.verified or extension_is_inert(ext)):
+        raise _corrupt(f"extension {name!r} objects need a verified blob, and this one did not declare it")
     obj = ext.create(ctx, *args)
-    ctx.expect_state(obj, _apply_extension, ext)
+    ctx._pending[id(obj)] = (obj, _apply_extension, ext)  # expect_state, inlined
     return obj
 
 

@@ -309,10 +309,25 @@ _TYPES_ALIASES: dict[int, str] = {
 }
 
 
+#: class -> (its module object, its reduce tuple), for classes found at the top of their module:
+#: valid while the module is the same object and still holds the class under that name
+_CLASS_REFS: dict[type, tuple[Any, Any]] = {}
+
+
 def _r_class(enc: EncodeState, cls: type) -> Any:
     module, qualname = cls.__module__, cls.__qualname__
+    cached = _CLASS_REFS.get(cls)
+    if cached is not None:
+        module_obj = imported_module(module)
+        if module_obj is cached[0] and module_dict(module_obj).get(qualname) is cls:
+            return cached[1]
     if lookup_name(module, qualname) is cls:
-        return (_REF, (module, qualname, "class"))
+        reduced = (_REF, (module, qualname, "class"))
+        if "." not in qualname:
+            if len(_CLASS_REFS) >= _MAX_CACHED_CLASSES:
+                _CLASS_REFS.clear()
+            _CLASS_REFS[cls] = (imported_module(module), reduced)
+        return reduced
     alias = _TYPES_ALIASES.get(id(cls))
     if alias is not None and lookup_name("types", alias) is cls:
         return (_REF, ("types", alias, "class"))
@@ -390,14 +405,32 @@ IMMUTABLE_BASES: dict[type, Callable[[Any], Any]] = {
 MUTABLE_BASES: dict[type, Callable[[Any], Any]] = {dict: dict.copy, list: list.copy, set: set.copy}
 
 
+_BUILTIN_BASES: dict[type, type | None] = {}
+_MAX_CACHED_CLASSES = 4096
+
+
 def builtin_base(cls: type) -> type | None:
-    """The builtin container/atom a class derives from (None for plain ``object`` subclasses)."""
+    """The builtin container/atom a class derives from (None for plain ``object`` subclasses).
+
+    Cached per class: a class's bases never change (``__bases__`` of a class with a builtin
+    base cannot be reassigned to another layout).
+    """
+    try:
+        return _BUILTIN_BASES[cls]
+    except KeyError:
+        pass
+    found: type | None = None
     for base in cls.__mro__:
         if base in IMMUTABLE_BASES or base in MUTABLE_BASES:
-            return base
+            found = base
+            break
         if not base.__flags__ & TPFLAGS_HEAPTYPE and base is not object:
-            return base  # some other C type: not supported
-    return None
+            found = base  # some other C type: not supported
+            break
+    if len(_BUILTIN_BASES) >= _MAX_CACHED_CLASSES:
+        _BUILTIN_BASES.clear()
+    _BUILTIN_BASES[cls] = found
+    return found
 
 
 def _r_instance(enc: EncodeState, obj: Any) -> Any:
@@ -539,7 +572,7 @@ def reduce_value(enc: EncodeState, obj: Any) -> Any:
     tp = type(obj)
     if tp in PASSTHROUGH:
         return NotImplemented
-    ext = extension_for_type(tp)
+    ext = extension_for_type(tp)  # a dict's get: no Python call
     if ext is not None:
         return reduce_extension(enc, ext, obj)
     reducer = REDUCERS.get(tp)

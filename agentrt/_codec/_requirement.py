@@ -8,7 +8,7 @@ beside each checkpoint on the run row (``RunRecord.code_required``), so a worker
 mixed fleet knows from the row alone whether it can restore a run, and its claims pass
 over the runs it cannot (``claim_runnable(lacking=...)``)::
 
-    agentrt-blob 1 python 3.12
+    agentrt-blob 2 python 3.12
     app.agents:ask_color 376102e1a4aca430d2cc3529f161ae23
     app.agents:run 6f6318da4ddaf97c666b83d0c90a256a
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from agentrt._codec._code_identity import resolve_code
 from agentrt._codec._compat import PYTHON_MAJOR, PYTHON_MINOR
-from agentrt._codec._format import FORMAT_VERSION, PREFIX_SIZE_BYTES, CodeIdentity, _parse_codes, _split
+from agentrt._codec._format import PREFIX_SIZE_BYTES, READABLE_VERSIONS, CodeIdentity, _parse_codes, _split
 from agentrt.exceptions import IncompatibleBlob
 
 __all__ = ["code_requirement", "lacking_code", "parse_requirement"]
@@ -77,8 +77,9 @@ def lacking_code(text: str) -> str:
     if parsed is None:
         return f"the run row's code requirement is not readable ({text[:80]!r})"
     version, python, codes = parsed
-    if version != FORMAT_VERSION:
-        return f"its checkpoint has blob format {version}, and this agentrt reads format {FORMAT_VERSION}"
+    if version not in READABLE_VERSIONS:  # format 1 is still read: in-flight runs of an older agentrt
+        readable = ", ".join(map(str, READABLE_VERSIONS))
+        return f"its checkpoint has blob format {version}, and this agentrt reads formats {readable}"
     here = f"{PYTHON_MAJOR}.{PYTHON_MINOR}"
     if python != here:
         return f"its checkpoint was written by Python {python}, and this process runs Python {here}"

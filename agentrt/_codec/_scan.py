@@ -72,24 +72,33 @@ def _charset(names: tuple[str, ...]) -> bytes:
 
 @functools.cache  # compiled on the first check, not at import: most processes never load a blob
 def _build_run() -> re.Pattern[bytes]:
+    """A run of allowed opcodes: ``NOARG*`` then any number of ``(opcode with argument) NOARG*``.
+
+    The same language as a repeat of one alternation over every opcode, with a fraction of its
+    iterations: the engine pays per iteration of the outer repeat, and a run of opcodes without
+    an argument (memo writes, marks, tuples, calls: more than half of a real payload) is one
+    character class matched in one go.  Each alternative starts with its own opcode byte, so at
+    most one matches anywhere; the commonest come first.
+    """
     lengths = (
         b"(?:" + b"|".join(re.escape(bytes([n])) + b".{%d}" % n for n in range(_MAX_SHORT_LENGTH + 1)) + b")"
     )
-    # The engine tries alternatives in order, so the commonest opcodes of real payloads
-    # (memo reads, memo writes, short strings) come first.
+    no_argument = _charset(_NO_ARGUMENT) + b"*+"
     alternatives = [
-        re.escape(_CODES["BINGET"]) + b".",
-        re.escape(_CODES["MEMOIZE"]),
         re.escape(_CODES["SHORT_BINUNICODE"]) + lengths,
-        _charset(_NO_ARGUMENT),
+        re.escape(_CODES["BININT1"]) + b".",
+        re.escape(_CODES["BINGET"]) + b".",
     ]
     by_size: dict[int, list[str]] = {}
     for name, size in _FIXED_ARGUMENT_BYTES.items():
-        by_size.setdefault(size, []).append(name)
+        if name not in ("BININT1", "BINGET"):
+            by_size.setdefault(size, []).append(name)
     alternatives += [_charset(tuple(names)) + b".{%d}" % size for size, names in sorted(by_size.items())]
-    alternatives.append(_charset(_LENGTH1) + lengths)
-    # possessive: a run of allowed opcodes, no backtracking state kept
-    return re.compile(b"(?s:(?:" + b"|".join(alternatives) + b")*+)")
+    alternatives.append(_charset(tuple(n for n in _LENGTH1 if n != "SHORT_BINUNICODE")) + lengths)
+    # possessive: no backtracking state kept
+    return re.compile(
+        b"(?s:" + no_argument + b"(?:(?:" + b"|".join(alternatives) + b")" + no_argument + b")*+)"
+    )
 
 
 _LONG_ARGUMENT = {**{_CODES[n][0]: 4 for n in _LENGTH4}, **{_CODES[n][0]: 8 for n in _LENGTH8}}

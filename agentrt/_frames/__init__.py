@@ -21,6 +21,7 @@ import collections
 import contextlib
 import gc
 import inspect
+import itertools
 import sys
 import types
 import weakref
@@ -48,7 +49,8 @@ from agentrt._frames._liveness import Site, SiteKind, analyze
 from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
 from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
 from agentrt._frames._resume import forget as forget_resume_code
-from agentrt._frames._sites import record_info
+from agentrt._frames._shape import FINISHED_SHAPE_INDEX, pack_shape, record_fields, unpack_shape
+from agentrt._frames._sites import record_info_text
 from agentrt._frames._trap import STORED_TYPES, fresh_trap, is_trap, stored_trap, trap_payload
 from agentrt.exceptions import (
     AgentrtError,
@@ -65,6 +67,9 @@ _CODE_FLAG_OF_KIND = {
     Kind.GENERATOR: inspect.CO_GENERATOR,
     Kind.ASYNC_GENERATOR: inspect.CO_ASYNC_GENERATOR,
 }
+#: what a primed chain yielded, by id, while the load that primed it is open (plain dict: the hot
+#: path of Machine.set); an open load's entries move to the weak ``_PRIMED`` when it ends
+_LIVE_PRIMED: dict[int, tuple[Any, Any]] = {}
 _PRIMED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
@@ -113,31 +118,67 @@ class _Restored:
     state: list[Any]
 
 
-@attrs.define
 class _LoadSession:
     """Frame objects restored by one decode, primed together once the graph is complete."""
 
-    restored: dict[int, _Restored] = attrs.Factory(dict)
-    built: list[Any] = attrs.Factory(list)  # every object this load made, primed or not
-    signed: bool = False  # the blob was signed with a key of this process
-    describe: bool = False  # decoded for a dump: records, no resume code, no frame, no priming
-    new_plans: int = 0  # frame shapes this load validated for the first time
-    shapes: dict[tuple[Any, ...], Any] = attrs.Factory(dict)  # a dump's validated shapes (no resume code)
-    new_keys: list[tuple[Any, Any]] = attrs.Factory(list)  # (key, plan) this load added to _PLANS
+    __slots__ = (
+        "built",
+        "defer_writes",
+        "describe",
+        "disk_writes",
+        "new_keys",
+        "new_plans",
+        "primed",
+        "restored",
+        "shapes",
+        "signed",
+    )
 
-    disk_writes: list[Any] | None = None  # resume code held back until the load is accepted
+    def __init__(self, signed: bool, describe: bool, defer_writes: bool) -> None:
+        self.restored: dict[int, _Restored] = {}
+        self.built: list[Any] = []  # every object this load made, primed or not
+        self.signed = signed  # the blob was signed with a key of this process
+        self.describe = describe  # decoded for a dump: records, no resume code, no frame, no priming
+        self.new_plans = 0  # frame shapes this load validated for the first time
+        self.shapes: dict[tuple[Any, ...], Any] = {}  # a dump's validated shapes (no resume code)
+        self.new_keys: list[tuple[Any, Any]] = []  # (key, plan) this load added to _PLANS
+        # resume code held back until the load is accepted: begun at this load's first new shape
+        self.defer_writes = defer_writes
+        self.disk_writes: list[Any] | None = None
+        self.primed: list[int] = []  # ids this load put in _LIVE_PRIMED
+
+    def new_shape(self) -> None:
+        """Count a frame shape met for the first time, and hold back the resume code it may write."""
+        self.new_plans += 1
+        _check(
+            self.new_plans <= _MAX_NEW_PLANS_PER_LOAD,
+            f"more than {_MAX_NEW_PLANS_PER_LOAD} distinct frame shapes in one blob",
+        )
+        if self.defer_writes and self.disk_writes is None:
+            self.disk_writes = _diskcache.begin_deferred()
+
+    def _end_primed(self, keep: bool) -> None:
+        primed, self.primed = self.primed, []
+        for key in primed:
+            entry = _LIVE_PRIMED.pop(key, None)
+            if entry is not None and keep:
+                _PRIMED[entry[0]] = entry[1]
 
     def accept(self) -> None:
         """The caller kept the result: resume code synthesized for it may now go to the disk cache."""
         if self.disk_writes is not None:
             _diskcache.end_deferred(self.disk_writes, write=True)
             self.disk_writes = None
+        if self.primed:
+            self._end_primed(keep=True)
 
     def abandon_all(self) -> None:
         """The load was refused: drop every frame it built without running ``finally`` / ``__exit__``."""
         if self.disk_writes is not None:
             _diskcache.end_deferred(self.disk_writes, write=False)
             self.disk_writes = None
+        if self.primed:
+            self._end_primed(keep=False)
         new_keys, self.new_keys = self.new_keys, []
         for key, plan in new_keys:  # a refused blob leaves no shape of its own in memory either
             if _PLANS.get(key) is plan:
@@ -169,18 +210,20 @@ class _LoadSession:
 
     def _check(self, entries: list[_Restored]) -> tuple[set[int], list[_Restored]]:
         """Check the complete graph before anything runs; return the ids of awaited restored objects
-        and the frames that await a stored ``suspend()`` trap."""
-        for entry in entries:
-            if len(entry.state) != entry.plan.expected_len:
-                raise CorruptBlob(f"frame state of {_describe(entry)} was never filled in")
-        built = {id(obj) for obj in self.built}
-        for entry in entries:
-            if entry.plan.checks:
-                _validate.check_values(entry.plan.code, entry.plan.checks, entry.state, built, self.signed)
+        and the frames that await a stored ``suspend()`` trap.  (One pass: an entry's awaited object
+        is looked at only after that entry's own value checks passed.)"""
+        built: set[int] | None = None
         delegated: set[int] = set()
         on_traps: list[_Restored] = []
         for entry in entries:
-            if entry.plan.site is not None and entry.plan.site.kind is SiteKind.AWAIT:
+            plan = entry.plan
+            if len(entry.state) != plan.expected_len:
+                raise CorruptBlob(f"frame state of {_describe(entry)} was never filled in")
+            if plan.checks:
+                if built is None:
+                    built = {id(obj) for obj in self.built}
+                _validate.check_values(plan.code, plan.checks, entry.state, built, self.signed)
+            if plan.awaits:  # its awaited slot passed the checks above (a stored trap or a restored frame)
                 awaited = entry.state[-1]
                 if type(awaited) in STORED_TYPES:
                     on_traps.append(entry)
@@ -203,7 +246,7 @@ class _LoadSession:
             if entry.plan.site is None or id(entry.obj) in delegated:
                 continue
             try:
-                _prime_one(entry)
+                _prime_one(entry, self.primed)
             except (CorruptBlob, IncompatibleBlob, InternalInconsistency):
                 raise
             except BaseException as error:
@@ -212,6 +255,8 @@ class _LoadSession:
     def __del__(self) -> None:
         # A load that failed before priming leaves unstarted objects behind; let them
         # go quietly instead of warning "coroutine ... was never awaited".
+        if self.primed:
+            self._end_primed(keep=True)
         if self.describe:
             return  # records are plain data
         for entry in self.restored.values():
@@ -245,7 +290,7 @@ def _describe(entry: _Restored) -> str:
     return f"{code.co_qualname} ({code.co_filename}{line})"
 
 
-def _prime_one(entry: _Restored) -> None:
+def _prime_one(entry: _Restored, primed: list[int]) -> None:
     obj = entry.obj
     if entry.plan.kind is Kind.ASYNC_GENERATOR:
         try:
@@ -254,17 +299,22 @@ def _prime_one(entry: _Restored) -> None:
             return
         if entry.plan.site is not None and entry.plan.site.kind is SiteKind.ASYNC_YIELD:
             raise CorruptBlob(f"async generator {_describe(entry)} did not stop at its yield")
-        _PRIMED[obj] = result
-        return
-    result = obj.send(None)
-    _PRIMED[obj] = result
+    else:
+        result = obj.send(None)
+    _LIVE_PRIMED[id(obj)] = (obj, result)
+    primed.append(id(obj))
 
 
 def restored_pending(obj: Any) -> Any:
     """What a primed, restored chain yielded when it re-suspended (its innermost payload object)."""
+    entry = _LIVE_PRIMED.pop(id(obj), None)
+    if entry is not None and entry[0] is obj:
+        return entry[1]
+    if entry is not None:  # pragma: no cover - an id reused while its load is open cannot happen
+        _LIVE_PRIMED[id(obj)] = entry
     try:
         return _PRIMED.pop(obj)
-    except KeyError:
+    except (KeyError, TypeError):
         raise CorruptBlob("the blob's top-level object was not a suspended chain") from None
 
 
@@ -287,7 +337,9 @@ def abandon(obj: Any) -> None:
         found[id(current)] = current
         if L.lifecycle(current) not in ("SUSPENDED", "CREATED"):
             continue
-        for value in L.read_slots(current, L.slot_limit(L.gen_code(current))):
+        held = L.held_objects(current)  # its slots and a few more objects (code, function, names)
+        # only the generator-like objects and cells among them, picked in C (most slots are neither)
+        for value in itertools.compress(held, map(_HELD_TYPES.__contains__, map(type, held))):
             if type(value) is types.CellType:
                 value = value.cell_contents if _cell_is_full(value) else None
             tp = type(value)
@@ -310,19 +362,18 @@ def _cell_is_full(cell: Any) -> bool:
 
 
 def _session(ctx: Any) -> _LoadSession:
-    session = getattr(ctx, "frame_session", None)
+    session: _LoadSession | None = getattr(ctx, "frame_session", None)
     if session is None:
+        describe = bool(getattr(ctx, "describe", False))
+        on_refuse = getattr(ctx, "on_refuse", None)
         session = _LoadSession(
-            signed=bool(getattr(ctx, "signed", False)), describe=bool(getattr(ctx, "describe", False))
+            bool(getattr(ctx, "signed", False)), describe, on_refuse is not None and not describe
         )
         ctx.frame_session = session
         ctx.after_load(session.prime)
-        on_refuse = getattr(ctx, "on_refuse", None)
         if on_refuse is not None:
             on_refuse(session.abandon_all)
             ctx.on_accept(session.accept)
-            if not session.describe:
-                session.disk_writes = _diskcache.begin_deferred()
     return session
 
 
@@ -365,6 +416,8 @@ class _Plan:
     dead_positions: tuple[int, ...] = ()  # state indices of dead locals (generators pending a finally)
     bound: tuple[int, ...] = ()
     null_mask: tuple[bool, ...] = ()
+    awaits: bool = False  # suspended at an await: the last stack value is what it awaits
+    status: int = NOT_STARTED  # the record's status: the yield offset of ``site``, or NOT_STARTED
 
 
 #: validated frame shapes, least recently used first out (a plan holds its resume code, so this
@@ -392,7 +445,7 @@ def _plan(
     """
     _check(type(kind_value) is int and kind_value in (0, 1, 2), "unknown kind")
     kind = Kind(kind_value)
-    _check(type(status) is int, "status is not an int")
+    _check(type(status) is int and (status == NOT_STARTED or status >= 0), "status is not a yield offset")
     _check(bool(code.co_flags & _CODE_FLAG_OF_KIND[kind]), f"{code.co_qualname} is not a {kind.name.lower()}")
     _check(type(bound) is tuple and all(type(i) is int for i in bound), "bound locals")
     _check(list(bound) == sorted(set(bound)), "bound locals are not sorted")
@@ -448,6 +501,8 @@ def _plan(
         dead_positions=dead_positions,
         bound=bound,
         null_mask=null_mask,
+        awaits=site is not None and site.kind is SiteKind.AWAIT,
+        status=status,
     )
 
 
@@ -461,6 +516,49 @@ def _parameter_count(code: types.CodeType) -> int:
 def _check(condition: bool, what: str) -> None:
     if not condition:
         raise CorruptBlob(f"malformed frame record: {what}")
+
+
+def _check_cells(cells: Any, ncells: int) -> None:
+    _check(type(cells) is tuple and len(cells) == ncells, "closure cell count")
+    for cell in cells:
+        _check(type(cell) is types.CellType, "closure cells")
+
+
+def _plan_fields(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """(kind, status, bound, null_mask, has_exc) of a plan key: format 1 holds them, format 2 packs them."""
+    if len(key) == 2:
+        fields = unpack_shape(key[1])
+        _check(fields is not None, "shape")
+        assert fields is not None
+        return fields
+    return key[1:]
+
+
+def _new_plan(session: _LoadSession, code: Any, key: tuple[Any, ...]) -> _Plan:
+    """Validate a frame shape met for the first time (and synthesize its resume code); cache it."""
+    session.new_shape()
+    plan = _PLANS[key] = _plan(code, *_plan_fields(key))
+    session.new_keys.append((key, plan))
+    while len(_PLANS) > _MAX_PLANS:
+        _PLANS.popitem(last=False)  # a cache: a shape seen again is validated again
+    return plan
+
+
+_SHAPES: dict[tuple[Any, ...], bytes] = {}
+_MAX_SHAPES = 4096
+
+
+def _shape_bytes(
+    kind: int, status: int, bound: tuple[int, ...], null_mask: tuple[bool, ...], has_exc: bool
+) -> bytes:
+    """The format-2 shape of a captured frame (cached: a run checkpoints the same shapes again)."""
+    key = (kind, status, bound, null_mask, has_exc)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        if len(_SHAPES) >= _MAX_SHAPES:
+            _SHAPES.clear()
+        shape = _SHAPES[key] = pack_shape(kind, status, bound, null_mask, has_exc)
+    return shape
 
 
 class FrameObjects:
@@ -487,54 +585,62 @@ class FrameObjects:
         reducing.add(id(obj))
         state = capture(obj)
         if state.status == FINISHED:
-            return (int(state.kind), -1, FINISHED, (), (), False, ()), None
+            return (
+                FINISHED_SHAPE_INDEX,
+                _shape_bytes(int(state.kind), FINISHED, (), (), False),
+                (),
+                "",
+            ), None
         index = ctx.code_ref(state.code, state.module)
         args = (
-            int(state.kind),
             index,
-            state.status,
-            state.bound_locals,
-            state.null_mask,
-            state.exc is not None,
+            _shape_bytes(
+                int(state.kind), state.status, state.bound_locals, state.null_mask, state.exc is not None
+            ),
             state.cells,
-            record_info(state.code, state.status),  # names and site, for `agentrt upgrade` (_sites)
+            record_info_text(state.code, state.status),  # names and site, for `agentrt upgrade` (_sites)
         )
         return args, [state.exc, *state.local_values, *state.stack_values]
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any:
-        _check(len(args) in (7, 8), "wrong number of fields")  # 8th: RecordInfo, read only by upgrades
-        kind_value, index, status, bound, null_mask, has_exc, cells = args[:7]
-        if status == FINISHED:
-            _check(type(kind_value) is int and kind_value in (0, 1, 2), "unknown kind")
-            return _finished(Kind(kind_value))
-        _check(type(index) is int, "code index is not an int")
-        code = ctx.code(index)
-        try:
-            key = (id(code), kind_value, status, bound, null_mask, has_exc)
+        # The checks of this hot path are written out (no _check call): it runs once per frame.
+        session = getattr(ctx, "frame_session", None) or _session(ctx)
+        if len(args) == 4:  # format 2: (code index, shape, cells, info), see _shape
+            index, shape, cells = args[:3]
+            if type(index) is not int or type(shape) is not bytes:
+                raise CorruptBlob("malformed frame record: code index or shape")
+            if index == FINISHED_SHAPE_INDEX:
+                return self._finished(unpack_shape(shape), cells, session)
+            code = ctx.code(index)
+            key: tuple[Any, ...] = (id(code), shape)
             plan = _PLANS.get(key)
-        except TypeError:  # unhashable garbage
-            raise CorruptBlob("malformed frame record: unhashable fields") from None
-        if _session(ctx).describe:
-            return self._record(ctx, index, code, key, plan, args)
+        else:
+            fields = record_fields(args)  # format 1: one field per value (8th: RecordInfo, for upgrades)
+            _check(fields is not None, "wrong number of fields")
+            assert fields is not None
+            kind_value, index, status, bound, null_mask, has_exc, cells = fields[:7]
+            if type(status) is int and status == FINISHED:
+                return self._finished((kind_value, status, (), (), False), cells, session)
+            _check(type(index) is int, "code index is not an int")
+            code = ctx.code(index)
+            try:
+                key = (id(code), kind_value, status, bound, null_mask, has_exc)
+                plan = _PLANS.get(key)
+            except TypeError:  # unhashable garbage
+                raise CorruptBlob("malformed frame record: unhashable fields") from None
+        if session.describe:
+            return self._record(ctx, session, index, code, key, plan, cells)
         if plan is None or plan.code is not code:
-            session = _session(ctx)
-            session.new_plans += 1
-            _check(
-                session.new_plans <= _MAX_NEW_PLANS_PER_LOAD,
-                f"more than {_MAX_NEW_PLANS_PER_LOAD} distinct frame shapes in one blob",
-            )
-            plan = _PLANS[key] = _plan(code, kind_value, status, bound, null_mask, has_exc)
-            session.new_keys.append((key, plan))
-            while len(_PLANS) > _MAX_PLANS:
-                _PLANS.popitem(last=False)  # a cache: a shape seen again is validated again
+            plan = _new_plan(session, code, key)
         else:
             try:  # noqa: SIM105 - per restored frame: contextlib.suppress costs a microsecond
                 _PLANS.move_to_end(key)
             except KeyError:  # another thread evicted it meanwhile: it stays usable, uncached
                 pass
-        _check(type(cells) is tuple and len(cells) == plan.ncells, "closure cell count")
-        for cell in cells:
-            _check(type(cell) is types.CellType, "closure cells")
+        if type(cells) is not tuple or len(cells) != plan.ncells:
+            raise CorruptBlob("malformed frame record: closure cell count")
+        if cells:
+            _check_cells(cells, plan.ncells)
         module = sys.modules.get(ctx.code_module(index))
         if module is None:
             raise CorruptBlob(
@@ -542,47 +648,58 @@ class FrameObjects:
             )
         state: list[Any] = []
         obj = new_frame_object(plan.resumed, module.__dict__, cells, state)
-        session = _session(ctx)
         session.restored[id(obj)] = _Restored(obj, plan, state)
         session.built.append(obj)
         return obj
 
+    @staticmethod
+    def _finished(fields: Any, cells: Any, session: _LoadSession) -> Any:
+        """A finished frame's record: its kind only (it has no code, site or state)."""
+        _check(fields is not None, "shape")
+        kind_value, status = fields[0], fields[1]
+        _check(type(status) is int and status == FINISHED, "a finished frame's record names code")
+        _check(type(kind_value) is int and kind_value in (0, 1, 2), "unknown kind")
+        _check(type(cells) is tuple and not cells, "a finished frame has no cells")
+        return _finished(Kind(kind_value))  # an empty, finished object: it runs nothing, even in a dump
+
     def _record(
-        self, ctx: DecodeContext, index: int, code: Any, key: tuple[Any, ...], plan: _Plan | None, args: Any
+        self,
+        ctx: DecodeContext,
+        session: _LoadSession,
+        index: int,
+        code: Any,
+        key: tuple[Any, ...],
+        plan: _Plan | None,
+        cells: Any,
     ) -> FrameRecord:
         """A dump's frame: the record validated as a restore would, with no resume code and no frame."""
-        session = _session(ctx)
         if plan is None or plan.code is not code:
             plan = session.shapes.get(key)
         if plan is None:
-            session.new_plans += 1
-            _check(
-                session.new_plans <= _MAX_NEW_PLANS_PER_LOAD,
-                f"more than {_MAX_NEW_PLANS_PER_LOAD} distinct frame shapes in one blob",
-            )
-            plan = session.shapes[key] = _plan(code, *key[1:], synthesize=False)
-        cells = args[6]
-        _check(type(cells) is tuple and len(cells) == plan.ncells, "closure cell count")
-        for cell in cells:
-            _check(type(cell) is types.CellType, "closure cells")
-        record = FrameRecord(plan.kind, code, ctx.code_module(index), key[2], cells)
+            session.new_shape()
+            plan = session.shapes[key] = _plan(code, *_plan_fields(key), synthesize=False)
+        _check_cells(cells, plan.ncells)
+        record = FrameRecord(plan.kind, code, ctx.code_module(index), plan.status, cells)
         session.restored[id(record)] = _Restored(record, plan, [])
         session.built.append(record)
         return record
 
     def set_state(self, ctx: DecodeContext, obj: Any, state: Any) -> None:
-        session = _session(ctx)
+        session = getattr(ctx, "frame_session", None) or _session(ctx)
         entry = session.restored.get(id(obj))
         if entry is None:  # a finished object has no state
             _check(state is None, "state for a finished frame")
             return
-        _check(type(state) is list and len(state) == entry.plan.expected_len, "frame state length")
+        plan = entry.plan
+        if type(state) is not list or len(state) != plan.expected_len:
+            raise CorruptBlob("malformed frame record: frame state length")
         exc = state[0]
-        handled_ok = isinstance(exc, BaseException) if entry.plan.has_exc else exc is None
-        _check(handled_ok, "exception being handled")
-        held = (FrameRecord,) if session.describe else KIND_OF_TYPE
-        for position in entry.plan.dead_positions:
-            _check(type(state[position]) in held, "a dead local that is not a suspended generator")
+        if not (isinstance(exc, BaseException) if plan.has_exc else exc is None):
+            raise CorruptBlob("malformed frame record: exception being handled")
+        if plan.dead_positions:
+            held = (FrameRecord,) if session.describe else KIND_OF_TYPE
+            for position in plan.dead_positions:
+                _check(type(state[position]) in held, "a dead local that is not a suspended generator")
         entry.state[:] = state
 
     def children(self, obj: Any) -> Iterator[tuple[str, Any, Location | None]]:
@@ -702,6 +819,9 @@ class AnextObjects:
         yield "<default of anext()>", default, None
 
 
+#: what abandon() looks for in a frame's slots: generator-like objects, their steps, and the cells
+#: that may hold one
+_HELD_TYPES = frozenset({*FrameObjects.types, ASEND_TYPE, ANEXT_TYPE, types.CellType})
 _installed = False
 
 

@@ -84,6 +84,11 @@ class CodeView:
     # yield offset -> (live local indices, getter of their values from the slots, all-False NULL mask):
     # the path for frames without NULL slots, where every tuple is built in C
     site_dead: dict[int, tuple[tuple[int, int], ...]]  # yield offset -> dead (local index, slot)
+    # yield offset -> getter of the dead locals' slot values (None: no dead local there)
+    site_dead_values: dict[int, Callable[[list[object]], tuple[object, ...]] | None]
+    # yield offset -> (getter of the live locals' slots, then the cells', then the stack's, all at
+    # once; how many live locals; the slots of the dead locals): the path that reads only what is kept
+    site_pick: dict[int, tuple[Callable[[Any], tuple[object, ...]], int, tuple[int, ...]]]
     cleanup_sites: frozenset[int]  # yield offsets inside a try with a handler (finally, with, except)
 
 
@@ -144,13 +149,30 @@ def _build_view(actual: CodeType) -> CodeView:
         offset: tuple((i, local_slot[i]) for i in sorted(plain - set(site.live_locals)))
         for offset, site in analysis.sites.items()
     }
+    site_dead_values = {
+        offset: _tuple_getter([slot for _, slot in dead]) if dead else None
+        for offset, dead in site_dead.items()
+    }
+    nslots = len(names)
+    site_pick = {
+        offset: (
+            _tuple_getter(
+                [slot for _, slot in pairs]
+                + list(cell_slots)
+                + list(range(nslots, nslots + analysis.sites[offset].stack_depth))
+            ),
+            len(pairs),
+            tuple(slot for _, slot in site_dead[offset]),
+        )
+        for offset, pairs in site_slots.items()
+    }
     return CodeView(
         code=code,
         original_offset=resumed.original_offset if resumed else None,
         resumed_bound=resumed.shape.bound_locals if resumed else None,
         state_slot=slot_of.get(STATE_ARG, -1),
         slot_limit=L.slot_limit(actual),
-        nslots=len(names),
+        nslots=nslots,
         local_slot=local_slot,
         cell_slots=cell_slots,
         created_cell_slots=created_cell_slots,
@@ -162,6 +184,8 @@ def _build_view(actual: CodeType) -> CodeView:
         site_slots=site_slots,
         site_fast=site_fast,
         site_dead=site_dead,
+        site_dead_values=site_dead_values,
+        site_pick=site_pick,
         cleanup_sites=_cleanup_sites(code, analysis),
     )
 
@@ -238,12 +262,26 @@ def _module_name(frame: types.FrameType) -> str:
     return name
 
 
+_GENERATOR_LIKE = frozenset(KIND_OF_TYPE)
+
+
 def capture(obj: object) -> FrameState:
     """Read the state of a suspended, unstarted or finished coroutine / generator / async generator."""
-    kind = KIND_OF_TYPE[type(obj)]
-    frame = L.frame_of(obj)
-    state = L.lifecycle_of_frame(obj, frame)
-    actual = L.gen_code(obj)
+    tp = type(obj)
+    kind = KIND_OF_TYPE[tp]
+    parts = L.GEN_PARTS.get(tp)
+    if parts is not None:  # frame, code and lifecycle in one C call
+        frame, actual, suspended = parts(obj)
+        if frame is None:
+            state = "CLOSED"
+        elif suspended:
+            state = "SUSPENDED"
+        else:  # RUNNING, CREATED or (3.11) COMPLETED: the state word tells (see _layout.lifecycle)
+            state = L.lifecycle_of_frame(obj, frame)
+    else:  # a 3.11 async generator: the lifecycle from its state word
+        frame = L.frame_of(obj)
+        state = L.lifecycle_of_frame(obj, frame)
+        actual = L.gen_code(obj)
     if state == "CLOSED":
         return FrameState(kind, actual, "", None, FINISHED, (), (), (), (), None, ())
     view = view_of(actual)
@@ -253,7 +291,11 @@ def capture(obj: object) -> FrameState:
             f"{code.co_qualname} is running: a checkpoint can only be taken while the agent is suspended "
             "(call Machine.get() from the driver, not from inside the agent)"
         )
-    module = _module_name(frame)  # type: ignore[arg-type]  # not None: a suspended generator has a frame
+    module = _module_name(frame)  # not None: a suspended generator has a frame
+    if state == "SUSPENDED":
+        fast = _capture_picked(obj, kind, view, frame, module)
+        if fast is not None:
+            return fast
     slots, has_null = L.read_slots_flagged(obj, view.slot_limit)
     cell_slots = view.created_cell_slots if state == "CREATED" else view.cell_slots
     cells = tuple([slots[i] for i in cell_slots]) if cell_slots else ()
@@ -287,7 +329,7 @@ def capture(obj: object) -> FrameState:
             values = tuple(v for _, v in pairs)
         return FrameState(kind, code, module, None, NOT_STARTED, bound, values, (), (), None, cells)
 
-    lasti = L.lasti_bytes(obj, frame)
+    lasti = frame.f_lasti - L.LASTI_ADJUST  # not None: the frame is suspended
     if view.original_offset is not None:
         lasti = view.original_offset[lasti]
     site = view.analysis.sites.get(lasti)
@@ -329,10 +371,44 @@ def capture(obj: object) -> FrameState:
             key=operator.itemgetter(0),
         )
         bound, values = tuple(i for i, _ in merged), tuple(v for _, v in merged)
-    if view.site_dead[lasti]:
+    dead_values = view.site_dead_values[lasti]
+    if dead_values is not None and not _GENERATOR_LIKE.isdisjoint(map(type, dead_values(slots))):
         bound, values = _keep_pending_finally(view, lasti, slots, bound, values)
     exc = L.exception_being_handled(obj)
     return FrameState(kind, code, module, site, lasti, bound, values, null_mask, stack_values, exc, cells)
+
+
+def _capture_picked(obj: object, kind: Kind, view: CodeView, frame: Any, module: str) -> FrameState | None:
+    """:func:`capture` of a suspended frame whose kept slots (live locals, cells, stack) are all
+    set and whose cells are cells: those slots only, read in one C call.  None otherwise (an
+    unbound live local, a NULL stack slot, a cell slot used as a plain local...): ``capture``
+    then reads every slot, and says what is wrong if anything is."""
+    lasti = frame.f_lasti - L.LASTI_ADJUST
+    if view.original_offset is not None:
+        lasti = view.original_offset.get(lasti, -1)
+    pick = view.site_pick.get(lasti)
+    if pick is None:
+        return None
+    getter, nlive, dead_slots = pick
+    site = view.analysis.sites[lasti]
+    read = L.read_picked(obj, view.nslots + site.stack_depth, getter, dead_slots)
+    if read is None:
+        return None
+    picked, dead_values = read
+    ncells = len(view.cell_slots)
+    cells = picked[nlive : nlive + ncells]
+    for cell in cells:
+        if type(cell) is not types.CellType:
+            return None
+    bound, _, null_mask = view.site_fast[lasti]
+    values = picked[:nlive]
+    if dead_values and not _GENERATOR_LIKE.isdisjoint(map(type, dead_values)):
+        slots = L.read_slots_flagged(obj, view.slot_limit)[0]
+        bound, values = _keep_pending_finally(view, lasti, slots, bound, values)
+    exc = L.exception_being_handled(obj)
+    return FrameState(
+        kind, view.code, module, site, lasti, bound, values, null_mask, picked[nlive + ncells :], exc, cells
+    )
 
 
 def describe_stack_slot(state: FrameState, position: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import dis
+import gc
 import operator
 import sys
 import types
@@ -114,6 +115,10 @@ def pick_layout(
 
 
 LAYOUT = pick_layout()
+_IFRAME_IN_GEN = LAYOUT.iframe_in_gen
+_STACKTOP_IN_IFRAME = LAYOUT.stacktop_in_iframe
+_LOCALSPLUS_IN_IFRAME = LAYOUT.localsplus_in_iframe
+_EXC_VALUE_IN_GEN = LAYOUT.exc_value_in_gen
 
 
 def localsplus_names(code: types.CodeType) -> tuple[str, ...]:
@@ -136,9 +141,38 @@ def frame_state(gen: object) -> int:
     return ctypes.c_int8.from_address(id(gen) + LAYOUT.frame_state_in_gen).value
 
 
+# (frame, suspended, running) of a generator-like object, read by C getters: a suspended or
+# running object costs no ctypes object then.  Neither (CREATED, or on 3.11 a COMPLETED object,
+# whose frame getter does not say None yet) is read from the state word.  ``ag_suspended`` is
+# 3.12+; a 3.11 async generator reads the state word.  self_check() verifies that both agree.
+_STATE_ATTRS: dict[type, Any] = {
+    types.CoroutineType: operator.attrgetter("cr_frame", "cr_suspended", "cr_running"),
+    types.GeneratorType: operator.attrgetter("gi_frame", "gi_suspended", "gi_running"),
+}
+if PY312_PLUS:
+    _STATE_ATTRS[types.AsyncGeneratorType] = operator.attrgetter("ag_frame", "ag_suspended", "ag_running")
+#: (frame, code, suspended) in one C call, for capture (same getters, same self_check)
+GEN_PARTS: dict[type, Any] = {
+    types.CoroutineType: operator.attrgetter("cr_frame", "cr_code", "cr_suspended"),
+    types.GeneratorType: operator.attrgetter("gi_frame", "gi_code", "gi_suspended"),
+}
+if PY312_PLUS:
+    GEN_PARTS[types.AsyncGeneratorType] = operator.attrgetter("ag_frame", "ag_code", "ag_suspended")
+
+
 def lifecycle(gen: object) -> str:
     """ "CREATED", "SUSPENDED", "RUNNING" or "CLOSED" for any generator-like object."""
-    return lifecycle_of_frame(gen, frame_of(gen))
+    getter = _STATE_ATTRS.get(type(gen))
+    if getter is None:
+        return lifecycle_of_frame(gen, frame_of(gen))
+    frame, suspended, running = getter(gen)
+    if frame is None:  # finished (the state word says COMPLETED or CLEARED)
+        return "CLOSED"
+    if suspended:
+        return "SUSPENDED"
+    if running:
+        return "RUNNING"
+    return lifecycle_of_frame(gen, frame)  # CREATED, or COMPLETED (3.11): the state word says which
 
 
 def frame_of(gen: object) -> types.FrameType | None:
@@ -147,6 +181,7 @@ def frame_of(gen: object) -> types.FrameType | None:
 
 
 def lifecycle_of_frame(gen: object, frame: types.FrameType | None) -> str:
+    """:func:`lifecycle` read from the state word (every type; ``self_check`` compares the two)."""
     if frame is None:
         return "CLOSED"
     state = frame_state(gen)
@@ -165,6 +200,8 @@ _INT = ctypes.c_int
 
 
 _ARRAY_TYPES: dict[tuple[type, int], Any] = {}
+_OBJECT_ARRAYS: list[Any] = []  # n -> py_object * n, for the hot path of read_slots_flagged
+_POINTER_ARRAYS: list[Any] = []  # n -> c_void_p * n, beside it (filled by read_picked)
 
 
 def _array_type(item: type, length: int) -> Any:
@@ -177,8 +214,11 @@ def _array_type(item: type, length: int) -> Any:
 
 
 def slot_limit(code: types.CodeType) -> int:
-    """The most ``localsplus`` slots a frame of ``code`` can have in use."""
-    return len(localsplus_names(code)) + code.co_stacksize
+    """The most ``localsplus`` slots a frame of ``code`` can have in use (``len(localsplus_names)``
+    plus the stack, counted without building the names when there are no cell variables)."""
+    if code.co_cellvars:
+        return len(localsplus_names(code)) + code.co_stacksize
+    return code.co_nlocals + len(code.co_freevars) + code.co_stacksize
 
 
 def read_slots(gen: object, limit: int) -> list[object]:
@@ -193,12 +233,16 @@ def read_slots_flagged(gen: object, limit: int) -> tuple[list[object], bool]:
     pointers to find NULLs, then Python objects for everything else (ctypes takes
     a new reference for each).
     """
-    base = id(gen) + LAYOUT.iframe_in_gen
-    stacktop = _INT.from_address(base + LAYOUT.stacktop_in_iframe).value
+    base = id(gen) + _IFRAME_IN_GEN
+    stacktop = _INT.from_address(base + _STACKTOP_IN_IFRAME).value
     if not 0 <= stacktop <= limit:
         raise RuntimeError(f"frame of {gen!r} reports stacktop {stacktop} (limit {limit}): not suspended")
-    address = base + LAYOUT.localsplus_in_iframe
-    objects: Any = _array_type(_OBJECT, stacktop).from_address(address)
+    address = base + _LOCALSPLUS_IN_IFRAME
+    if stacktop >= len(_OBJECT_ARRAYS):
+        for n in range(len(_OBJECT_ARRAYS), stacktop + 1):
+            _OBJECT_ARRAYS.append(_array_type(_OBJECT, n))
+            _POINTER_ARRAYS.append(_array_type(_VOID_P, n))
+    objects: Any = _OBJECT_ARRAYS[stacktop].from_address(address)
     try:
         return objects[:], False  # common case: no NULL slot (ctypes refuses to convert NULL)
     except ValueError:
@@ -206,9 +250,49 @@ def read_slots_flagged(gen: object, limit: int) -> tuple[list[object], bool]:
         return [objects[i] if pointer else NULL for i, pointer in enumerate(pointers)], True
 
 
+def read_picked(gen: object, top: int, pick: Any, also: tuple[int, ...]) -> Any:
+    """``(pick(localsplus), [the non-NULL slots among also])`` of a *suspended* frame whose stack top
+    is ``top``; None when the stack top is not ``top`` or a slot ``pick`` picks is NULL (the caller
+    then reads every slot).  ``pick`` is an ``itemgetter`` of slot indices below ``top``: those
+    slots are read in one C call; ``also`` may name NULL slots.
+
+    Reads only what a checkpoint keeps, so a NULL slot it does not need (an unbound or dead local,
+    which every restored frame has) costs nothing, where :func:`read_slots_flagged` must find it.
+    """
+    base = id(gen) + _IFRAME_IN_GEN
+    if _INT.from_address(base + _STACKTOP_IN_IFRAME).value != top:
+        return None
+    if top >= len(_OBJECT_ARRAYS):
+        for n in range(len(_OBJECT_ARRAYS), top + 1):
+            _OBJECT_ARRAYS.append(_array_type(_OBJECT, n))
+            _POINTER_ARRAYS.append(_array_type(_VOID_P, n))
+    address = base + _LOCALSPLUS_IN_IFRAME
+    objects = _OBJECT_ARRAYS[top].from_address(address)
+    try:
+        picked = pick(objects)
+    except ValueError:  # ctypes refuses to convert a NULL slot
+        return None
+    if not also:
+        return picked, ()
+    pointers = _POINTER_ARRAYS[top].from_address(address)
+    return picked, [objects[i] for i in also if pointers[i]]
+
+
+def held_objects(gen: object) -> list[object]:
+    """Every object a suspended or unstarted generator-like object references: its locals and
+    value stack (NULL slots left out), and its code, function, names and exception.
+
+    ``gc.get_referents`` runs the object's own traverse function, in C: what :func:`abandon
+    <agentrt._frames.abandon>` needs to find the generators a frame holds, at a fraction of the
+    cost of :func:`read_slots` (which keeps the slots' positions, for capture).
+    ``self_check`` verifies that every slot is among them.
+    """
+    return gc.get_referents(gen)
+
+
 def exception_being_handled(gen: object) -> BaseException | None:
     """``gi_exc_state.exc_value``: the exception an ``except`` block is handling, if any."""
-    pointer = ctypes.c_void_p.from_address(id(gen) + LAYOUT.exc_value_in_gen).value
+    pointer = _VOID_P.from_address(id(gen) + _EXC_VALUE_IN_GEN).value
     if not pointer:
         return None
     value = ctypes.cast(pointer, ctypes.py_object).value
@@ -231,12 +315,14 @@ def mark_completed(gen: object) -> bool:
     return True
 
 
+#: what to take off ``frame.f_lasti`` for the YIELD_VALUE a suspended frame sits at: on 3.13 it
+#: names the RESUME after it (YIELD_VALUE has no cache entries; RESUME follows it directly)
+LASTI_ADJUST = 2 if LAYOUT.lasti_at_resume else 0
+
+
 def lasti_bytes(gen: object, frame: types.FrameType | None = None) -> int:
     """Byte offset of the YIELD_VALUE a suspended frame sits at (normalised across versions)."""
-    lasti = (frame or gen_frame(gen)).f_lasti
-    if LAYOUT.lasti_at_resume:
-        lasti -= 2  # YIELD_VALUE has no cache entries; RESUME follows it directly
-    return lasti
+    return (frame or gen_frame(gen)).f_lasti - LASTI_ADJUST
 
 
 def gen_frame(gen: object) -> types.FrameType:
@@ -287,10 +373,33 @@ def self_check() -> None:
             await _Probe()
         return b
 
+    def both(gen: object) -> str:
+        """The lifecycle read by the C getters, which must agree with the state word."""
+        state = lifecycle(gen)
+        if state != lifecycle_of_frame(gen, frame_of(gen)):
+            raise _unsupported(
+                f"the frame state word {frame_state(gen)} disagrees with the getters ({state})"
+            )
+        return state
+
+    def gen_probe() -> Any:
+        yield
+
+    generator: Any = gen_probe()
+    if both(generator) != "CREATED" or (next(generator), both(generator))[1] != "SUSPENDED":
+        raise _unsupported("a generator's lifecycle is not where expected")
+    generator.close()
+    if both(generator) != "CLOSED":
+        raise _unsupported("a closed generator's lifecycle is not where expected")
+    abandoned: Any = gen_probe()
+    next(abandoned)
+    mark_completed(abandoned)  # what abandon() leaves: on 3.11 its frame getter still gives a frame
+    if both(abandoned) != "CLOSED":
+        raise _unsupported("a generator marked completed is not closed")
     coro: Any = probe(sentinel)
     try:
         code = coro.cr_code
-        if lifecycle(coro) != "CREATED":
+        if both(coro) != "CREATED":
             raise _unsupported(f"a new coroutine's frame state reads {frame_state(coro)}")
         expected_basic = LAYOUT.iframe_in_gen + LAYOUT.localsplus_in_iframe
         if type(coro).__basicsize__ != expected_basic:
@@ -300,11 +409,14 @@ def self_check() -> None:
         code_pointer = ctypes.c_void_p.from_address(_iframe_address(coro) + LAYOUT.code_in_iframe).value
         if code_pointer != id(code):
             raise _unsupported("frame code pointer does not match cr_code")
-        if lifecycle(coro) != "SUSPENDED":
+        if both(coro) != "SUSPENDED":
             raise _unsupported(f"suspended frame state reads {frame_state(coro)}")
         slots = read_slots(coro, slot_limit(code))
         if slots[0] is not sentinel or not (isinstance(slots[1], list) and slots[1][0] is sentinel):
             raise _unsupported("locals are not where expected")
+        held = {id(value) for value in held_objects(coro)}
+        if not all(id(value) in held for value in slots if value is not NULL):
+            raise _unsupported("the traverse function of a coroutine does not visit its locals and stack")
         if slots[-1] is not coro.cr_await:
             raise _unsupported("the awaited object is not on top of the value stack")
         exc = exception_being_handled(coro)

@@ -32,6 +32,7 @@ from agentrt._codec._extension import DecodeContext, Location
 from agentrt._frames import FrameObjects
 from agentrt._frames._capture import FINISHED, NOT_STARTED
 from agentrt._frames._liveness import Site, analyze
+from agentrt._frames._shape import record_fields
 from agentrt._frames._sites import RecordInfo, SiteRef, normalized, site_refs
 from agentrt.exceptions import IncompatibleBlob
 
@@ -66,10 +67,11 @@ class FrameRecord:
 
     @classmethod
     def parse(cls, args: tuple[Any, ...]) -> FrameRecord | None:
-        """None for a finished frame or a record this agentrt cannot read."""
-        if len(args) not in (7, 8) or args[2] == FINISHED:
+        """None for a finished frame or a record this agentrt cannot read (format 1 or 2)."""
+        fields = record_fields(args)
+        if fields is None or fields[2] == FINISHED:
             return None
-        kind, index, status, bound, null_mask, has_exc, cells = args[:7]
+        kind, index, status, bound, null_mask, has_exc, cells, raw_info = fields
         if not (type(kind) is int and type(index) is int and type(status) is int and type(has_exc) is bool):
             return None
         if type(bound) is not tuple or not all(type(i) is int for i in bound):
@@ -78,7 +80,7 @@ class FrameRecord:
             return None
         if type(cells) is not tuple:
             return None
-        info = RecordInfo.from_tuple(args[7]) if len(args) == 8 else None
+        info = RecordInfo.from_record(raw_info) if raw_info is not None else None
         return cls(kind, index, status, bound, null_mask, has_exc, len(cells), info)
 
     def bound_names(self) -> tuple[str, ...]:
@@ -295,18 +297,20 @@ class MigratingFrames:
         self.moved: list[MovedFrame] = []
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any:
-        migration = self._migrations.get(args[1]) if len(args) >= 2 and type(args[1]) is int else None
+        fields = record_fields(args)
+        index = fields[1] if fields is not None else None
+        migration = self._migrations.get(index) if type(index) is int else None
         record = FrameRecord.parse(args) if migration is not None else None
-        if migration is None or record is None:
-            return self._base.create(ctx, *args[:7])
+        if fields is None or migration is None or record is None:
+            return self._base.create(ctx, *args)
         move = migration.moves.get((record.status, record.bound))
         if move is None or move.verdict not in (Verdict.MIGRATES, Verdict.UNCHANGED):
             raise IncompatibleBlob(f"{migration.describe}: this frame cannot move to the new code")
-        cells = args[6]
+        cells = fields[6]
         new_cells = tuple(cells[i] for i in move.cell_order)
         status = move.target.yield_offset if move.target is not None else NOT_STARTED
         obj = self._base.create(
-            ctx, args[0], args[1], status, move.new_bound, record.null_mask, record.has_exc, new_cells
+            ctx, fields[0], index, status, move.new_bound, record.null_mask, record.has_exc, new_cells
         )
         self._pending[id(obj)] = _Pending(move, record, migration)
         return obj

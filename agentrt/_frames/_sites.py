@@ -14,14 +14,16 @@ written once per (code, site) and cached:
   beneath it (``for_iterator``, ``with_exit``, ``operand`` ...), which is what
   "the same enclosing ``for`` / ``with`` blocks" means at the bytecode level.
 
-The info travels as plain tuples of str/int (see :func:`record_info`), so it is
-readable from a blob without building any object (:mod:`agentrt._upgrade`).
+The info travels as plain data, readable from a blob without building any object
+(:mod:`agentrt._upgrade`): format 1 wrote the tuple of str/int of :func:`record_info`,
+format 2 writes its compact JSON text, one string per record (:func:`record_info_text`).
 """
 
 from __future__ import annotations
 
 import ast
 import dis
+import json
 import linecache
 from types import CodeType
 
@@ -97,6 +99,13 @@ class RecordInfo:
             return None
         return cls(varnames, cellnames, live, site)
 
+    @classmethod
+    def from_record(cls, raw: object) -> RecordInfo | None:
+        """The info a frame record holds: a tuple (format 1) or its JSON text (format 2)."""
+        if type(raw) is str:
+            return cls.from_tuple(_info_from_text(raw))
+        return cls.from_tuple(raw)
+
 
 def normalized(source: str) -> str:
     """A key for comparing two suspending expressions: their syntax tree, so that formatting,
@@ -107,8 +116,27 @@ def normalized(source: str) -> str:
         return " ".join(source.split())
 
 
+def _info_from_text(text: str) -> object:
+    """The info tuple back from its JSON text (untrusted): lists become tuples where the tuple has them."""
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if type(raw) is not list or len(raw) != 5:
+        return None
+    version, varnames, cellnames, live, site = raw
+    if not all(type(part) is list for part in (varnames, cellnames, live)):
+        return None
+    if site is not None:
+        if type(site) is not list or len(site) != 7 or type(site[5]) is not list:
+            return None
+        site = (*site[:5], tuple(site[5]), site[6])
+    return (version, tuple(varnames), tuple(cellnames), tuple(live), site)
+
+
 _REFS: dict[int, tuple[CodeType, dict[int, SiteRef]]] = {}
 _INFOS: dict[tuple[int, int], tuple[CodeType, tuple[object, ...]]] = {}
+_INFO_TEXTS: dict[tuple[int, int], tuple[CodeType, str]] = {}
 
 
 def site_refs(code: CodeType) -> dict[int, SiteRef]:
@@ -161,6 +189,17 @@ def record_info(code: CodeType, status: int) -> tuple[object, ...]:
     )
     _INFOS[key] = (code, info)
     return info
+
+
+def record_info_text(code: CodeType, status: int) -> str:
+    """:func:`record_info` as the compact JSON text a format-2 frame record holds (cached)."""
+    key = (id(code), status)
+    cached = _INFO_TEXTS.get(key)
+    if cached is not None and cached[0] is code:
+        return cached[1]
+    text = json.dumps(record_info(code, status), ensure_ascii=False, separators=(",", ":"))
+    _INFO_TEXTS[key] = (code, text)
+    return text
 
 
 def _source(code: CodeType, positions: object) -> str:

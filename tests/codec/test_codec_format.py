@@ -18,9 +18,9 @@ from tests.codec.codec_fake_ext import FAKE_FRAMES, Callback, FailingAfterLoad, 
 def test_layout_and_header() -> None:
     blob = dumps({"fn": s.make_counter(), "data": [1, 2, 3]})
     assert blob[:4] == b"ARTB"
-    assert blob[4] == 1 and (blob[5], blob[6]) == sys.version_info[:2]
+    assert blob[4] == 2 and (blob[5], blob[6]) == sys.version_info[:2]
     header = read_header(blob)
-    assert header.format_version == 1 and header.python == "{}.{}".format(*sys.version_info[:2])
+    assert header.format_version == 2 and header.python == "{}.{}".format(*sys.version_info[:2])
     assert header.codec == "agentrt"
     assert [c.qualname for c in header.codes] == ["make_counter.<locals>.inc"]
     assert header.payload_size == len(split(blob)[1])
@@ -92,7 +92,7 @@ def test_key_authenticates(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_versions_are_incompatible_not_corrupt(no_key: None) -> None:
     blob = dumps([1])
-    with pytest.raises(IncompatibleBlob, match=r"blob format version 9 .* reads format version 1"):
+    with pytest.raises(IncompatibleBlob, match=r"blob format version 9 .* reads format versions 1, 2"):
         loads(with_prefix(blob, version=9))
     other_minor = 10 if sys.version_info[1] != 10 else 9
     with pytest.raises(

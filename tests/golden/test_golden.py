@@ -52,3 +52,19 @@ def test_blob_of_another_python_minor_is_incompatible():
     blob = (others[0] / "mixed_state.blob").read_bytes()
     with pytest.raises(IncompatibleBlob, match="Python"):
         Machine.set(blob, allow_unsigned=True)
+
+
+def test_the_committed_blobs_are_format_1_and_still_read() -> None:
+    """They were written before format 2 (compact frame records): reading them is the proof that a
+    format-1 blob still restores (the tests above); a format-2 blob of the same agent does too."""
+    from agentrt._codec import read_header
+    from agentrt._codec._format import FORMAT_VERSION
+
+    blob = (VERSION_DIR / "mixed_state.blob").read_bytes()
+    assert read_header(blob).format_version == 1 < FORMAT_VERSION
+    m = Machine.set(blob, allow_unsigned=True)  # a committed, unsigned artifact
+    again = Machine.set(m._signed_get(b"", ("checkpoint", None, None)), allow_unsigned=True)
+    assert read_header(again._signed_get(b"", ("checkpoint", None, None))).format_version == FORMAT_VERSION
+    assert list(again.pending) == list(m.pending)
+    assert again.step(20) == m.step(20) == ("helper", 3)
+    assert again.step(30) == m.step(30)

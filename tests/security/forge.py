@@ -2,9 +2,13 @@
 
 ``forge(machine, mutate)`` re-encodes the machine's suspended chain with the frame
 extension's records passed through ``mutate(code, args, state) -> (args, state)``:
-``args`` is the frame header (kind, code index, site, bound locals, NULL mask,
-exception flag, cells) and ``state`` the list [exception, *locals, *stack values].
-The result is signed with ``key`` (b"": unsigned), as a key holder or a forger would.
+``args`` is the frame header as format-1 fields (kind, code index, site, bound locals,
+NULL mask, exception flag, cells, info) and ``state`` the list [exception, *locals,
+*stack values].  The mutated header is written as a format-2 record (its fields packed
+into the shape bytes, see agentrt._frames._shape) when they fit that layout, else as the
+format-1 record, which a reader still accepts; a mutator may also return a 4-field
+format-2 record of its own (raw shape bytes).  The result is signed with ``key`` (b"":
+unsigned), as a key holder or a forger would.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 from agentrt._codec import dumps
 from agentrt._codec._extension import STORED_AS, extension_named
 from agentrt._frames import _capture
+from agentrt._frames._shape import pack_shape, record_fields
 
 Mutator = Callable[[Any, list[Any], list[Any]], tuple[list[Any], list[Any]]]
 
@@ -30,8 +35,10 @@ def mutated_frames(mutate: Mutator) -> Iterator[None]:
         if state is None or args is STORED_AS:  # STORED_AS: a suspend() trap, a plain value
             return args, state
         code = _capture.capture(obj).code
-        new_args, new_state = mutate(code, list(args), list(state))
-        return tuple(new_args), new_state
+        fields = record_fields(args)
+        assert fields is not None
+        new_args, new_state = mutate(code, list(fields), list(state))
+        return encode_record(new_args), new_state
 
     type(ext).reduce = reduce
     try:
@@ -48,3 +55,27 @@ def forge(root: Any, mutate: Mutator, *, key: bytes = b"", bind: Any = ("checkpo
 def stack_of(args: list[Any], state: list[Any]) -> tuple[int, list[bool]]:
     """(index in ``state`` where the stack values start, the NULL mask)."""
     return 1 + len(args[3]), list(args[4])
+
+
+def _fits_shape(kind: Any, status: Any, bound: Any, null_mask: Any, has_exc: Any) -> bool:
+    return (
+        type(kind) is int
+        and 0 <= kind <= 255
+        and type(status) is int
+        and -(2**31) <= status < 2**31
+        and type(bound) is tuple
+        and all(type(i) is int and 0 <= i <= 0xFFFF for i in bound)
+        and type(null_mask) is tuple
+        and all(type(b) is bool for b in null_mask)
+        and type(has_exc) is bool
+    )
+
+
+def encode_record(args: list[Any]) -> tuple[Any, ...]:
+    """Format-1 fields as the format-2 record when they fit its layout, else as they are."""
+    if len(args) != 8:
+        return tuple(args)  # a record of the mutator's own making (e.g. raw format-2 fields)
+    kind, index, status, bound, null_mask, has_exc, cells, info = args
+    if not _fits_shape(kind, status, bound, null_mask, has_exc):
+        return tuple(args)
+    return (index, pack_shape(kind, status, bound, null_mask, has_exc), cells, info)

@@ -3,9 +3,10 @@
 ``python -m tests.security.fuzz_decoder SECONDS SEED`` checkpoints the agents of
 tests/security/agents.py at several suspensions, then, until the time budget is
 spent, forges blobs whose *records* are mutated -- the frame header (kind, code
-index, site, bound locals, NULL mask, exception flag, closure cells) and the state
-list (types of entries, their number, references to other objects of the graph,
-stack slots) -- and, now and then, single payload bytes.  Half of the blobs are
+index, site, bound locals, NULL mask, exception flag, closure cells; now and then the
+packed shape bytes of a format-2 record themselves) and the state list (types of
+entries, their number, references to other objects of the graph, stack slots) --
+and, now and then, single payload bytes.  Half of the blobs are
 signed with the project's key (as a key holder who writes nonsense would), half
 are unsigned and restored with ``allow_unsigned=True``.  Each is restored with
 ``Machine.set``; if accepted, it is stepped a few times.  Decoding may only raise
@@ -30,7 +31,7 @@ from agentrt.keys import Keyring
 from agentrt.lowlevel import Machine
 from tests.codec.blobtools import split
 from tests.security import agents
-from tests.security.forge import forge
+from tests.security.forge import encode_record, forge
 
 KEY = b"fuzzer key"
 RING = Keyring.of([KEY], "the fuzzer's key")
@@ -103,9 +104,28 @@ def _mutate_record(rng: random.Random, machines: list[Machine]) -> Any:
             elif what == 9 and len(state) > 1:
                 i, j = rng.randrange(len(state)), rng.randrange(len(state))
                 state[i], state[j] = state[j], state[i]
+        if rng.random() < 0.2:
+            return _raw_shape(rng, args), state
         return args, state
 
     return mutate
+
+
+def _raw_shape(rng: random.Random, args: list[Any]) -> list[Any]:
+    """The record as format-2 fields with its shape bytes mangled: a byte flipped, cut or added."""
+    record = list(encode_record(args))
+    if len(record) != 4:
+        return args  # its fields do not fit the shape layout: it stays a format-1 record
+    shape = bytearray(record[1])
+    what = rng.randrange(3)
+    if what == 0 and shape:
+        shape[rng.randrange(len(shape))] ^= 1 << rng.randrange(8)
+    elif what == 1 and shape:
+        del shape[rng.randrange(len(shape)) :]
+    else:
+        shape.insert(rng.randrange(len(shape) + 1), rng.randrange(256))
+    record[1] = bytes(shape)
+    return record
 
 
 def _flip_byte(rng: random.Random, blob: bytes, key: bytes) -> bytes:

@@ -79,10 +79,13 @@ def test_the_requirement_names_the_python_and_every_function_by_digest(module, t
     text = store.get_run("r1").code_required
     assert text == code_requirement(store.latest_checkpoint("r1")[1])
     version, python, codes = parse_requirement(text)
-    assert version == 1
+    assert version == 2
     assert python == f"{sys.version_info[0]}.{sys.version_info[1]}"
     assert [(c.module, c.qualname) for c in codes] == [(mod.__name__, "run")]
     assert lacking_code(text) == ""
+    # a checkpoint an older agentrt wrote (blob format 1, in-flight in the store) is still restorable
+    assert lacking_code(text.replace("agentrt-blob 2 ", "agentrt-blob 1 ", 1)) == ""
+    assert "blob format 9" in lacking_code(text.replace("agentrt-blob 2 ", "agentrt-blob 9 ", 1))
     _deploy_v2(mod, path)
     assert f"code of {mod.__name__}:run changed since the checkpoint" in lacking_code(text)
     assert "written by Python 2.7" in lacking_code(text.replace(f"python {python}", "python 2.7", 1))
