@@ -263,6 +263,29 @@ def _module_name(frame: types.FrameType) -> str:
 
 
 _GENERATOR_LIKE = frozenset(KIND_OF_TYPE)
+#: What a generator suspended in ``yield from`` may delegate to: another frame a restore rebuilds
+#: (a generator -- the trap among them -- or a ``@types.coroutine``'s coroutine), or a stored trap.
+_GENERATOR_DELEGATES = frozenset({types.GeneratorType, types.CoroutineType})
+
+
+def _check_delegate(code: CodeType, site: Site, delegate: object) -> None:
+    """Refuse, at checkpoint time, a generator delegating to something no restore could rebuild.
+
+    A generator in ``yield from range(n)`` (or ``yield from some_list``) waits inside a plain
+    iterator: a restore would have to advance that iterator to put the frame back at its
+    ``yield``, so it would be refused every time.  Saying so now, with the fix, beats writing a
+    checkpoint that never restores.  (What a coroutine awaits is judged where it is stored.)"""
+    if type(delegate) not in _GENERATOR_DELEGATES:
+        from agentrt._frames._trap import STORED_TYPES
+
+        if type(delegate) in STORED_TYPES:
+            return
+        raise unsupported(
+            f"{code.co_qualname} ({code.co_filename}, line {site.lineno}) is suspended in "
+            f"'yield from' a {type(delegate).__name__}, which a checkpoint cannot hold: "
+            "restoring it would have to advance that iterator. Delegate to a generator instead "
+            "(e.g. 'for x in range(n): yield x' rather than 'yield from range(n)')"
+        )
 
 
 def capture(obj: object) -> FrameState:
@@ -371,6 +394,8 @@ def capture(obj: object) -> FrameState:
             key=operator.itemgetter(0),
         )
         bound, values = tuple(i for i, _ in merged), tuple(v for _, v in merged)
+    if kind is Kind.GENERATOR and site.kind is SiteKind.AWAIT:
+        _check_delegate(code, site, stack_values[-1])
     dead_values = view.site_dead_values[lasti]
     if dead_values is not None and not _GENERATOR_LIKE.isdisjoint(map(type, dead_values(slots))):
         bound, values = _keep_pending_finally(view, lasti, slots, bound, values)
@@ -401,6 +426,8 @@ def _capture_picked(obj: object, kind: Kind, view: CodeView, frame: Any, module:
         if type(cell) is not types.CellType:
             return None
     bound, _, null_mask = view.site_fast[lasti]
+    if kind is Kind.GENERATOR and site.kind is SiteKind.AWAIT:
+        _check_delegate(view.code, site, picked[-1])
     values = picked[:nlive]
     if dead_values and not _GENERATOR_LIKE.isdisjoint(map(type, dead_values)):
         slots = L.read_slots_flagged(obj, view.slot_limit)[0]

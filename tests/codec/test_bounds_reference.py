@@ -60,7 +60,7 @@ def _genuine() -> list[bytes]:
         (agents.loop, ([1, 2, 3],), 2),
         (agents.half_built_call, ("m",), 1),
         (agents.outer, ("/nonexistent/dir/m",), 1),
-        (agents.mixed, ("m",), 1),  # its generator waits in `yield from range(...)`: not restorable
+        (agents.mixed, ("m",), 2),
     ):
         m = Machine(fn, *args)
         m.step()

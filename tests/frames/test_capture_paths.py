@@ -17,6 +17,8 @@ import pytest
 
 from agentrt._frames import _capture
 from agentrt._frames._capture import KIND_OF_TYPE, capture
+from agentrt.exceptions import UnsupportedSuspension
+from agentrt.lowlevel import Done, Machine, suspend
 from tests.corpus import CASES
 from tests.corpus.harness import HarnessError, checkpoint_restore, run_machine
 
@@ -89,3 +91,45 @@ def test_the_fast_path_captures_what_reading_every_slot_captures(monkeypatch: py
     gc.collect()  # chains kept alive by cycles die here, under the filter above
     print(f"{seen[0]} frames compared, {seen[1]} by the fast path")
     assert seen[0] > 300 and 0.5 * seen[0] < seen[1] < seen[0]  # most frames take the fast path, not all
+
+
+def _yields_from_range(n: int) -> Any:
+    yield from range(n)
+
+
+def _yields_each(n: int) -> Any:
+    yield from _loop_yield(n)
+
+
+def _loop_yield(n: int) -> Any:
+    for i in range(n):  # noqa: UP028 -- the checkpointable spelling of `yield from range(n)`
+        yield i
+
+
+async def _walks(numbers: Any) -> list[Any]:
+    out = []
+    for value in numbers:
+        out.append((value, await suspend(value)))
+    return out
+
+
+def test_a_generator_waiting_in_a_plain_iterator_is_refused_at_checkpoint_time():
+    # a restore would have to advance the range iterator to put the generator back at its yield,
+    # so such a checkpoint could never be restored: get() says so, with the fix
+    m = Machine(_walks, _yields_from_range(3))
+    m.step()
+    with pytest.raises(
+        UnsupportedSuspension,
+        match=r"AR113: .*_yields_from_range.*yield from. a range_iterator.*for x in range",
+    ):
+        m.get()
+    m.discard()
+
+
+def test_a_generator_delegating_to_a_generator_checkpoints_and_resumes():
+    m = Machine(_walks, _yields_each(3))
+    m.step()
+    restored = Machine.set(m.get())
+    m.discard()
+    assert restored.step("a") == 1 and restored.step("b") == 2
+    assert restored.step("c") == Done([(0, "a"), (1, "b"), (2, "c")])
