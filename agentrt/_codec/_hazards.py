@@ -149,6 +149,15 @@ def _is_weak(obj: object) -> bool:
     )
 
 
+#: The marker a ``suspend()`` trap yields is meant for the runtime alone; user code holds it only by
+#: driving a trap by hand (``suspend(x).send(None)``), and the class name would suggest a wrong fix.
+FIX_TRAP_MARKER = (
+    "It is the marker a suspend() trap yields to the runtime: this value was taken out of a trap driven "
+    "by hand (send()/next() on suspend(x) or a request's __await__()). Await the request instead "
+    "(await suspend(x), await task.tools.NAME(...)), and keep only what it returns."
+)
+
+
 def _is_future(obj: object) -> bool:
     return _instance_of(obj, "asyncio", "Future") or _instance_of(obj, "_asyncio", "Future")
 
@@ -165,6 +174,8 @@ def classify(obj: object) -> Refusal:
         return Refusal("AR112", name, FIX_GENERATOR)
     if _is_future(obj):
         return Refusal("AR101", name, FIX_AWAITABLE)
+    if _instance_of(obj, "agentrt.lowlevel", "_Request"):
+        return Refusal("AR111", name, FIX_TRAP_MARKER)
     if isinstance(obj, re.Match):
         return Refusal("AR103", name, FIX_MATCH)
     if _is_weak(obj):

@@ -58,7 +58,7 @@ from agentrt._runtime.pending import (
     waits_outside,
 )
 from agentrt._runtime.state import START, LiveRun
-from agentrt._runtime.stream import EventStream
+from agentrt._runtime.stream import EventStream, check_event_id
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
 from agentrt._sdk.requests import Ask
 from agentrt._sdk.schema import jsonable_or_repr, to_jsonable
@@ -566,6 +566,7 @@ class Runtime:
         """Iterate the run's events after ``after``: the stored ones, then each new one as it happens,
         until the run's end event (``completed`` / ``failed`` / ``cancelled``).  Works for runs driven by
         other processes too (it re-reads the store while nothing happens here)."""
+        check_event_id(after, "Runtime.subscribe(after=...)")
         self._get(run_id)
         return self._stream.subscribe(run_id, after)
 

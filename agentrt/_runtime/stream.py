@@ -35,7 +35,20 @@ from typing import Any  # Any: event data are JSON values
 from agentrt.observe import TraceEvent
 from agentrt.stores.base import Store, StreamEvent
 
-__all__ = ["END_KINDS", "FLUSH_SECONDS", "UNSTORED_KINDS", "EventStream"]
+__all__ = ["END_KINDS", "FLUSH_SECONDS", "MAX_EVENT_ID", "UNSTORED_KINDS", "EventStream", "check_event_id"]
+
+#: Event ids are 64-bit signed integers in every store (SQLite INTEGER, PostgreSQL BIGINT).
+MAX_EVENT_ID = 2**63 - 1
+
+
+def check_event_id(after: object, where: str) -> int:
+    """``after`` as a stream position, or ``ValueError`` naming ``where``: a position the store cannot
+    even compare with (``after=2**63``) would otherwise fail inside the store, half-way through a stream."""
+    if not isinstance(after, int) or isinstance(after, bool):
+        raise TypeError(f"{where}: must be an event id, an integer from 0 to 2**63-1; got a {type(after).__name__}")
+    if not 0 <= after <= MAX_EVENT_ID:  # not shown: the repr of a huge int is itself costly (or refused)
+        raise ValueError(f"{where}: must be an event id, an integer from 0 to 2**63-1; got one out of range")
+    return after
 
 logger = logging.getLogger("agentrt.observe")
 

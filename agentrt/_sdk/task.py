@@ -13,6 +13,7 @@ an already-completed awaitable, so ``await task.ui.notify(...)`` and a bare
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Generator, Iterable
@@ -262,7 +263,7 @@ def _members(requests: Iterable[Any], name: str) -> tuple[Any, ...]:
     for i, member in enumerate(members):
         if not isinstance(member, (*MEMBER_TYPES, ModelCall)):
             hint = ""
-            if hasattr(member, "__await__") or hasattr(member, "cr_frame"):
+            if inspect.isawaitable(member) or hasattr(member, "cr_frame"):  # also a bare suspend(x) trap
                 hint = " (an arbitrary awaitable or coroutine cannot be checkpointed or dispatched)"
                 if hasattr(member, "close"):
                     member.close()

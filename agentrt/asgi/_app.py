@@ -26,7 +26,7 @@ from importlib import resources
 from typing import Any  # Any: JSON bodies; ASGI scope, receive and send
 
 from agentrt._runtime.runtime import Runtime
-from agentrt._runtime.stream import END_KINDS
+from agentrt._runtime.stream import END_KINDS, MAX_EVENT_ID
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
 from agentrt.exceptions import (
     AgentrtError,
@@ -265,9 +265,14 @@ class _Api:
 
     async def events(self, request: Request) -> Response:
         after_text = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
-        if not after_text.strip().isdigit():
+        after_text = after_text.strip()
+        # ASCII digits only ("²".isdigit() is true, and int() refuses it), within the stores' 64-bit ids
+        digits = after_text.lstrip("0")  # at most 19 digits: int() of a long string is costly, or refused
+        if not (after_text.isascii() and after_text.isdigit()) or len(digits) > 19 or int(after_text) > MAX_EVENT_ID:
             raise ApiError(
-                422, "invalid_field", "Last-Event-ID / query 'after': must be an event id (integer)"
+                422,
+                "invalid_field",
+                "Last-Event-ID / query 'after': must be an event id (an integer from 0 to 2**63-1)",
             )
         after = int(after_text)
         rec = await self.visible_run(request)

@@ -30,6 +30,7 @@ def _errors(*codes: int) -> dict[str, Any]:
     return {str(c): _json(_ref("Error"), text[c]) for c in codes}
 
 
+_EVENT_ID = {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}  # the stores' 64-bit event ids
 _RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
@@ -195,8 +196,8 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "operationId": "runEvents",
                 "parameters": [
                     _RUN_ID,
-                    {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0}},
-                    {"name": "Last-Event-ID", "in": "header", "schema": {"type": "integer", "minimum": 0}},
+                    {"name": "after", "in": "query", "schema": _EVENT_ID},
+                    {"name": "Last-Event-ID", "in": "header", "schema": _EVENT_ID},
                 ],
                 "responses": {
                     "200": {

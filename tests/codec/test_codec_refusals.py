@@ -253,3 +253,24 @@ def test_a_lock_or_file_held_by_with_across_an_await_is_ar112_as_agentrt_check_s
                 payload.close()  # the abandoned with block does not close it
         message = str(info.value)
         assert message.startswith("AR112") and kind in message and "@agentrt.serializable" not in message
+
+
+async def _hand_driven_trap() -> Any:
+    marker = suspend(1).send(None)  # what the trap yields to the runtime, taken out by hand
+    got = await suspend(2)
+    return marker, got
+
+
+def test_a_trap_marker_taken_out_by_hand_names_the_trap_not_a_class_to_mark() -> None:
+    from agentrt.lowlevel import Machine
+
+    m = Machine(_hand_driven_trap)
+    assert m.step() == 2
+    try:
+        with pytest.raises(CannotCrossAwait) as info:
+            m.get()
+    finally:
+        m.discard()
+    message = str(info.value)
+    assert message.startswith("AR111") and "variable 'marker'" in message
+    assert "suspend() trap" in message and "@agentrt.serializable" not in message

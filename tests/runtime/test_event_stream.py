@@ -57,6 +57,18 @@ def test_subscribe_joins_history_and_live_tail_exactly(store):
     assert {"tool_started", "tool_finished"} <= {e.kind for e in seen}
 
 
+def test_subscribe_refuses_a_position_no_store_can_compare_with(store):
+    async def main():
+        async with Runtime(store) as rt:
+            run_id = await rt.start(A.fanout, {"n": 1})
+            for bad, error in ((2**63, ValueError), (-1, ValueError), ("3", TypeError), (True, TypeError)):
+                with pytest.raises(error, match=r"Runtime.subscribe\(after=...\): must be an event id"):
+                    rt.subscribe(run_id, bad)
+            return [e.id async for e in rt.subscribe(run_id, after=2**63 - 1)]
+
+    assert run(main()) == []  # the largest id is a position: nothing after it
+
+
 def test_subscribers_follow_a_run_while_it_waits_and_goes_on(store):
     async def main():
         async with Runtime(store) as rt:

@@ -7,6 +7,7 @@ import pytest
 
 from agentrt import Task, agent, omit, pick, tool, ui_tools
 from agentrt._sdk.requests import Ask, ChildRun, Gather, Sleep, ToolCall
+from agentrt.lowlevel import suspend
 
 
 @tool
@@ -131,8 +132,10 @@ def test_task_errors_say_what_to_do():
     async def not_a_request():
         return 1
 
-    with pytest.raises(TypeError, match="member 1 is coroutine"):
+    with pytest.raises(TypeError, match=r"member 1 is coroutine \(an arbitrary awaitable"):
         task.gather([task.tools.fetch(owner="o", repo="r"), not_a_request()])
+    with pytest.raises(TypeError, match=r"member 0 is generator \(an arbitrary awaitable"):
+        task.gather([suspend("x")])  # the bare trap: awaitable, but not a request the runtime dispatches
     no_ui = child.make_task("r2")
     with pytest.raises(AttributeError, match="ui_tools"):
         no_ui.ui

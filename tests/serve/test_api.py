@@ -147,7 +147,10 @@ def test_errors_bad_json_unknown_agent_unknown_run(server: Server) -> None:
         error_of(c.post("/runs/nope/reply", json={"value": 1}), 404, "unknown_run")
         error_of(c.post("/runs/nope/cancel"), 404, "unknown_run")
         assert "status" in error_of(c.get("/runs", params={"status": "bogus"}), 422, "invalid_field")
-        error_of(c.get("/runs/x/events", headers={"Last-Event-ID": "abc"}), 422, "invalid_field")
+        for bad in ("abc", "-1", str(2**63), "9" * 5000):  # 2**63: past the stores' 64-bit ids
+            error_of(c.get("/runs/x/events", headers={"Last-Event-ID": bad}), 422, "invalid_field")
+        for bad in (str(2**64), "\u00b2"):  # "²".isdigit() is true, and int() refuses it
+            error_of(c.get("/runs/x/events", params={"after": bad}), 422, "invalid_field")
         error_of(c.get("/no/such/path"), 404, "not_found")
         error_of(c.delete("/runs"), 405, "method_not_allowed")
 
