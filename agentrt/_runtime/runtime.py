@@ -559,6 +559,7 @@ class Runtime:
         The same ids are what :meth:`subscribe` yields and what ``agentrt serve`` sends as SSE ids,
         so a reader that saw up to ``N`` resumes with ``after=N`` and misses nothing.
         """
+        check_event_id(after, "Runtime.events(after=...)")
         self._get(run_id)
         return self._stream.events(run_id, after, limit)
 

@@ -209,8 +209,8 @@ class _Api:
         limit_text = request.query_params.get("limit")
         limit = None
         if limit_text:
-            if not limit_text.isdigit():
-                raise ApiError(422, "invalid_field", "query 'limit': must be a positive integer")
+            if not _is_event_id(limit_text):
+                raise ApiError(422, "invalid_field", "query 'limit': must be an integer from 0 to 2**63-1")
             limit = int(limit_text) or None
         tenant = await self.tenant_of(request)
         runs = self.rt.runs(status=status, limit=None if tenant is not None else limit)
@@ -266,9 +266,7 @@ class _Api:
     async def events(self, request: Request) -> Response:
         after_text = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
         after_text = after_text.strip()
-        # ASCII digits only ("²".isdigit() is true, and int() refuses it), within the stores' 64-bit ids
-        digits = after_text.lstrip("0")  # at most 19 digits: int() of a long string is costly, or refused
-        if not (after_text.isascii() and after_text.isdigit()) or len(digits) > 19 or int(after_text) > MAX_EVENT_ID:
+        if not _is_event_id(after_text):
             raise ApiError(
                 422,
                 "invalid_field",
@@ -327,6 +325,12 @@ class _BearerAuth:
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def _is_event_id(text: str) -> bool:
+    """Whether ``text`` is an integer the stores' 64-bit columns hold: ASCII digits only ("²".isdigit()
+    is true, and int() refuses it), at most 19 of them (int() of a long string is costly, or refused)."""
+    return text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 19 and int(text) <= MAX_EVENT_ID
 
 
 def _static_dir() -> Any:

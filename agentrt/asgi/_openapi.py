@@ -30,7 +30,7 @@ def _errors(*codes: int) -> dict[str, Any]:
     return {str(c): _json(_ref("Error"), text[c]) for c in codes}
 
 
-_EVENT_ID = {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}  # the stores' 64-bit event ids
+_EVENT_ID = {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}  # the stores' 64-bit integers
 _RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
@@ -141,7 +141,7 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "operationId": "listRuns",
                 "parameters": [
                     {"name": "status", "in": "query", "schema": {"type": "string", "enum": list(statuses)}},
-                    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                    {"name": "limit", "in": "query", "schema": _EVENT_ID},
                 ],
                 "responses": {
                     "200": _json(

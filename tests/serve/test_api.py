@@ -147,6 +147,8 @@ def test_errors_bad_json_unknown_agent_unknown_run(server: Server) -> None:
         error_of(c.post("/runs/nope/reply", json={"value": 1}), 404, "unknown_run")
         error_of(c.post("/runs/nope/cancel"), 404, "unknown_run")
         assert "status" in error_of(c.get("/runs", params={"status": "bogus"}), 422, "invalid_field")
+        for bad in ("-1", "x", str(2**63)):
+            assert "limit" in error_of(c.get("/runs", params={"limit": bad}), 422, "invalid_field")
         for bad in ("abc", "-1", str(2**63), "9" * 5000):  # 2**63: past the stores' 64-bit ids
             error_of(c.get("/runs/x/events", headers={"Last-Event-ID": bad}), 422, "invalid_field")
         for bad in (str(2**64), "\u00b2"):  # "²".isdigit() is true, and int() refuses it
