@@ -45,10 +45,13 @@ def check_event_id(after: object, where: str) -> int:
     """``after`` as a stream position, or ``ValueError`` naming ``where``: a position the store cannot
     even compare with (``after=2**63``) would otherwise fail inside the store, half-way through a stream."""
     if not isinstance(after, int) or isinstance(after, bool):
-        raise TypeError(f"{where}: must be an event id, an integer from 0 to 2**63-1; got a {type(after).__name__}")
+        raise TypeError(
+            f"{where}: must be an event id, an integer from 0 to 2**63-1; got a {type(after).__name__}"
+        )
     if not 0 <= after <= MAX_EVENT_ID:  # not shown: the repr of a huge int is itself costly (or refused)
         raise ValueError(f"{where}: must be an event id, an integer from 0 to 2**63-1; got one out of range")
     return after
+
 
 logger = logging.getLogger("agentrt.observe")
 
