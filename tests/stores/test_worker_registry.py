@@ -121,7 +121,8 @@ def test_a_stale_worker_is_gone_and_counts_for_nothing(store):
     store.save_checkpoint("r", "setup", 1, b"cp", {}, [], epoch=1, code_required=OLD)
     store.release_lease("r", "setup")
     obj = fleet_object(read_fleet(store))
-    assert [(w["owner"], w["live"]) for w in obj["workers"]] == [("host/1/new", True), ("host/9/stale", False)]
+    listed = [(w["owner"], w["live"]) for w in obj["workers"]]
+    assert listed == [("host/1/new", True), ("host/9/stale", False)]
     assert [s["run_id"] for s in obj["stranded"]] == ["r"]
 
 
