@@ -63,6 +63,7 @@ _COMMAND_MODULES = {
     "runs": "agentrt._cli.inspect_cmds",
     "show": "agentrt._cli.inspect_cmds",
     "worker": "agentrt._cli.workers",
+    "workers": "agentrt._cli.fleet_cmds",
     "submit": "agentrt._cli.workers",
     "reply": "agentrt._cli.workers",
     "cancel": "agentrt._cli.workers",

@@ -54,8 +54,11 @@ class Leases:
         """Seconds between renewals: a third of the lease, so two renewals may fail before it lapses."""
         return max(self.seconds / 3, 0.05)
 
-    async def renew_forever(self, held: Callable[[], list[str]]) -> None:
-        """Renew the leases of the runs ``held()`` returns, until cancelled.
+    async def renew_forever(
+        self, held: Callable[[], list[str]], on_tick: Callable[[], None] | None = None
+    ) -> None:
+        """Renew the leases of the runs ``held()`` returns, until cancelled; ``on_tick`` is called
+        at every interval too (a worker's registry heartbeat; it handles its own errors).
 
         A failed renewal is logged once per streak of failures; if the lease
         lapses meanwhile, the store's :class:`LeaseLost` stops that run's driver.
@@ -63,6 +66,8 @@ class Leases:
         failing = False
         while True:
             await asyncio.sleep(self.renew_interval)
+            if on_tick is not None:
+                on_tick()
             run_ids = held()
             if not run_ids:
                 continue

@@ -232,8 +232,11 @@ class Runtime:
         self._driver_errors: dict[str, BaseException] = {}
         self._readopt: dict[str, tuple[RunRecord, Agent]] = {}  # claimed again while a stale driver ran
         # code_required texts judged here (agentrt._codec._requirement): restorable, or why not
-        self._carried: set[str] = set()
+        self._carried: dict[str, None] = {}  # ordered: the registry row keeps the newest
         self._lacking: dict[str, str] = {}
+        #: Bumped whenever a requirement is judged (the worker registry writes its row again).
+        self.judged_version = 0
+        self._advertiser: Any = None  # the worker registry row, while this runtime is a worker
 
     @property
     def owner(self) -> str:
@@ -249,10 +252,13 @@ class Runtime:
     async def __aenter__(self) -> Runtime:
         self._ensure_started()
         if self.worker and self._worker is None:
+            from agentrt._runtime.registry import Advertiser
             from agentrt._runtime.worker import Worker
 
             self._worker = Worker(self)
             self._worker.start()
+            self._advertiser = Advertiser(self)
+            self._advertiser.tick(force=True)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -265,7 +271,9 @@ class Runtime:
             self._loop = asyncio.get_running_loop()
             self._stream.bind(self._loop)
             self._changed = asyncio.Event()
-            self._renewer = self._loop.create_task(self.leases.renew_forever(lambda: list(self._drivers)))
+            self._renewer = self._loop.create_task(
+                self.leases.renew_forever(lambda: list(self._drivers), on_tick=self._tick)
+            )
 
     async def close(self) -> None:
         """Stop driving: runs in progress stay resumable from their last checkpoint."""
@@ -287,6 +295,8 @@ class Runtime:
         for run_id in list(self._lives):
             self.leases.release(run_id)
         self._lives.clear()
+        if self._advertiser is not None:  # a clean stop: off the registry (a killed worker goes stale)
+            self._advertiser.forget()
         self._dispatcher.close()
         self._stream.flush()  # the queued stream events, before the store may be closed
         if self._watchdog is not None:
@@ -303,6 +313,11 @@ class Runtime:
         if inflight:
             await asyncio.wait(inflight, timeout=grace_seconds)
         await self.close()
+
+    def _tick(self) -> None:
+        """Every lease-renewal interval: keep this worker's registry row current (cheap when idle)."""
+        if self._advertiser is not None and not self._closed:
+            self._advertiser.tick()
 
     def add_observer(self, observer: TraceObserver) -> None:
         """Register one more trace observer (the same registry as ``on_trace``)."""
@@ -536,18 +551,30 @@ class Runtime:
             else:
                 if len(self._carried) >= _MAX_JUDGED:
                     self._carried.clear()
-                self._carried.add(code_required)
+                self._carried[code_required] = None
+                self.judged_version += 1
         return reason
 
     def _note_lacking(self, code_required: str, reason: str) -> None:
         if len(self._lacking) >= _MAX_JUDGED:  # judged again, at the cost of one claim and release each
             self._lacking.clear()
         self._lacking[code_required] = reason
+        self.judged_version += 1
 
     @property
     def lacking(self) -> list[str]:
         """The code requirements this process found it cannot meet (a worker's claims pass over them)."""
         return list(self._lacking)
+
+    def judged(self) -> tuple[list[str], list[tuple[str, str]]]:
+        """The code requirements judged here, oldest first: those this process carries, and those it
+        lacks with why (what its worker registry row shows)."""
+        return list(self._carried), list(self._lacking.items())
+
+    @property
+    def loaded_agents(self) -> Mapping[str, Agent]:
+        """The agents this runtime has loaded or been given, by spec."""
+        return self._agents_by_spec
 
     def runs(self, status: str | None = None, limit: int | None = None) -> list[RunRecord]:
         """The runs in the store, newest first; ``status`` keeps only those with that status."""

@@ -220,6 +220,25 @@ class _Api:
             runs = runs[:limit] if limit else runs
         return JSONResponse({"runs": [result_object(r) for r in runs]})
 
+    async def workers(self, request: Request) -> Response:
+        """The fleet, as ``agentrt workers --json`` prints it; with tenants, only the caller's runs
+        are named (the runs each worker holds, the stranded runs)."""
+        from agentrt.stores.fleet import fleet_object, read_fleet
+
+        tenant = await self.tenant_of(request)
+        obj = fleet_object(read_fleet(self.rt.store))
+        if tenant is not None:
+            mine = self.rt.store.tenant_runs(tenant)
+
+            def visible(run_id: str) -> bool:
+                rec = self.rt.store.get_run(run_id)
+                return rec is not None and self.root_of(rec) in mine
+
+            for worker in obj["workers"]:
+                worker["runs"] = [r for r in worker["runs"] if visible(r)]
+            obj["stranded"] = [s for s in obj["stranded"] if visible(s["run_id"])]
+        return JSONResponse(obj)
+
     async def show(self, request: Request) -> Response:
         from agentrt.stores.views import show_object
 
@@ -392,6 +411,7 @@ def create_app(
         Route("/runs", handle(api.start), methods=["POST"]),
         Route("/runs", handle(api.list_runs), methods=["GET"]),
         Route("/runs/{run_id}", handle(api.show), methods=["GET"]),
+        Route("/workers", handle(api.workers), methods=["GET"]),
         Route("/runs/{run_id}/reply", handle(api.reply), methods=["POST"]),
         Route("/runs/{run_id}/cancel", handle(api.cancel), methods=["POST"]),
         Route("/runs/{run_id}/events", handle(api.events), methods=["GET"]),

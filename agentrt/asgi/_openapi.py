@@ -116,6 +116,42 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "data": {"type": "string"},
             },
         },
+        "Fleet": {
+            "type": "object",
+            "description": "as `agentrt workers --json` prints it: the workers of the store's registry "
+            "(live first, then gone), each with what it carries and lacks, and the stranded runs (no live "
+            "worker carries their code); with tenants, only the caller's runs are named",
+            "required": ["store", "workers", "stranded"],
+            "properties": {
+                "store": {"type": "string"},
+                "workers": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["owner", "live", "runs", "carried", "lacking"],
+                        "properties": {
+                            "owner": {"type": "string"},
+                            "live": {"type": "boolean"},
+                            "runs": {"type": "array", "items": {"type": "string"}},
+                            "carried": {"type": "array", "items": {"type": "object"}},
+                            "lacking": {"type": "array", "items": {"type": "object"}},
+                        },
+                    },
+                },
+                "stranded": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["run_id", "status", "reasons"],
+                        "properties": {
+                            "run_id": {"type": "string"},
+                            "status": {"type": "string"},
+                            "reasons": {"type": "array", "items": {"type": "object"}},
+                        },
+                    },
+                },
+            },
+        },
         "Dump": {
             "type": "object",
             "description": "as `agentrt dump ID --json` prints it: source, header, frames "
@@ -214,6 +250,13 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "operationId": "dumpRun",
                 "parameters": [_RUN_ID],
                 "responses": {"200": _json(_ref("Dump"), "the dump"), **_errors(*auth, *tenant, 404, 409)},
+            }
+        },
+        "/workers": {
+            "get": {
+                "summary": "The live workers, the code each carries or lacks, and the stranded runs",
+                "operationId": "listWorkers",
+                "responses": {"200": _json(_ref("Fleet"), "the fleet"), **_errors(*auth, *tenant)},
             }
         },
         "/": {

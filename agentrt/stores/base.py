@@ -44,6 +44,12 @@ deploy.  A run with no text (queued, or checkpointed before this was recorded) i
 the newest one under its seq, and the blob it replaces is kept (``replaced_checkpoints``), so
 ``agentrt diff`` can compare the two; or a run restarted at an earlier safe point continues
 from a new checkpoint after every existing one.
+
+The worker registry (``advertise_worker`` / ``list_workers`` / ``forget_worker``): each worker
+keeps one row about itself -- what it runs, the agents it loaded, the code requirements it has
+judged it carries and lacks (:class:`~agentrt.stores.registry.WorkerInfo`) -- so ``agentrt
+workers`` can show a mixed fleet and the runs no live worker can resume.  It is written at a
+worker's start, on change and once per lease, never per step.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ from agentrt.exceptions import StoreError as StoreError
 from agentrt.exceptions import StoreLocked as StoreLocked
 from agentrt.exceptions import StoreNotFound as StoreNotFound
 from agentrt.exceptions import StoreSchemaTooNew as StoreSchemaTooNew
+from agentrt.stores.registry import WorkerInfo
 
 __all__ = [
     "CheckpointInfo",
@@ -82,6 +89,7 @@ __all__ = [
     "StoreNotFound",
     "StoreSchemaTooNew",
     "StreamEvent",
+    "WorkerInfo",
     "add_usage",
     "check_limits",
     "claim_within_limits",
@@ -401,6 +409,21 @@ class Store(Protocol):
 
     def get_tenant(self, run_id: str) -> str | None: ...
     def tenant_runs(self, tenant: str) -> set[str]: ...
+
+    def advertise_worker(self, info: WorkerInfo) -> None:
+        """Record (insert or replace) the registry row of the worker ``info.owner``, within the
+        registry's bounds (:func:`~agentrt.stores.registry.bounded`).  Now and then (at most every
+        few minutes per store handle) it also deletes a small batch of rows not seen for hours."""
+        ...
+
+    def list_workers(self) -> list[WorkerInfo]:
+        """Every registry row still kept, live or not (``WorkerInfo.live``), oldest start first."""
+        ...
+
+    def forget_worker(self, owner: str) -> None:
+        """Delete the registry row of ``owner`` (a worker that stops cleanly); none: nothing happens."""
+        ...
+
     def close(self) -> None: ...
 
 

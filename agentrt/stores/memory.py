@@ -31,6 +31,7 @@ from agentrt.stores.base import (
     lease_lost,
     take_within_limits,
 )
+from agentrt.stores.registry import PRUNE_AFTER_SECONDS, WorkerInfo, bounded
 
 __all__ = ["MemoryStore"]
 
@@ -52,6 +53,7 @@ class MemoryStore:
         self._stream: dict[str, list[StreamEvent]] = {}
         self._tenants: dict[str, str] = {}
         self._generation = 0  # bumped whenever new work may be runnable (wait_for_work)
+        self._workers: dict[str, WorkerInfo] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._runs)} runs)"
@@ -486,6 +488,23 @@ class MemoryStore:
     def tenant_runs(self, tenant: str) -> set[str]:
         with self._lock:
             return {r for r, t in self._tenants.items() if t == tenant}
+
+    # -- the worker registry
+
+    def advertise_worker(self, info: WorkerInfo) -> None:
+        with self._lock:
+            self._workers[info.owner] = bounded(info)
+            cutoff = time.time() - PRUNE_AFTER_SECONDS
+            for owner in [o for o, w in self._workers.items() if w.last_seen < cutoff]:
+                del self._workers[owner]
+
+    def list_workers(self) -> list[WorkerInfo]:
+        with self._lock:
+            return sorted(self._workers.values(), key=lambda w: (w.started_at, w.owner))
+
+    def forget_worker(self, owner: str) -> None:
+        with self._lock:
+            self._workers.pop(owner, None)
 
     def close(self) -> None:
         pass

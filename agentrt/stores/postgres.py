@@ -58,6 +58,15 @@ from agentrt.stores.base import (
     prune_due,
     require_blob_key,
 )
+from agentrt.stores.registry import (
+    PRUNE_AFTER_SECONDS,
+    PRUNE_BATCH,
+    PRUNE_EVERY_SECONDS,
+    WorkerInfo,
+    bounded,
+    from_json,
+    to_json,
+)
 from agentrt.stores.sqlite import _HOST_PREFIX, _RUN_COLUMNS, SqliteStore, _dumps, _loads
 
 try:
@@ -166,6 +175,19 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (run_id, seq, n)
     );
     """,
+    # 4 -> 5: the worker registry -- one row per worker: what it runs and the code it carries and
+    # lacks (agentrt workers); everything but the columns a query needs is one JSON text
+    """
+    CREATE TABLE agentrt_workers (
+        owner      TEXT PRIMARY KEY,
+        host       TEXT NOT NULL,
+        pid        INTEGER NOT NULL,
+        started_at DOUBLE PRECISION NOT NULL,
+        last_seen  DOUBLE PRECISION NOT NULL,
+        info       TEXT NOT NULL
+    );
+    CREATE INDEX agentrt_workers_by_last_seen ON agentrt_workers (last_seen);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -247,6 +269,7 @@ class PostgresStore:
         self._listener: Any = None
         self._listen_lock = threading.Lock()
         self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+        self._pruned_at = 0.0  # when this handle last deleted long-gone worker rows
         self._pool = ConnectionPool(
             url,
             # Autocommit: a read is one round trip (no BEGIN/COMMIT around it), and a write that is
@@ -1078,6 +1101,41 @@ class PostgresStore:
     @_translate
     def tenant_runs(self, tenant: str) -> set[str]:
         return {r[0] for r in self._q("SELECT run_id FROM agentrt_tenants WHERE tenant = %s", (tenant,))}
+
+    # ------------------------------------------------------------------ the worker registry
+
+    @_translate
+    def advertise_worker(self, info: WorkerInfo) -> None:
+        info = bounded(info)
+        now = time.time()
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO agentrt_workers (owner, host, pid, started_at, last_seen, info) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (owner) DO UPDATE SET host = EXCLUDED.host, "
+                "pid = EXCLUDED.pid, started_at = EXCLUDED.started_at, last_seen = EXCLUDED.last_seen, "
+                "info = EXCLUDED.info",
+                (info.owner, info.host, info.pid, info.started_at, info.last_seen, to_json(info)),
+            )
+            if now - self._pruned_at >= PRUNE_EVERY_SECONDS:
+                conn.execute(
+                    "DELETE FROM agentrt_workers WHERE owner IN "
+                    "(SELECT owner FROM agentrt_workers WHERE last_seen < %s LIMIT %s)",
+                    (now - PRUNE_AFTER_SECONDS, PRUNE_BATCH),
+                )
+                self._pruned_at = now
+
+    @_translate
+    def list_workers(self) -> list[WorkerInfo]:
+        rows = self._q(
+            "SELECT owner, host, pid, started_at, last_seen, info FROM agentrt_workers "
+            "ORDER BY started_at, owner"
+        )
+        return [from_json(*row) for row in rows]
+
+    @_translate
+    def forget_worker(self, owner: str) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM agentrt_workers WHERE owner = %s", (owner,))
 
     def close(self) -> None:
         with self._listen_lock:

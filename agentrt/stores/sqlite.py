@@ -51,6 +51,15 @@ from agentrt.stores.base import (
     owner_is_dead,
     prune_due,
 )
+from agentrt.stores.registry import (
+    PRUNE_AFTER_SECONDS,
+    PRUNE_BATCH,
+    PRUNE_EVERY_SECONDS,
+    WorkerInfo,
+    bounded,
+    from_json,
+    to_json,
+)
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
@@ -190,6 +199,19 @@ MIGRATIONS: list[str] = [
     DROP TABLE stream;
     ALTER TABLE stream_v8 RENAME TO stream;
     """,
+    # 8 -> 9: the worker registry -- one row per worker: what it runs and the code it carries and
+    # lacks (agentrt workers); everything but the columns a query needs is one JSON text
+    """
+    CREATE TABLE workers (
+        owner      TEXT PRIMARY KEY,
+        host       TEXT NOT NULL,
+        pid        INTEGER NOT NULL,
+        started_at REAL NOT NULL,
+        last_seen  REAL NOT NULL,
+        info       TEXT NOT NULL
+    );
+    CREATE INDEX workers_by_last_seen ON workers (last_seen);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 #: The page size of a new store file (an existing one keeps its own).
@@ -282,6 +304,7 @@ class SqliteStore:
         #: run id -> the last stream id this store wrote for it (see ``_write_stream``)
         self._stream_last: dict[str, int] = {}
         self._conn: sqlite3.Connection | None = None
+        self._pruned_at = 0.0  # when this handle last deleted long-gone worker rows
         try:
             if read_only:
                 self._conn = self._connect_read_only()
@@ -1180,6 +1203,38 @@ class SqliteStore:
     @_translate
     def tenant_runs(self, tenant: str) -> set[str]:
         return {r[0] for r in self._q("SELECT run_id FROM tenants WHERE tenant = ?", (tenant,))}
+
+    # ------------------------------------------------------------------ the worker registry
+
+    @_translate
+    def advertise_worker(self, info: WorkerInfo) -> None:
+        info = bounded(info)
+        now = time.time()
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO workers (owner, host, pid, started_at, last_seen, info) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (info.owner, info.host, info.pid, info.started_at, info.last_seen, to_json(info)),
+            )
+            if now - self._pruned_at >= PRUNE_EVERY_SECONDS:
+                conn.execute(
+                    "DELETE FROM workers WHERE owner IN "
+                    "(SELECT owner FROM workers WHERE last_seen < ? LIMIT ?)",
+                    (now - PRUNE_AFTER_SECONDS, PRUNE_BATCH),
+                )
+                self._pruned_at = now
+
+    @_translate
+    def list_workers(self) -> list[WorkerInfo]:
+        rows = self._q(
+            "SELECT owner, host, pid, started_at, last_seen, info FROM workers ORDER BY started_at, owner"
+        )
+        return [from_json(*row) for row in rows]
+
+    @_translate
+    def forget_worker(self, owner: str) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM workers WHERE owner = ?", (owner,))
 
     def close(self) -> None:
         with self._lock:

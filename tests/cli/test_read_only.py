@@ -30,6 +30,8 @@ LOOKING = [
     ("dump", "r1"),
     ("diff", "r1", "1", "2"),
     ("upgrade", "--dry-run"),
+    ("workers",),
+    ("workers", "--json"),
 ]
 #: Commands that write, but only to runs that must already be in a store.
 ACTING = [

@@ -201,11 +201,21 @@ def test_openapi_document_lists_every_endpoint(server: Server) -> None:
         "/runs/{run_id}/cancel",
         "/runs/{run_id}/events",
         "/runs/{run_id}/dump",
+        "/workers",
         "/",
         "/openapi.json",
     }
     assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     assert "serve_agents:steps" in doc["components"]["schemas"]["StartRun"]["properties"]["agent"]["enum"]
+
+
+def test_workers_lists_the_server_itself_as_a_live_worker(server: Server) -> None:
+    with server.client() as c:
+        response = c.get("/workers")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert set(body) == {"store", "workers", "stranded"} and body["stranded"] == []
+    assert any(w["live"] for w in body["workers"])  # agentrt serve drives runs: it is a worker
 
 
 def test_tenants_are_isolated(tmp_path) -> None:

@@ -357,6 +357,7 @@ def test_migrations(backend, location, open_handle):
         conn = sqlite3.connect(location)
         assert conn.execute("PRAGMA user_version").fetchone()[0] == sqlite_store.SCHEMA_VERSION
         assert conn.execute("SELECT code_required FROM runs WHERE run_id = 'old'").fetchone() == (None,)
+        assert conn.execute("SELECT count(*) FROM workers").fetchone() == (0,)  # schema 9: the registry
         conn.execute(f"PRAGMA user_version={sqlite_store.SCHEMA_VERSION + 1}")
         conn.commit()
         conn.close()
@@ -394,6 +395,7 @@ def _postgres_upgrades_in_place(location, open_handle):
             "stream",
             "tenants",
             "replaced_checkpoints",
+            "workers",
             "meta",
         ]
         conn.execute("DROP TABLE " + ", ".join(f"agentrt_{t}" for t in tables))
@@ -408,6 +410,7 @@ def _postgres_upgrades_in_place(location, open_handle):
     store = open_handle()
     assert store.schema_version() == postgres.SCHEMA_VERSION
     assert store.get_run("old").code_required is None
+    assert store.list_workers() == []  # schema 5: the worker registry
     assert [r.run_id for r in store.claim_runnable(make_owner(), 30, 5, lacking=["x"])] == ["old"]
 
 
