@@ -26,6 +26,7 @@ import attrs
 
 from agentrt import _codec
 from agentrt._codec import _wire
+from agentrt._codec._bounds import check_bounds
 from agentrt._codec._code_identity import _index, code_digest, short
 from agentrt._codec._decode import _TOKEN, DRY, STRICT, VERIFIED, _Loader, _unpickle
 from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, CodeIdentity, unpack
@@ -111,6 +112,14 @@ class _Recorder(_Loader):
         return _TOKEN
 
 
+def _check_unsigned(payload: bytes, blob_size: int) -> None:
+    """What a restore checks before an unsigned payload reaches the C unpickler, even a dry run of
+    it: the opcode allowlist and the decode bounds (depth, expanded size, hashing), so a forged row
+    cannot crash or stall ``agentrt upgrade`` / ``check --against`` any more than ``Machine.set``."""
+    check_payload(payload)
+    check_bounds(payload, blob_size)
+
+
 def frame_records(
     blob: bytes, keys: Sequence[bytes] | None = None
 ) -> tuple[tuple[CodeIdentity, ...], list[tuple[Any, ...]]]:
@@ -124,7 +133,7 @@ def frame_records(
             "the checkpoint was written with use_cloudpickle=True, which upgrade does not read"
         )
     if not envelope.keyed:
-        check_payload(envelope.payload)
+        _check_unsigned(envelope.payload, len(blob))
     stream = io.BytesIO(envelope.payload)
     loader = _Recorder(stream, fix_imports=False)
     loader.ctx = None
@@ -312,7 +321,7 @@ def migrate(
     referencing = bool(envelope.flags & FLAG_REFERENCING)
     ctx = DecodeContext(envelope.codes, codes, allow, verified=referencing)
     if not envelope.keyed:
-        check_payload(envelope.payload)
+        _check_unsigned(envelope.payload, len(blob))
         if referencing:
             _unpickle(envelope.payload, None, DRY)
     frames = MigratingFrames(report.migrations)
@@ -321,22 +330,34 @@ def migrate(
     loader.ctx = ctx
     loader.mode = VERIFIED if referencing else STRICT
     loader.frames = frames
+    # As Machine.set: a refused move abandons every frame it built (no finally / __exit__ runs, no
+    # resume code reaches the disk cache); a kept one releases its resume code to the cache.
     try:
         coro = loader.load()
         ctx.finish_graph()
+        ctx.run_after_load()
     except (CorruptBlob, IncompatibleBlob):
+        ctx.refuse()
         raise
     except Exception as exc:
+        ctx.refuse()
         raise IncompatibleBlob(
             f"moving the checkpoint to the new code failed: {type(exc).__name__}: {exc}"
         ) from exc
-    ctx.run_after_load()
+    except BaseException:
+        ctx.refuse()
+        raise
     if moved is not None:
         moved.extend(frames.moved)
     try:
         if not _is_request(restored_pending(coro)):
             raise CorruptBlob("the moved chain did not re-suspend on an agentrt suspend()")
         new_blob = _codec.dumps(coro, key=ring.write, bind=bind)
+    except BaseException:
+        ctx.refuse()
+        raise
+    else:
+        ctx.accept()
     finally:
         abandon(coro)
     _prove(new_blob, ring)

@@ -73,6 +73,17 @@ def both(blob: bytes) -> None:
     dump_unsigned(blob)
 
 
+def everywhere(blob: bytes) -> None:
+    """``agentrt upgrade``'s reader (``frame_records``: ``upgrade --dry-run``, ``check --against``),
+    then :func:`both`.  The reader builds no frame, so it may refuse or return; it must not crash,
+    stall or blow up first (it once ran unsigned payloads without the decode bounds)."""
+    from agentrt._upgrade._blob import frame_records
+
+    with contextlib.suppress(CorruptBlob, IncompatibleBlob):
+        frame_records(blob)
+    both(blob)
+
+
 def resign_payload(blob: bytes, payload: bytes) -> bytes:
     head, _ = split(blob)
     return head + _format._digest(head, payload, b"") + payload
@@ -212,7 +223,7 @@ def _nested(depth: int) -> bytes:
 
 @attack
 def nested_tuple_frozenset(marker: str) -> None:
-    both(resign_payload(dumps([1], key=b""), _nested(200_000)))
+    everywhere(resign_payload(dumps([1], key=b""), _nested(200_000)))
 
 
 @attack
@@ -222,7 +233,7 @@ def nested_enumerate(marker: str) -> None:
     seqiter = b"\x8c\x14agentrt._codec._wire\x8c\x07seqiter\x93\x8c\x04list]N\x87R"
     levels = 1_000_000
     payload = b"\x80\x05" + wire + b"0" + b"h\x00" * levels + seqiter + b"K\x00\x86R" * levels + b"."
-    both(resign_payload(dumps([1], key=b""), payload))
+    everywhere(resign_payload(dumps([1], key=b""), payload))
 
 
 @attack
@@ -262,7 +273,7 @@ def shared_tuple_hash(marker: str) -> None:
     body = b")\x94"
     for i in range(100):
         body += b"h" + bytes([i]) + b"h" + bytes([i]) + b"\x86\x94"
-    both(resign_payload(dumps([1], key=b""), b"\x80\x05(" + body + b"\x91."))
+    everywhere(resign_payload(dumps([1], key=b""), b"\x80\x05(" + body + b"\x91."))
 
 
 @attack
@@ -274,7 +285,7 @@ def colliding_int_keys(marker: str) -> None:
         n = k * modulus + 7
         raw = n.to_bytes((n.bit_length() + 8) // 8, "little", signed=True)
         items += b"\x8a" + bytes([len(raw)]) + raw  # LONG1
-    both(resign_payload(dumps([1], key=b""), b"\x80\x05(" + items + b"\x91."))
+    everywhere(resign_payload(dumps([1], key=b""), b"\x80\x05(" + items + b"\x91."))
 
 
 @attack
@@ -283,7 +294,7 @@ def repr_blowup(marker: str) -> None:
     for i in range(60):
         body += b"](h" + bytes([i]) + b"h" + bytes([i]) + b"e\x940"
     body += b"h" + bytes([60]) + b"\x85R."
-    both(resign_payload(dumps([1], key=b""), b"\x80\x05" + body))
+    everywhere(resign_payload(dumps([1], key=b""), b"\x80\x05" + body))
 
 
 @attack
@@ -320,7 +331,7 @@ def deep_json_header(marker: str) -> None:
     head, payload = split(blob)
     header = b"[" * 100_000 + b"]" * 100_000
     new_head = head[:8] + struct.pack("<I", len(header)) + header
-    both(new_head + _format._digest(new_head, payload, b"") + payload)
+    everywhere(new_head + _format._digest(new_head, payload, b"") + payload)
 
 
 # --- side effects of a refused load -----------------------------------------------------------
