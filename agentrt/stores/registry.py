@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from typing import Any  # Any: JSON documents
 
 import attrs
@@ -173,25 +174,42 @@ def to_json(info: WorkerInfo) -> str:
 
 
 def from_json(owner: str, host: str, pid: int, started_at: float, last_seen: float, text: str) -> WorkerInfo:
-    """A row back as a record; a field a newer agentrt added is ignored, one it lacks is defaulted."""
+    """A row back as a record; a field a newer agentrt added is ignored, one it lacks -- or one that
+    is not what this agentrt writes (a damaged or forged row) -- is defaulted, so one bad row never
+    breaks ``agentrt workers``."""
     try:
-        data: dict[str, Any] = json.loads(text) if text else {}
+        data: Any = json.loads(text) if text else {}
     except ValueError:
         data = {}
     data = data if isinstance(data, dict) else {}
+
+    def field(name: str, convert: Callable[[Any], Any], default: Any) -> Any:
+        return _converted(convert, data.get(name, default), default)
+
     return WorkerInfo(
-        owner=owner,
-        host=host,
-        pid=int(pid),
-        started_at=float(started_at),
-        last_seen=float(last_seen),
-        version=str(data.get("version", "")),
-        python=str(data.get("python", "")),
-        reads_formats=tuple(int(v) for v in data.get("reads_formats", ())),
-        writes_format=int(data.get("writes_format", 0)),
-        lease_seconds=float(data.get("lease_seconds", 10.0)),
-        concurrency=int(data.get("concurrency", 0)),
-        agents=tuple(AgentCode(str(s), str(c)) for s, c in data.get("agents", ())),
-        carried=tuple(CodeVerdict(*map(str, v)) for v in data.get("carried", ())),
-        lacking=tuple(CodeVerdict(*map(str, v)) for v in data.get("lacking", ())),
+        owner=str(owner),
+        host=str(host),
+        pid=_converted(int, pid, 0),
+        started_at=_converted(float, started_at, 0.0),
+        last_seen=_converted(float, last_seen, 0.0),
+        version=field("version", str, ""),
+        python=field("python", str, ""),
+        reads_formats=field("reads_formats", lambda v: tuple(int(x) for x in v), ()),
+        writes_format=field("writes_format", int, 0),
+        lease_seconds=field("lease_seconds", float, 10.0),
+        concurrency=field("concurrency", int, 0),
+        agents=field("agents", lambda v: tuple(AgentCode(str(s), str(c)) for s, c in v), ()),
+        carried=field("carried", _verdicts, ()),
+        lacking=field("lacking", _verdicts, ()),
     )
+
+
+def _verdicts(items: Any) -> tuple[CodeVerdict, ...]:
+    return tuple(CodeVerdict(*map(str, v)) for v in items)
+
+
+def _converted(convert: Callable[[Any], Any], value: Any, default: Any) -> Any:
+    try:
+        return convert(value)
+    except (TypeError, ValueError, OverflowError):
+        return default

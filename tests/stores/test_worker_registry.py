@@ -21,6 +21,7 @@ from agentrt.stores.registry import (
     AgentCode,
     CodeVerdict,
     WorkerInfo,
+    from_json,
     requirement_key,
     requirement_summary,
 )
@@ -139,3 +140,19 @@ def test_a_read_only_handle_lists_workers_and_refuses_to_advertise(backend, loca
             reader.advertise_worker(info("host/2/b"))
     finally:
         reader.close()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"agents": [[1]], "carried": [[1, 2, 3, 4, 5]], "lacking": 7}',
+        '{"reads_formats": "abc", "writes_format": [], "lease_seconds": "x", "concurrency": 1e400}',
+        "[1, 2]",
+        "{not json",
+    ],
+)
+def test_a_damaged_or_forged_row_reads_as_defaults_not_an_error(text):
+    row = from_json("host/1/x", "h", "not a pid", "1.5", 2.5, text)
+    assert (row.owner, row.pid, row.started_at, row.last_seen) == ("host/1/x", 0, 1.5, 2.5)
+    assert (row.agents, row.carried, row.lacking, row.reads_formats) == ((), (), (), ())
+    assert (row.writes_format, row.lease_seconds) == (0, 10.0)
