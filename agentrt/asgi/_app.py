@@ -25,6 +25,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from importlib import resources
 from typing import Any  # Any: JSON bodies; ASGI scope, receive and send
 
+import attrs
+
 from agentrt._runtime.runtime import Runtime
 from agentrt._runtime.stream import END_KINDS, MAX_EVENT_ID
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
@@ -140,6 +142,10 @@ class _Api:
             rec, seen = parent, seen + 1
         return rec.run_id
 
+    def belongs(self, rec: RunRecord, mine: set[str]) -> bool:
+        """Whether ``rec`` is one of a tenant's runs (``mine``: its top-level runs) or a sub-run of one."""
+        return rec.run_id in mine or (rec.parent_id is not None and self.root_of(rec) in mine)
+
     async def visible_run(self, request: Request) -> RunRecord:
         run_id = request.path_params["run_id"]
         tenant = await self.tenant_of(request)
@@ -209,14 +215,14 @@ class _Api:
         limit_text = request.query_params.get("limit")
         limit = None
         if limit_text:
-            if not _is_event_id(limit_text):
+            if not _is_int64_text(limit_text):
                 raise ApiError(422, "invalid_field", "query 'limit': must be an integer from 0 to 2**63-1")
             limit = int(limit_text) or None
         tenant = await self.tenant_of(request)
         runs = self.rt.runs(status=status, limit=None if tenant is not None else limit)
         if tenant is not None:
             mine = self.rt.store.tenant_runs(tenant)
-            runs = [r for r in runs if r.run_id in mine or (r.parent_id and self.root_of(r) in mine)]
+            runs = [r for r in runs if self.belongs(r, mine)]
             runs = runs[:limit] if limit else runs
         return JSONResponse({"runs": [result_object(r) for r in runs]})
 
@@ -226,18 +232,20 @@ class _Api:
         from agentrt.stores.fleet import fleet_object, read_fleet
 
         tenant = await self.tenant_of(request)
-        obj = fleet_object(read_fleet(self.rt.store))
+        fleet = read_fleet(self.rt.store)
         if tenant is not None:
             mine = self.rt.store.tenant_runs(tenant)
 
             def visible(run_id: str) -> bool:
                 rec = self.rt.store.get_run(run_id)
-                return rec is not None and self.root_of(rec) in mine
+                return rec is not None and self.belongs(rec, mine)
 
-            for worker in obj["workers"]:
-                worker["runs"] = [r for r in worker["runs"] if visible(r)]
-            obj["stranded"] = [s for s in obj["stranded"] if visible(s["run_id"])]
-        return JSONResponse(obj)
+            fleet = attrs.evolve(
+                fleet,
+                holding={owner: tuple(filter(visible, ids)) for owner, ids in fleet.holding.items()},
+                stranded=tuple(s for s in fleet.stranded if self.belongs(s.run, mine)),
+            )
+        return JSONResponse(fleet_object(fleet))
 
     async def show(self, request: Request) -> Response:
         from agentrt.stores.views import show_object
@@ -285,7 +293,7 @@ class _Api:
     async def events(self, request: Request) -> Response:
         after_text = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
         after_text = after_text.strip()
-        if not _is_event_id(after_text):
+        if not _is_int64_text(after_text):
             raise ApiError(
                 422,
                 "invalid_field",
@@ -346,9 +354,10 @@ class _BearerAuth:
         await self.app(scope, receive, send)
 
 
-def _is_event_id(text: str) -> bool:
-    """Whether ``text`` is an integer the stores' 64-bit columns hold: ASCII digits only ("²".isdigit()
-    is true, and int() refuses it), at most 19 of them (int() of a long string is costly, or refused)."""
+def _is_int64_text(text: str) -> bool:
+    """Whether ``text`` is a count or event id the stores' 64-bit columns hold: ASCII digits only
+    ("²".isdigit() is true, and int() refuses it), at most 19 of them (int() of a long string is
+    costly, or refused)."""
     return text.isascii() and text.isdigit() and len(text.lstrip("0")) <= 19 and int(text) <= MAX_EVENT_ID
 
 

@@ -30,7 +30,7 @@ def _errors(*codes: int) -> dict[str, Any]:
     return {str(c): _json(_ref("Error"), text[c]) for c in codes}
 
 
-_EVENT_ID = {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}  # the stores' 64-bit integers
+_INT64 = {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}  # the stores' 64-bit integers
 _RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
@@ -177,7 +177,7 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "operationId": "listRuns",
                 "parameters": [
                     {"name": "status", "in": "query", "schema": {"type": "string", "enum": list(statuses)}},
-                    {"name": "limit", "in": "query", "schema": _EVENT_ID},
+                    {"name": "limit", "in": "query", "schema": _INT64},
                 ],
                 "responses": {
                     "200": _json(
@@ -232,8 +232,8 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "operationId": "runEvents",
                 "parameters": [
                     _RUN_ID,
-                    {"name": "after", "in": "query", "schema": _EVENT_ID},
-                    {"name": "Last-Event-ID", "in": "header", "schema": _EVENT_ID},
+                    {"name": "after", "in": "query", "schema": _INT64},
+                    {"name": "Last-Event-ID", "in": "header", "schema": _INT64},
                 ],
                 "responses": {
                     "200": {

@@ -57,8 +57,9 @@ def read_fleet(store: Store, now: float | None = None) -> Fleet:
     """Read the registry and the unfinished runs of ``store`` once."""
     now = time.time() if now is None else now
     workers = store.list_workers()
-    live = tuple(w for w in workers if is_live(w, now))
-    gone = tuple(w for w in workers if w not in live)
+    alive = [is_live(w, now) for w in workers]
+    live = tuple(w for w, up in zip(workers, alive, strict=True) if up)
+    gone = tuple(w for w, up in zip(workers, alive, strict=True) if not up)
     runs = [r for status in _UNFINISHED for r in store.list_runs(status=status)]
     holding: dict[str, list[str]] = {w.owner: [] for w in live}
     for rec in runs:

@@ -237,6 +237,7 @@ def test_tenants_are_isolated(tmp_path) -> None:
             assert deadline_body and deadline_body["status"] == "waiting"
             assert [r["run_id"] for r in c.get("/runs", headers=a).json()["runs"]] == [run_id]
             assert c.get("/runs", headers=b).json()["runs"] == []
+            error_of(c.get("/workers"), 403, "no_tenant")
             for method, path, body in (
                 ("GET", f"/runs/{run_id}", None),
                 ("GET", f"/runs/{run_id}/dump", None),
