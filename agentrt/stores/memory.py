@@ -267,16 +267,7 @@ class MemoryStore:
             cps = self._checkpoints.setdefault(run_id, {})
             cps[seq] = (bytes(blob), pending, now)
             self._add_events(run_id, events, now)
-            self._runs[run_id] = attrs.evolve(
-                rec,
-                seq=seq,
-                pending=pending,
-                status="running",
-                waiting_on=None,
-                wake_at=None,
-                updated_at=now,
-                code_required=code_required,
-            )
+            self._runs[run_id] = _at_checkpoint(rec, seq, pending, now, code_required)
             if self.retention is not None:
                 cutoff = seq - self.retention
                 for old in [s for s in cps if s <= cutoff]:
@@ -314,16 +305,7 @@ class MemoryStore:
                 for idx, ok, r_blob in journal:
                     slot.setdefault(idx, (ok, bytes(r_blob)))
                 cps[seq] = (bytes(blob), pending, now)
-                rec = attrs.evolve(
-                    rec,
-                    seq=seq,
-                    pending=pending,
-                    status="running",
-                    waiting_on=None,
-                    wake_at=None,
-                    updated_at=now,
-                    code_required=code_required,
-                )
+                rec = _at_checkpoint(rec, seq, pending, now, code_required)
             else:
                 raise StoreError(
                     f"store {self.location}: run {run_id!r} has checkpoints up to {newest}; an upgrade "
@@ -523,3 +505,19 @@ def _runnable(rec: RunRecord, now: float) -> bool:
     if rec.status in ("queued", "running"):
         return True
     return rec.status == "waiting" and rec.wake_at is not None and rec.wake_at <= now
+
+
+def _at_checkpoint(
+    rec: RunRecord, seq: int, pending: Any, now: float, code_required: str | None
+) -> RunRecord:
+    """``rec`` once checkpoint ``seq`` is its newest: running, waiting on nothing, needing that code."""
+    return attrs.evolve(
+        rec,
+        seq=seq,
+        pending=pending,
+        status="running",
+        waiting_on=None,
+        wake_at=None,
+        updated_at=now,
+        code_required=code_required,
+    )
