@@ -60,6 +60,8 @@ def _print(reports: list[RunReport], dry_run: bool) -> None:
         )
         where = f" at checkpoint {report.seq}" if report.seq is not None else ""
         print(f"run {report.run_id}{where}: {report.verdict.text}{applied}")
+        if report.unblocked:
+            print(f"  unblocked: a worker or `agentrt resume {report.run_id}` continues it")
         if not any(frame.verdict is not Verdict.UNCHANGED for frame in report.frames):
             print(f"  {report.reason}")
         for frame in report.frames:
