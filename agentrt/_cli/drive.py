@@ -1,4 +1,4 @@
-"""``agentrt run``, ``resume`` and ``retry``: drive a run in this process until it finishes, waits or blocks."""
+"""``agentrt run``, ``resume`` and ``retry``: drive a run here until it finishes, waits or blocks."""
 
 from __future__ import annotations
 
@@ -70,11 +70,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     retry = commands.add_parser(
         "retry",
         help="restart a failed or blocked run from a checkpoint, on the code loaded now",
-        description="Restart run ID, failed or blocked, from its newest checkpoint (or checkpoint SEQ) on the "
-        "code importable now, and drive it until it completes, waits, fails or blocks again. Tool calls that "
-        "completed at that checkpoint are not made again; calls that failed are. Exit status: 0 completed or "
-        "waiting, 1 failed or blocked, 2 not a failed or blocked run / no such checkpoint, 3 store or host "
-        "problem.",
+        description="Restart run ID, failed or blocked, from its newest checkpoint (or checkpoint SEQ) on "
+        "the code importable now, and drive it until it completes, waits, fails or blocks again. Tool calls "
+        "that completed at that checkpoint are not made again; calls that failed are. Exit status: 0 "
+        "completed or waiting, 1 failed or blocked, 2 not a failed or blocked run / no such checkpoint, "
+        "3 store or host problem.",
     )
     retry.add_argument("run_id", metavar="RUN")
     retry.add_argument(

@@ -47,7 +47,6 @@ RETRYABLE = ("failed", "blocked")
 RETRY_EVENT = "retry"
 
 
-
 @attrs.frozen
 class RetryWords:
     """How an error of a retry names the fix, in the words of the API it came through."""
@@ -60,11 +59,21 @@ class RetryWords:
 
 
 RUNTIME_WORDS = RetryWords(
-    "Runtime.retry(run_id)", "from_seq=", "Runtime.resume(run_id)", "Runtime.reply(run_id, value)", "agentrt fork"
+    "Runtime.retry(run_id)",
+    "from_seq=",
+    "Runtime.resume(run_id)",
+    "Runtime.reply(run_id, value)",
+    "agentrt fork",
 )
-CLI_WORDS = RetryWords("agentrt retry RUN", "--from", "agentrt resume RUN", "agentrt reply RUN JSON", "agentrt fork")
+CLI_WORDS = RetryWords(
+    "agentrt retry RUN", "--from", "agentrt resume RUN", "agentrt reply RUN JSON", "agentrt fork"
+)
 HTTP_WORDS = RetryWords(
-    "POST /runs/{run_id}/retry", '"from_seq"', "agentrt resume RUN", "POST /runs/{run_id}/reply", "agentrt fork"
+    "POST /runs/{run_id}/retry",
+    '"from_seq"',
+    "agentrt resume RUN",
+    "POST /runs/{run_id}/reply",
+    "agentrt fork",
 )
 
 
@@ -138,7 +147,9 @@ def write_retry(
     data: dict[str, Any] = {
         "from_seq": from_seq,
         "previous_status": rec.status,
-        "message": f"retried from checkpoint {from_seq}" if from_seq is not None else "retried from its input",
+        "message": f"retried from checkpoint {from_seq}"
+        if from_seq is not None
+        else "retried from its input",
     }
     if rec.error is not None:
         data["error"] = {k: rec.error.get(k) for k in ("type", "message", "code")}

@@ -49,14 +49,6 @@ from agentrt._runtime.encoding import (
 )
 from agentrt._runtime.leases import Leases
 from agentrt._runtime.observation import Observation, TraceObserver
-from agentrt._runtime.retry import (
-    RUNTIME_WORDS,
-    RetryWords,
-    check_retryable,
-    pick_checkpoint,
-    unrestorable,
-    write_retry,
-)
 from agentrt._runtime.pending import (
     REQUESTS,
     answered_in_store,
@@ -65,6 +57,14 @@ from agentrt._runtime.pending import (
     summarize,
     verdict,
     waits_outside,
+)
+from agentrt._runtime.retry import (
+    RUNTIME_WORDS,
+    RetryWords,
+    check_retryable,
+    pick_checkpoint,
+    unrestorable,
+    write_retry,
 )
 from agentrt._runtime.state import START, LiveRun
 from agentrt._runtime.stream import EventStream, check_event_id

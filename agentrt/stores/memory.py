@@ -307,7 +307,10 @@ class MemoryStore:
                     slot.setdefault(idx, (ok, bytes(r_blob)))
                 cps[seq] = (bytes(blob), pending, now)
                 rec = attrs.evolve(
-                    _at_checkpoint(rec, seq, pending, now, code_required), output=None, error=None, error_blob=None
+                    _at_checkpoint(rec, seq, pending, now, code_required),
+                    output=None,
+                    error=None,
+                    error_blob=None,
                 )
             else:
                 raise StoreError(

@@ -838,8 +838,8 @@ class PostgresStore:
                 raise lease_lost(run_id, row[0], row[2], epoch)
             self._insert_events(conn, run_id, events, now)
             conn.execute(
-                "UPDATE agentrt_runs SET status = 'blocked', blocked = %s, waiting_on = NULL, wake_at = NULL, "
-                "lease_owner = NULL, lease_expires = NULL, updated_at = %s WHERE run_id = %s",
+                "UPDATE agentrt_runs SET status = 'blocked', blocked = %s, waiting_on = NULL, "
+                "wake_at = NULL, lease_owner = NULL, lease_expires = NULL, updated_at = %s WHERE run_id = %s",
                 (_dumps(blocked), now, run_id),
             )
         return True
