@@ -392,7 +392,8 @@ class RunBlocked(AgentrtError):
         self.run_id = run_id
         self.finding = finding
         super().__init__(
-            f"run {run_id!r} is blocked: {finding.get('message')}. It keeps its last good checkpoint; "
+            f"run {run_id!r} is blocked: {str(finding.get('message')).rstrip('.')}. It keeps its last "
+            "good checkpoint; "
             "fix the code, then Runtime.resume(run_id) (agentrt resume) continues it, or "
             "Runtime.retry(run_id) (agentrt retry) restarts it from a checkpoint"
         )

@@ -342,9 +342,12 @@ class Progress:
         if self.mode == "json":
             data = dict(event.data)
             level = data.pop("level", None) if event.kind == "log" else None
-            method = {"failed": "error", "driver_error": "error", "lease_lost": "warning"}.get(
-                event.kind, "info"
-            )
+            method = {
+                "failed": "error",
+                "blocked": "error",
+                "driver_error": "error",
+                "lease_lost": "warning",
+            }.get(event.kind, "info")
             if event.kind == "log" and level in ("debug", "info", "warning", "error"):
                 method = level
             # Chunks are many and small: debug level, so a JSON log stays readable at info.
@@ -419,6 +422,11 @@ class Progress:
         if e.kind == "failed":
             err = d.get("error") or {}
             return f"✘ run {run} failed: {err.get('type')}: {err.get('message')}"
+        if e.kind == "blocked":
+            finding = d.get("blocked") or {}
+            return f"⛔ run {run} is blocked at checkpoint {d.get('seq')}: {finding.get('message')}"
+        if e.kind == "retried":
+            return f"↻ run {run} retried from checkpoint {d.get('from_seq')} (now checkpoint {d.get('seq')})"
         if e.kind in ("driver_error", "lease_lost"):
             return f"! run {run}: {d.get('error') or d.get('message')}"
         if e.kind == "released":
