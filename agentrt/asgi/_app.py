@@ -349,7 +349,7 @@ class _Api:
         from agentrt.stores.views import result_object
 
         async for event in self.rt.subscribe(run_id, after):
-            if event.kind in END_KINDS:
+            if event.kind in END_KINDS and not self.rt.events(run_id, event.id, 1):  # (a retry goes on)
                 final = result_object(self.rt.status(run_id))
                 yield {"id": str(event.id), "event": "end", "data": json.dumps(final)}
                 return

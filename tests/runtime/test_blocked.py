@@ -158,7 +158,11 @@ def test_retry_of_a_failed_run_reuses_what_succeeded_and_makes_the_failed_call_a
         async with Runtime(store) as rt:
             rec = await rt.retry(run_id, from_seq=from_seq)
             assert rec.status in ("running", "completed") and rec.error is None
-            return await rt.wait(run_id, timeout=10)
+            out = await rt.wait(run_id, timeout=10)
+            # the stream goes on past the earlier end: a subscriber reads to the last one
+            kinds = [e.kind async for e in rt.subscribe(run_id)]
+            assert kinds.count("failed") == 1 and kinds[-1] == "completed" and "retried" in kinds
+            return out
 
     assert run(main()) == B.Out(2 + 20)
     calls = [(tool, key) for tool, _x, key in B.CALLS]
