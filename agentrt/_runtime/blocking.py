@@ -13,7 +13,9 @@ The run keeps its last good checkpoint and the results journaled at it (the driv
 results it still held before it records the block), so when it goes on, from that checkpoint,
 every tool call that had completed is answered from the journal and none runs again.  The steps
 the agent took after that checkpoint are run again; they made no call that completed (every
-request is checkpointed before it is dispatched, and it is the checkpoint that was refused).
+request is checkpointed before it is dispatched, and it is the checkpoint that was refused); the
+events they recorded without waiting (``task.ui.notify``, ``task.console``, ``task.emit``) are
+recorded again in the run's event stream.
 
 Who continues a blocked run:
 

@@ -1147,6 +1147,9 @@ class Runtime:
     def _block(self, live: LiveRun, finding: dict[str, Any], events: list[EventRow]) -> None:
         """The run cannot go on here (see :mod:`agentrt._runtime.blocking`): record it ``blocked`` at
         its last good checkpoint, with the results it holds journaled, and drop it from memory."""
+        for task in live.inflight.values():  # none is expected: a step waits for what it needs
+            task.cancel()
+        live.inflight.clear()
         self._journal_deferred(live)
         if live.machine is not None:
             live.machine.discard()  # no finally / __exit__ runs: the run goes on from its checkpoint
