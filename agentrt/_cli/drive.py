@@ -53,7 +53,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     resume = commands.add_parser(
         "resume",
-        help="continue an interrupted or waiting run",
+        help="continue an interrupted, waiting or blocked run",
         description="Continue run ID from its last checkpoint: finished tool calls are not repeated, calls "
         "that were in flight are dispatched again. With --reply, deliver the reply the run waits for.",
     )

@@ -436,7 +436,9 @@ class Runtime:
         return ids
 
     async def resume(self, run_id: str) -> RunRecord:
-        """Continue an interrupted run (or one whose timer or child is due) from its last checkpoint.
+        """Continue an interrupted run (or one whose timer or child is due, or a ``blocked`` one) from its
+        last checkpoint.  A blocked run is tried at once: it goes on if the code loaded now allows it,
+        else it is blocked again with the new finding (:mod:`agentrt._runtime.blocking`).
 
         Raises :class:`RunNotFound`, or :class:`LeaseHeld` when another live
         process drives it.  A finished run, or one waiting for a reply, is left as is.
