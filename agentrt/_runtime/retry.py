@@ -51,7 +51,6 @@ RETRY_EVENT = "retry"
 class RetryWords:
     """How an error of a retry names the fix, in the words of the API it came through."""
 
-    retry: str
     from_seq: str
     resume: str
     reply: str
@@ -59,21 +58,19 @@ class RetryWords:
 
 
 RUNTIME_WORDS = RetryWords(
-    "Runtime.retry(run_id)",
-    "from_seq=",
-    "Runtime.resume(run_id)",
-    "Runtime.reply(run_id, value)",
-    "agentrt fork",
+    from_seq="from_seq=",
+    resume="Runtime.resume(run_id)",
+    reply="Runtime.reply(run_id, value)",
+    fork="agentrt fork",
 )
 CLI_WORDS = RetryWords(
-    "agentrt retry RUN", "--from", "agentrt resume RUN", "agentrt reply RUN JSON", "agentrt fork"
+    from_seq="--from", resume="agentrt resume RUN", reply="agentrt reply RUN JSON", fork="agentrt fork"
 )
 HTTP_WORDS = RetryWords(
-    "POST /runs/{run_id}/retry",
-    '"from_seq"',
-    "agentrt resume RUN",
-    "POST /runs/{run_id}/reply",
-    "agentrt fork",
+    from_seq='"from_seq"',
+    resume="a worker (the server is one)",
+    reply="POST /runs/{run_id}/reply",
+    fork="agentrt fork",
 )
 
 
