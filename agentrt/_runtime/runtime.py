@@ -655,7 +655,8 @@ class Runtime:
         """Wait until the run completes and return its output (an instance of the agent's output class).
 
         If the run failed, raise its exception (original type where it can be
-        rebuilt here, else :class:`RunFailed`).  ``timeout`` raises ``TimeoutError``.
+        rebuilt here, else :class:`RunFailed`); if it is blocked and no process is trying it now,
+        raise :class:`~agentrt.RunBlocked`.  ``timeout`` raises ``TimeoutError``.
         """
         self._ensure_started()
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -665,8 +666,8 @@ class Runtime:
                 return self._typed_output(rec)
             if rec.status in ("failed", "cancelled"):
                 raise self.failure(rec)
-            if rec.status == "blocked" and run_id not in self._drivers:
-                raise RunBlocked(run_id, rec.blocked or {})
+            if rec.status == "blocked" and run_id not in self._drivers and not rec.lease_live():
+                raise RunBlocked(run_id, rec.blocked or {})  # nobody is trying it now
             await self._wait_change(deadline)
 
     async def settle(self, run_id: str, timeout: float | None = None) -> RunRecord:
