@@ -151,6 +151,18 @@ def test_a_local_wake_up_of_such_a_run_releases_it_too_and_an_explicit_resume_re
     )
     assert rec.pending["kind"] == "ask"  # what it waits on is kept
 
+    # a worker that carries its code (the old deploy's) takes the blocked run up: it waits again
+    path.write_text(textwrap.dedent(AGENT.format(result='"v1 " + answer')))
+    sys.modules.pop(mod.__name__)
+    importlib.import_module(mod.__name__)
+
+    async def old_worker():
+        async with Runtime(store, poll_seconds=0.05):
+            await until(lambda: store.get_run(run_id).status == "waiting")
+
+    asyncio.run(old_worker())
+    assert store.get_run(run_id).blocked is None
+
 
 def test_a_reply_to_such_a_run_is_recorded_and_left_for_a_worker_with_its_code(module):
     mod, path = module
