@@ -52,7 +52,8 @@ __all__ = [
 EXIT_OK = 0  # done: the run completed, or waits for a reply; a dump, diff or fork was made
 EXIT_FAILED = 1  # the run failed or is blocked (its error or finding is printed as the result)
 EXIT_USAGE = 2  # usage or unknown thing: arguments, agent spec, JSON, schema, no such run / checkpoint /
-#                 blob file, a reply to a run that is not waiting, a missing executor
+#                 blob file, a reply to a run that is not waiting, a retry of a run that is not failed or
+#                 blocked, a missing executor
 EXIT_HOST = 3  # store trouble: the store or a checkpoint cannot be used (locked, corrupt, newer schema,
 #                incompatible or corrupt blob), another process drives the run, or agentrt itself failed
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
