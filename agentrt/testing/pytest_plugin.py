@@ -19,6 +19,7 @@ runtime turns it into a failed run, for example).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Generator, Iterator
 from typing import Any  # Any: xdist's worker node and its output, untyped
@@ -129,7 +130,14 @@ def agentrt_roundtrip() -> Iterator[RoundTripper]:
 
 #: Under pytest-xdist: what each worker round-tripped, summed by the controller (whose own tripper
 #: runs no test), so the closing line counts the whole session.
-_WORKERS = pytest.StashKey[dict[str, Any]]()
+@dataclasses.dataclass
+class _WorkerTotals:
+    count: int = 0
+    failed: int = 0
+    unreported: list[str] = dataclasses.field(default_factory=list)
+
+
+_WORKERS = pytest.StashKey[_WorkerTotals]()
 _WORKER_OUTPUT_KEY = "agentrt_roundtrip"
 
 
@@ -152,10 +160,10 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     data = getattr(node, "workeroutput", {}).get(_WORKER_OUTPUT_KEY)
     if data is None:
         return
-    total = node.config.stash.setdefault(_WORKERS, {"count": 0, "failed": 0, "unreported": []})
-    total["count"] += data["count"]
-    total["failed"] += data["failed"]
-    total["unreported"].extend(data["unreported"])
+    total = node.config.stash.setdefault(_WORKERS, _WorkerTotals())
+    total.count += data["count"]
+    total.failed += data["failed"]
+    total.unreported.extend(data["unreported"])
 
 
 def pytest_terminal_summary(
@@ -165,13 +173,13 @@ def pytest_terminal_summary(
     if session is None:
         return
     tripper = session[0]
-    workers = config.stash.get(_WORKERS, {"count": 0, "failed": 0, "unreported": []})
-    failed = len(tripper.failures) + workers["failed"]
+    workers = config.stash.get(_WORKERS, _WorkerTotals())
+    failed = len(tripper.failures) + workers.failed
     terminalreporter.write_line(
-        f"agentrt round-trip: {tripper.count + workers['count']} suspensions checkpointed and restored"
+        f"agentrt round-trip: {tripper.count + workers.count} suspensions checkpointed and restored"
         + (f", {failed} did not survive" if failed else "")
     )
-    unreported = tripper.unreported() + workers["unreported"]
+    unreported = tripper.unreported() + workers.unreported
     if unreported:
         # Failures outside a test's body (fixtures, collection) that the code there handled.
         terminalreporter.write_line(
