@@ -18,6 +18,11 @@ import attrs
 
 from agentrt import _codec
 from agentrt import keys as _keys
+from agentrt._context import Restored as _Restored
+from agentrt._context import RunContext as _RunContext
+from agentrt._context import carry as _carry
+from agentrt._context import install as _install_context
+from agentrt._context import split_root as _split_root
 from agentrt._codec._decode import Requirement as _Requirement
 from agentrt._frames import abandon as _abandon
 from agentrt._frames import install as _install_frames
@@ -30,6 +35,7 @@ __all__ = ["Done", "Machine", "suspend"]
 T = TypeVar("T")
 
 _install_frames()
+_install_context()
 
 _CHECKPOINT: tuple[str, str | None, int | None] = ("checkpoint", None, None)
 # What Machine.set accepts, made once (frozen): one per opt-in, not one per restore
@@ -131,9 +137,13 @@ class Machine:
     ``step(value)`` delivers ``value`` to the pending ``suspend`` and returns the
     next payload, or :class:`Done` when the agent returns.  ``get()`` checkpoints
     the suspended chain; ``Machine.set(blob)`` restores it.
+
+    The agent runs in a ``contextvars.Context`` of its own, copied from the context the
+    Machine was made (or restored) in: context variables it sets are its own, and those
+    set inside the run are part of its checkpoint (``agentrt._context``).
     """
 
-    __slots__ = ("_coro", "_finished", "_pending", "_started")
+    __slots__ = ("_context", "_coro", "_finished", "_pending", "_run_in", "_started")
 
     #: Test seam (used by the ``--agentrt-roundtrip`` pytest option): when set, every
     #: resume first checkpoints the machine and continues on the restored copy, so a
@@ -150,15 +160,23 @@ class Machine:
         self._pending: Any = None
         self._started = False
         self._finished = False
+        self._adopt_context(_RunContext())
+
+    def _adopt_context(self, context: _RunContext) -> None:
+        self._context = context
+        #: ``context.run``, bound once: every step is ``self._run_in(self._coro.send, value)``
+        self._run_in: Callable[..., Any] = context.context.run
 
     @classmethod
-    def _restored(cls, coro: Coroutine[Any, Any, Any], pending: Any) -> Machine:
-        """A machine around a restored chain, already suspended on ``pending``."""
+    def _restored(cls, coro: Coroutine[Any, Any, Any], pending: Any, context: _Restored = ()) -> Machine:
+        """A machine around a restored chain, already suspended on ``pending``, its context variables
+        (``context``) set again on top of the context it is restored in."""
         machine = cls.__new__(cls)
         machine._coro = coro
         machine._pending = pending
         machine._started = True
         machine._finished = False
+        machine._adopt_context(_RunContext(context))
         return machine
 
     @property
@@ -176,7 +194,7 @@ class Machine:
             # The hot path, inlined on purpose: it is _resume(self._coro.send, value) without
             # the extra call, which costs ~10% of a suspend/step cycle (benchmarks/checkpoint.py).
             try:
-                yielded = self._coro.send(value)
+                yielded = self._run_in(self._coro.send, value)
             except StopIteration as stop:
                 self._finished = True
                 self._pending = None
@@ -216,7 +234,7 @@ class Machine:
 
     def _resume(self, resume: Callable[[Any], Any], arg: Any) -> Any:
         try:
-            yielded = resume(arg)
+            yielded = self._run_in(resume, arg)
         except StopIteration as stop:
             self._finished = True
             self._pending = None
@@ -232,7 +250,7 @@ class Machine:
 
     def _foreign(self, yielded: Any) -> Any:
         self._finished = True
-        self._coro.close()
+        self._run_in(self._coro.close)
         raise ForeignAwaitable(
             f"AR102: the agent yielded {yielded!r} to agentrt, which only understands "
             "agentrt requests (await suspend(...), task.tools..., task.gather, task.sleep). "
@@ -245,6 +263,7 @@ class Machine:
         assert hook is not None
         restored = Machine.set(hook(self))
         old, self._coro = self._coro, restored._coro
+        self._adopt_context(restored._context)
         restored._finished = True  # the coroutine now belongs to this machine
         _abandon(old)
         return self._coro.send if resume == old.send else self._coro.throw
@@ -269,7 +288,9 @@ class Machine:
     def get(self, *, use_cloudpickle: bool = False) -> bytes:
         """Checkpoint the suspended chain to bytes, signed with the project's key; the machine stays usable.
 
-        The key is ``AGENTRT_BLOB_KEY``, else the project key file (created on first
+        The blob holds the context variables set inside the run (``agentrt._context``);
+        one no restore could find again, or whose value cannot be checkpointed, is refused
+        here with ``CannotCrossAwait`` naming it.  The key is ``AGENTRT_BLOB_KEY``, else the project key file (created on first
         use; see :mod:`agentrt.keys`).
         """
         ring = _keys.project_keyring(create=True)
@@ -282,7 +303,8 @@ class Machine:
         if not self._started or self._finished:
             state = "finished" if self._finished else "not started (call step() first)"
             raise RuntimeError(f"Machine.get() needs a suspended agent; this one is {state}.")
-        return _codec.dumps(self._coro, use_cloudpickle=use_cloudpickle, key=key, bind=bind)
+        root = _carry(self._coro, self._context)
+        return _codec.dumps(root, use_cloudpickle=use_cloudpickle, key=key, bind=bind)
 
     @classmethod
     def set(
@@ -317,7 +339,7 @@ class Machine:
     ) -> Machine:
         """``set()`` with the keys and requirement the caller chose (the runtime binds run and sequence)."""
         session: list[Any] = []
-        coro = _codec.loads(
+        root = _codec.loads(
             blob,
             allow_modules=allow_modules,
             allow_cloudpickle=allow_cloudpickle,
@@ -326,6 +348,7 @@ class Machine:
             require=requirement,
             session=session,
         )
+        coro, carried = _split_root(root)
         try:
             if not inspect.iscoroutine(coro):
                 raise CorruptBlob(f"the blob holds a {type(coro).__name__}, not a suspended agent coroutine")
@@ -339,4 +362,4 @@ class Machine:
             raise
         for ctx in session:
             ctx.accept()
-        return cls._restored(coro, yielded[1])
+        return cls._restored(coro, yielded[1], carried.restored if carried is not None else ())

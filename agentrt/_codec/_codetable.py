@@ -9,6 +9,7 @@ from __future__ import annotations
 import types
 
 from agentrt._codec._code_identity import code_digest, findable
+from agentrt._codec._format import FORMAT_VERSION
 from agentrt._codec._reduce import Unresolvable
 
 __all__ = ["PROTOCOL", "CodeTable"]
@@ -23,6 +24,7 @@ class CodeTable:
     """
 
     flags: int = 0
+    format_version: int = FORMAT_VERSION  # raised by an extension whose objects need a newer format
     codes: list[tuple[str, str, str]] | tuple[()] = ()
     _code_index: dict[int, int] | None = None
     _code_keep: list[types.CodeType]
@@ -38,6 +40,11 @@ class CodeTable:
             self._code_index[id(code)] = index
             self._code_keep.append(code)  # ids stay unique while the blob is written
         return index
+
+    def need_format(self, version: int) -> None:
+        """Write the blob as format ``version`` at least (an extension's object needs it)."""
+        if version > self.format_version:
+            self.format_version = version
 
 
 _IDENTITIES: dict[tuple[int, str], tuple[types.CodeType, tuple[str, str, str]]] = {}

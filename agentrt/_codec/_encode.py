@@ -64,4 +64,5 @@ def dumps(
     if refusal is not None:
         raise explain_refusal(root, refusal)
     flags = encoder.flags | (FLAG_CLOUDPICKLE if use_cloudpickle else 0)
-    return pack(encoder.codes, flags, buffer.getbuffer(), blob_key() if key is None else key, bind)
+    key = blob_key() if key is None else key
+    return pack(encoder.codes, flags, buffer.getbuffer(), key, bind, encoder.format_version)

@@ -3,8 +3,9 @@
 Layout (all integers little-endian)::
 
     0   4  magic b"ARTB"
-    4   1  format version (2; version 1 is still read: it differs only in the frame records,
-           see ``agentrt._frames._shape``)
+    4   1  format version (2, or 3 for a checkpoint that carries context variables, whose
+           payload root is the ``context`` extension; version 1 is still read: it differs only
+           in the frame records, see ``agentrt._frames._shape``)
     5   1  Python major that wrote the blob
     6   1  Python minor that wrote the blob
     7   1  flags: bit 0 cloudpickle payload, bit 1 payload uses referencing reconstructors,
@@ -40,7 +41,10 @@ from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 
 MAGIC = b"ARTB"
 FORMAT_VERSION = 2  # what this agentrt writes (2: compact frame records, see _frames._shape)
-READABLE_VERSIONS = (1, 2)  # what it reads: format 1 differs only in the frame records' layout
+#: what it writes for a blob that holds an object of an extension needing more (a run's context
+#: variables, ``agentrt._context``): an older agentrt then says "format 3", not something vaguer
+CONTEXT_FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)  # format 1 differs only in the frame records' layout, 3 only in its root
 FLAG_CLOUDPICKLE = 1
 FLAG_REFERENCING = 2
 FLAG_SIGNED = 4
@@ -158,12 +162,13 @@ def pack(
     payload: bytes | memoryview,
     key: bytes = b"",
     bind: Bind | None = None,
+    version: int = FORMAT_VERSION,
 ) -> bytes:
-    """Assemble a blob around ``payload``, signed with ``key`` when it is not empty."""
+    """Assemble a blob of format ``version`` around ``payload``, signed with ``key`` when it is not empty."""
     header = _header_bytes(codes, bind)
     if key:
         flags |= FLAG_SIGNED
-    head = _PREFIX.pack(MAGIC, FORMAT_VERSION, PYTHON_MAJOR, PYTHON_MINOR, flags, len(header)) + header
+    head = _PREFIX.pack(MAGIC, version, PYTHON_MAJOR, PYTHON_MINOR, flags, len(header)) + header
     return b"".join((head, _digest(head, payload, key), payload))
 
 

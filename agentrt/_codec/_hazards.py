@@ -8,6 +8,7 @@ was never imported, no value of its types can exist.
 
 from __future__ import annotations
 
+import contextvars
 import io
 import re
 import sys
@@ -48,6 +49,12 @@ FIX_INTERNAL_AWAITABLE = (
 FIX_MATCH = (
     "Keep the matched text instead (m.group(...), m.groupdict(), m.span()); "
     "a re.Match cannot be checkpointed."
+)
+FIX_TOKEN = (
+    "A contextvars.Token belongs to the context it was made in, which a restore does not bring back. "
+    "Call var.reset(token) before the await (or use a `with` block that resets it), or keep the "
+    "value to restore instead and set it again with var.set(value); the variable itself is "
+    "checkpointed when the run set it."
 )
 FIX_WEAKREF = "Hold a strong reference or plain data instead; weak references cannot be checkpointed."
 FIX_GENERATOR = (
@@ -178,6 +185,8 @@ def classify(obj: object) -> Refusal:
         return Refusal("AR111", name, FIX_TRAP_MARKER)
     if isinstance(obj, re.Match):
         return Refusal("AR103", name, FIX_MATCH)
+    if isinstance(obj, contextvars.Token):
+        return Refusal("AR111", name, FIX_TOKEN)
     if _is_weak(obj):
         return Refusal("AR104", name, FIX_WEAKREF)
     if _is_resource(obj):
