@@ -32,7 +32,7 @@ from typing import Any  # Any: a context variable holds any value
 
 from agentrt._codec._extension import DecodeContext, EncodeContext, Location, register_extension
 from agentrt._codec._format import CONTEXT_FORMAT_VERSION
-from agentrt._context._adapters import adapter_for, adapter_named
+from agentrt._context._adapters import adapter_for, adapter_named, private_copies
 from agentrt._context._names import MAX_NAMES, describe, find_global, global_names
 from agentrt.exceptions import CannotCrossAwait, CorruptBlob
 
@@ -58,8 +58,9 @@ class RunContext:
     def __init__(self, restored: Restored = ()) -> None:
         self.base = contextvars.copy_context()
         self.context = self.base.copy()
-        if restored:
-            self.context.run(_set_all, restored)
+        own = private_copies(self.base)
+        if restored or own:
+            self.context.run(_set_all, (*own, *restored))
         #: variables restored from a checkpoint: set inside the run, in an earlier process
         self.carried = frozenset(var for var, _ in restored)
 
@@ -112,11 +113,15 @@ def carry(coro: Any, run: RunContext) -> Any:
             continue
         adapter, names = named
         try:
+            if not adapter.worth_carrying(value):
+                continue
             saved = adapter.save(value)
         except Exception as exc:
             label = _label(adapter.scheme, names)
             raise _refused(coro, label, f"Reading it failed with {type(exc).__name__}: {exc}.") from exc
         entries.append((adapter.scheme, names, saved))
+    if not entries:
+        return coro
     entries.sort(key=lambda entry: (entry[0], entry[1]))
     return Carried(coro, tuple(entries))
 

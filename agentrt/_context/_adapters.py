@@ -35,7 +35,7 @@ from typing import Any, Protocol  # Any: a context variable holds any value
 from agentrt._codec._refs import find_module, imported_module, module_dict
 from agentrt.exceptions import CorruptBlob
 
-__all__ = ["ADAPTERS", "Adapter", "adapter_for", "adapter_named"]
+__all__ = ["ADAPTERS", "Adapter", "adapter_for", "adapter_named", "private_copies"]
 
 
 class Adapter(Protocol):
@@ -43,6 +43,10 @@ class Adapter(Protocol):
 
     def names(self, var: contextvars.ContextVar[Any]) -> tuple[str, ...] | None:
         """How a checkpoint names ``var`` if this adapter carries it, else None."""
+        ...
+
+    def worth_carrying(self, value: Any) -> bool:
+        """Whether a checkpoint should carry ``value`` at all (False: it says nothing a restore needs)."""
         ...
 
     def save(self, value: Any) -> Any:
@@ -81,6 +85,9 @@ class StructlogAdapter:
         if not isinstance(held, dict) or held.get(var.name) is not var:
             return None
         return (var.name[len(_STRUCTLOG_PREFIX) :],)
+
+    def worth_carrying(self, value: Any) -> bool:
+        return True
 
     def save(self, value: Any) -> Any:
         return value
@@ -123,6 +130,9 @@ class OpenTelemetryAdapter:
 
     def names(self, var: contextvars.ContextVar[Any]) -> tuple[str, ...] | None:
         return () if self._var() is var else None
+
+    def worth_carrying(self, value: Any) -> bool:
+        return True
 
     def save(self, value: Any) -> Any:
         from opentelemetry import baggage, trace
@@ -215,6 +225,23 @@ class DecimalAdapter:
     def names(self, var: contextvars.ContextVar[Any]) -> tuple[str, ...] | None:
         return () if var.name == "decimal_context" and self._var() is var else None
 
+    def private_copy(self, base: contextvars.Context) -> tuple[contextvars.ContextVar[Any], Any] | None:
+        """The run's own copy of the decimal context it starts with: ``getcontext().prec = 5`` changes
+        the context *object*, which a copied ``contextvars.Context`` shares with the host and every
+        other run (as asyncio tasks share it); a copy keeps the change inside the run."""
+        var = self._var()
+        current = base.get(var) if var is not None else None
+        return (var, current.copy()) if current is not None else None
+
+    def worth_carrying(self, value: Any) -> bool:
+        """Only settings that differ from ``decimal.DefaultContext``'s: a run that computes with the
+        default settings carries nothing (the flags arithmetic raised go along when it carries)."""
+        import decimal
+
+        saved, default = self.save(value), self.save(decimal.DefaultContext)
+        del saved["flags"], default["flags"]
+        return bool(saved != default)
+
     def save(self, value: Any) -> Any:
         import decimal
 
@@ -254,7 +281,8 @@ class DecimalAdapter:
             raise _malformed(f"decimal settings ({exc})") from None
 
 
-ADAPTERS: tuple[Adapter, ...] = (StructlogAdapter(), OpenTelemetryAdapter(), DecimalAdapter())
+_DECIMAL = DecimalAdapter()
+ADAPTERS: tuple[Adapter, ...] = (StructlogAdapter(), OpenTelemetryAdapter(), _DECIMAL)
 _BY_SCHEME = {adapter.scheme: adapter for adapter in ADAPTERS}
 
 
@@ -269,3 +297,11 @@ def adapter_for(var: contextvars.ContextVar[Any]) -> tuple[Adapter, tuple[str, .
 
 def adapter_named(scheme: str) -> Adapter | None:
     return _BY_SCHEME.get(scheme)
+
+
+def private_copies(base: contextvars.Context) -> list[tuple[contextvars.ContextVar[Any], Any]]:
+    """Variables whose value is a mutable object a new run gets a copy of (see ``private_copy``)."""
+    if "decimal" not in sys.modules:  # no decimal context can exist yet
+        return []
+    copy = _DECIMAL.private_copy(base)
+    return [copy] if copy is not None else []

@@ -33,6 +33,7 @@ from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, CodeIdent
 from agentrt._codec._reconstruct import RECONSTRUCTORS, DecodeContext, _apply_extension
 from agentrt._codec._refs import find_module
 from agentrt._codec._scan import check_payload
+from agentrt._context import split_root
 from agentrt._frames import abandon, restored_pending
 from agentrt._frames._migrate import (
     FrameMigration,
@@ -333,7 +334,8 @@ def migrate(
     # As Machine.set: a refused move abandons every frame it built (no finally / __exit__ runs, no
     # resume code reaches the disk cache); a kept one releases its resume code to the cache.
     try:
-        coro = loader.load()
+        root = loader.load()  # the chain, or the chain with the run's context variables (kept as they are)
+        coro = split_root(root)[0]
         ctx.finish_graph()
         ctx.run_after_load()
     except (CorruptBlob, IncompatibleBlob):
@@ -352,7 +354,7 @@ def migrate(
     try:
         if not _is_request(restored_pending(coro)):
             raise CorruptBlob("the moved chain did not re-suspend on an agentrt suspend()")
-        new_blob = _codec.dumps(coro, key=ring.write, bind=bind)
+        new_blob = _codec.dumps(root, key=ring.write, bind=bind)
     except BaseException:
         ctx.refuse()
         raise
@@ -395,7 +397,7 @@ def _project_ring() -> Keyring:
 
 def _prove(blob: bytes, ring: Keyring) -> None:
     """Load the migrated blob the way a resume will, then let it go without running anything."""
-    coro = _codec.loads(blob, keys=ring.read)
+    coro = split_root(_codec.loads(blob, keys=ring.read))[0]
     try:
         if not _is_request(restored_pending(coro)):
             raise CorruptBlob("the migrated checkpoint does not restore to a suspended agent")

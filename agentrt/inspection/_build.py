@@ -20,6 +20,7 @@ from typing import Any  # Any: a checkpoint holds any Python value
 from agentrt import _codec
 from agentrt._codec._decode import Requirement, unsigned_allowed
 from agentrt._codec._extension import extension_for_type
+from agentrt._context import labelled, split_root
 from agentrt._frames._capture import FINISHED, NOT_STARTED, FrameState, Kind, capture
 from agentrt._frames._liveness import SiteKind
 from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
@@ -108,8 +109,10 @@ def dump_blob(
     except IncompatibleBlob as exc:
         return Dump(source, header, None, frames_error=str(exc))
     try:
-        if isinstance(obj, FRAME_TYPES):
-            return _attach(dump_chain(obj, source, limits=limits), header)
+        chain, carried = split_root(obj)  # the chain, and the context variables the run set, if any
+        if isinstance(chain, FRAME_TYPES):
+            context = labelled(carried) if carried is not None else ()
+            return _attach(dump_chain(chain, source, limits=limits, context=context), header)
         renderer = _renderer(_FrameTable(), limits)
         return Dump(source, header, (), value=renderer.view(obj, "", "value"))
     finally:
@@ -123,8 +126,15 @@ def _attach(dump: Dump, header: HeaderView) -> Dump:
     return attrs.evolve(dump, header=header)
 
 
-def dump_chain(obj: object, source: Source | None = None, *, limits: Limits | None = None) -> Dump:
-    """Describe the suspended chain starting at coroutine (or generator) ``obj`` -- live or restored.
+def dump_chain(
+    obj: object,
+    source: Source | None = None,
+    *,
+    limits: Limits | None = None,
+    context: Iterable[tuple[str, object]] = (),
+) -> Dump:
+    """Describe the suspended chain starting at coroutine (or generator) ``obj`` -- live or restored --
+    and the ``context`` variables its checkpoint carries, as (name, value).
 
     Never raises for a frame it cannot read: that frame gets an ``error`` and the
     chain stops there ("as far as it can be read").
@@ -173,6 +183,7 @@ def dump_chain(obj: object, source: Source | None = None, *, limits: Limits | No
     if pending is not _NO_PENDING:
         pending_view = renderer.view(pending, "", "pending")
         summary = _summary(pending)
+    variables = tuple(Variable(name, renderer.view(value, "context", name)) for name, value in context)
     # Frames the chain holds in locals or on stacks (a generator being iterated, ...).
     while table.queue:
         held, where = table.queue.pop(0)
@@ -185,7 +196,9 @@ def dump_chain(obj: object, source: Source | None = None, *, limits: Limits | No
             error = f"{type(exc).__name__}: {exc}"
         awaiting = _held_awaiting(held_state, table)
         frames.append(_frame_view(index, held, held_state, error, renderer, awaiting, where))
-    return Dump(source, None, tuple(frames), pending=pending_view, pending_summary=summary)
+    return Dump(
+        source, None, tuple(frames), pending=pending_view, pending_summary=summary, context=variables
+    )
 
 
 _NO_PENDING = object()

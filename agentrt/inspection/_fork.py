@@ -31,6 +31,7 @@ import attrs
 
 from agentrt import _codec
 from agentrt._codec._decode import Requirement
+from agentrt._context import Carried, split_root
 from agentrt._frames import abandon, restored_pending
 from agentrt._frames._capture import FINISHED, capture
 from agentrt.exceptions import ForkError as ForkError
@@ -145,10 +146,11 @@ def rebind_run_id(
         require = Requirement(signed=True, kind="checkpoint", run_id=old, seq=seq)
         obj = _codec.loads(blob, keys=ring.read, key_source=ring.source, require=require)
     frames = (types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType)
+    chain = split_root(obj)[0]  # a run that set context variables: they are rebound and kept too
     try:
-        if isinstance(obj, frames):
+        if isinstance(chain, frames):
             with contextlib.suppress(Exception):
-                restored_pending(obj)
+                restored_pending(chain)
         found = [o for o in _walk(obj) if _is_task_like(o, old)]
         if not found and ring is None:
             return blob, 0
@@ -160,8 +162,8 @@ def rebind_run_id(
             return _codec.dumps(obj), len(found)
         return _codec.dumps(obj, key=ring.write, bind=("checkpoint", new, seq)), len(found)
     finally:
-        if isinstance(obj, frames):
-            abandon(obj)
+        if isinstance(chain, frames):
+            abandon(chain)
 
 
 def _is_task_like(obj: object, run_id: str) -> bool:
@@ -192,6 +194,9 @@ def _walk(root: object) -> list[object]:
             todo.extend(state.cells)
             if state.exc is not None:
                 todo.append(state.exc)
+        elif type(obj) is Carried:
+            todo.append(obj.coro)
+            todo.extend(value for _scheme, _names, value in obj.entries)
         elif isinstance(obj, types.CellType):
             with contextlib.suppress(ValueError):  # an empty cell
                 todo.append(obj.cell_contents)

@@ -161,6 +161,7 @@ class Dump:
     pending_summary: Any = None  # the runtime's JSON summary of a request, when it is one
     value: ValueView | None = None  # a blob that holds a plain value instead of a chain
     upgrades: tuple[UpgradeView, ...] = ()  # the run's upgrade history (a dump of a run's checkpoint)
+    context: tuple[Variable, ...] = ()  # the context variables set inside the run (agentrt._context)
 
     @property
     def chain(self) -> tuple[FrameView, ...]:

@@ -41,6 +41,9 @@ def render_text(dump: Dump, *, disasm: bool = False) -> str:
         return "\n".join(out) + "\n"
     if dump.pending is not None:
         out.append(f"pending request: {dump.pending.repr}")
+    if dump.context:
+        out.append("context variables set inside the run:")
+        out.extend(f"  {_variable(v)}" for v in dump.context)
     chain = dump.chain
     for frame in dump.frames:
         out.append("")
@@ -239,6 +242,7 @@ def to_json(dump: Dump, *, disasm: bool = False) -> dict[str, Any]:
         "pending": _value_json(dump.pending),
         "pending_summary": dump.pending_summary,
         "value": _value_json(dump.value),
+        "context": [_variable_json(v) for v in dump.context],
     }
     if source.kind == "run":  # a run's checkpoint: the run's upgrade history (agentrt upgrade)
         data["upgrades"] = [upgrade_json(u) for u in dump.upgrades]
