@@ -52,9 +52,8 @@ FIX_MATCH = (
 )
 FIX_TOKEN = (
     "A contextvars.Token belongs to the context it was made in, which a restore does not bring back. "
-    "Call var.reset(token) before the await (or use a `with` block that resets it), or keep the "
-    "value to restore instead and set it again with var.set(value); the variable itself is "
-    "checkpointed when the run set it."
+    "Call var.reset(token) before the await, or keep the value to restore instead and set it again "
+    "with var.set(value); the variable itself is checkpointed when the run set it."
 )
 FIX_WEAKREF = "Hold a strong reference or plain data instead; weak references cannot be checkpointed."
 FIX_GENERATOR = (

@@ -78,6 +78,13 @@ _add(
 # --- AR111: values the codec can hold for no reason at all ----------------------------
 _add("sys._getframe inspect.currentframe", lambda n: Value(Kind.FRAME, f"frame object from {n}()", origin=n))
 _add("builtins.memoryview", lambda n: Value(Kind.FRAME, "memoryview", origin=n))
+# a ContextVar itself cannot cross in a local (a checkpoint carries the variables a run *set*, not
+# the variable objects); the Token its set() returns belongs to the Context it was made in
+_add(
+    "contextvars.ContextVar",
+    lambda n: Value(Kind.FRAME, "contextvars.ContextVar object", family="contextvar", origin=n),
+)
+TOKEN = Value(Kind.FRAME, "contextvars.Token from ContextVar.set()", family="token", origin="contextvars.Token")
 
 # --- AR112: open resources ------------------------------------------------------------
 _add(
@@ -259,6 +266,8 @@ def method_value(base: Value, name: str) -> Value | None:
     """The value of ``base.name(...)``."""
     if base.kind is Kind.PATTERN:
         return _METHODS.get(("pattern", name))
+    if base.kind is Kind.FRAME and base.family == "contextvar" and name == "set":
+        return TOKEN
     if base.kind is Kind.RESOURCE and base.family is not None:
         return _METHODS.get((base.family, name))
     return None

@@ -167,7 +167,15 @@ def ar106_function(value: Value, *, called: bool = False) -> Verdict | None:
 
 
 def ar111_unencodable(value: Value) -> Verdict | None:
-    """AR111: values no serializer holds (frames, memory views)."""
+    """AR111: values no serializer holds (frames, memory views, context variable tokens)."""
+    if value.kind is Kind.FRAME and value.family == "token":
+        return Verdict(
+            "AR111",
+            ERROR,
+            "a contextvars.Token belongs to the context it was made in, which a restore does not bring back",
+            "call var.reset(token) before the await, or keep the value to restore and set it again with "
+            "var.set(value); the variable itself is checkpointed when the run set it",
+        )
     if value.kind is Kind.FRAME:
         return Verdict(
             "AR111",

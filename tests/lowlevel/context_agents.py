@@ -76,3 +76,35 @@ async def reads_and_sets(value: str) -> tuple[Any, ...]:
     REQUEST_ID.set(value)
     await suspend(("set", value))
     return before, REQUEST_ID.get()
+
+
+
+TRACE_ID = 0x0AF7651916CD43DD8448EB211C80319C
+SPAN_ID = 0xB7AD6B7169203331
+
+
+def _attach_trace() -> None:
+    """Make a span current, with baggage (OpenTelemetry is imported here, not by the module)."""
+    from opentelemetry import baggage, trace
+    from opentelemetry import context as otel_context
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    parent = NonRecordingSpan(SpanContext(TRACE_ID, SPAN_ID, is_remote=False, trace_flags=TraceFlags(1)))
+    otel_context.attach(trace.set_span_in_context(parent, baggage.set_baggage("tenant", "acme")))
+
+
+def _read_trace() -> list[Any]:
+    """The current span's ids, the baggage, and the parent of a span started now."""
+    from opentelemetry import baggage, trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    current = trace.get_current_span().get_span_context()
+    with TracerProvider().get_tracer(__name__).start_as_current_span("after the restore") as span:
+        parent = span.parent.span_id if span.parent is not None else None  # type: ignore[attr-defined]
+    return [current.trace_id, current.span_id, baggage.get_baggage("tenant"), parent]
+
+
+async def joins_a_trace() -> list[Any]:
+    _attach_trace()
+    await suspend("traced")
+    return _read_trace()

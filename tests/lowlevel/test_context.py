@@ -23,14 +23,15 @@ from tests.lowlevel import context_agents as C
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def in_a_fresh_process(blob: bytes, body: str, tmp_path: Path) -> object:
-    """Run ``body`` in a new interpreter with ``blob`` (its ``m = Machine.set(blob)`` is done for it);
-    ``body`` assigns ``result``, which comes back through JSON."""
+def in_a_fresh_process(blob: bytes, body: str, tmp_path: Path, before: str = "") -> object:
+    """Run ``body`` in a new interpreter with ``blob`` (its ``m = Machine.set(blob)`` is done for it,
+    after ``before``); ``body`` assigns ``result``, which comes back through JSON."""
     path = tmp_path / "blob"
     path.write_bytes(blob)
     script = (
         "import json\nfrom agentrt import Machine\nfrom tests.lowlevel import context_agents as C\n"
-        f"m = Machine.set(open({str(path)!r}, 'rb').read())\n"
+        + before
+        + f"\nm = Machine.set(open({str(path)!r}, 'rb').read())\n"
         + textwrap.dedent(body)
         + "\nprint(json.dumps(result))\n"
     )
@@ -240,3 +241,23 @@ def test_a_forged_context_entry_is_refused_when_unsigned():
     with pytest.raises(IncompatibleBlob, match="no longer holds a ContextVar"):
         Machine.set(blob, allow_unsigned=True)
     m.discard()
+
+
+def test_the_trace_context_survives_as_span_ids_and_baggage(tmp_path):
+    m = Machine(C.joins_a_trace)
+    assert m.step() == "traced"
+    blob = m.get()
+    result = in_a_fresh_process(blob, "result = m.step(None).value", tmp_path, before="import opentelemetry.context")
+    assert result == [C.TRACE_ID, C.SPAN_ID, "acme", C.SPAN_ID]  # a span started after it is a child
+
+
+def test_the_trace_context_is_dropped_where_opentelemetry_is_not_imported(tmp_path):
+    m = Machine(C.joins_a_trace)
+    m.step()
+    body = """
+    import sys
+    result = [sorted(var.name for var in m._context.carried), "opentelemetry.context" in sys.modules]
+    m.discard()
+    """
+    # context_agents imports OpenTelemetry inside its helpers only: nothing has imported it here
+    assert in_a_fresh_process(m.get(), body, tmp_path) == [[], False]
