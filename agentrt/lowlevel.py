@@ -18,12 +18,12 @@ import attrs
 
 from agentrt import _codec
 from agentrt import keys as _keys
+from agentrt._codec._decode import Requirement as _Requirement
 from agentrt._context import Restored as _Restored
 from agentrt._context import RunContext as _RunContext
 from agentrt._context import carry as _carry
 from agentrt._context import install as _install_context
 from agentrt._context import split_root as _split_root
-from agentrt._codec._decode import Requirement as _Requirement
 from agentrt._frames import abandon as _abandon
 from agentrt._frames import install as _install_frames
 from agentrt._frames import restored_pending
@@ -290,8 +290,8 @@ class Machine:
 
         The blob holds the context variables set inside the run (``agentrt._context``);
         one no restore could find again, or whose value cannot be checkpointed, is refused
-        here with ``CannotCrossAwait`` naming it.  The key is ``AGENTRT_BLOB_KEY``, else the project key file (created on first
-        use; see :mod:`agentrt.keys`).
+        here with ``CannotCrossAwait`` naming it.  The key is ``AGENTRT_BLOB_KEY``, else the
+        project key file (created on first use; see :mod:`agentrt.keys`).
         """
         ring = _keys.project_keyring(create=True)
         return self._signed_get(ring.write if ring is not None else b"", _CHECKPOINT, use_cloudpickle)

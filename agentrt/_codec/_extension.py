@@ -46,10 +46,6 @@ class EncodeContext(Protocol):
         """Record ``code``'s identity in the blob header; return its index there."""
         ...
 
-    def need_format(self, version: int) -> None:
-        """Write the blob as format ``version`` at least: older readers refuse it by its version."""
-        ...
-
 
 class DecodeContext(Protocol):
     def code(self, index: int) -> CodeType:

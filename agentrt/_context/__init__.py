@@ -202,12 +202,12 @@ def _resolve(entries: tuple[tuple[str, tuple[str, ...], Any], ...], allow: Colle
     for scheme, names, value in entries:
         adapter = adapter_named(scheme)
         if adapter is None:
-            var: contextvars.ContextVar[Any] | None = find_global(names, allow)
+            var = find_global(names, allow)
         else:
-            var = adapter.find(names, allow)
-            if var is None:
+            found_var = adapter.find(names, allow)
+            if found_var is None:
                 continue  # the library is not loaded here: nothing in this process could read it
-            value = adapter.restore(value)
+            var, value = found_var, adapter.restore(value)
         if var in found:
             raise CorruptBlob(f"malformed context: two entries set {_label(scheme, names)[1:-1]}")
         found[var] = value
@@ -221,7 +221,9 @@ class ContextExtension:
     types = (Carried,)
 
     def reduce(self, obj: Carried, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]:
-        need_format = getattr(ctx, "need_format", None)  # absent in the codec's probing contexts
+        # an encoder's code table (agentrt._codec._codetable) writes the blob as this format at least;
+        # the codec's probing contexts (error paths) have no format to raise
+        need_format = getattr(ctx, "need_format", None)
         if need_format is not None:
             need_format(CONTEXT_FORMAT_VERSION)
         return (obj.coro,), obj.entries
@@ -255,4 +257,3 @@ def install() -> None:
     if not _installed:
         register_extension(ContextExtension())
         _installed = True
-

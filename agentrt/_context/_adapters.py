@@ -53,7 +53,9 @@ class Adapter(Protocol):
         """What a checkpoint holds for the variable's ``value`` (the codec encodes it)."""
         ...
 
-    def find(self, names: tuple[str, ...], allow_modules: Collection[str]) -> contextvars.ContextVar[Any] | None:
+    def find(
+        self, names: tuple[str, ...], allow_modules: Collection[str]
+    ) -> contextvars.ContextVar[Any] | None:
         """The variable again, in the restoring process; None when it has no place here (dropped)."""
         ...
 
@@ -92,7 +94,9 @@ class StructlogAdapter:
     def save(self, value: Any) -> Any:
         return value
 
-    def find(self, names: tuple[str, ...], allow_modules: Collection[str]) -> contextvars.ContextVar[Any] | None:
+    def find(
+        self, names: tuple[str, ...], allow_modules: Collection[str]
+    ) -> contextvars.ContextVar[Any] | None:
         if len(names) != 1 or type(names[0]) is not str or not names[0].isidentifier():
             raise _malformed("a structlog key is not an identifier")
         # structlog is a dependency of agentrt, not a module the blob chose: import it if need be
@@ -146,7 +150,9 @@ class OpenTelemetryAdapter:
             saved["trace_state"] = list(span_context.trace_state.items())
         return saved
 
-    def find(self, names: tuple[str, ...], allow_modules: Collection[str]) -> contextvars.ContextVar[Any] | None:
+    def find(
+        self, names: tuple[str, ...], allow_modules: Collection[str]
+    ) -> contextvars.ContextVar[Any] | None:
         if names:
             raise _malformed("an OpenTelemetry entry has names")
         if imported_module(_OTEL) is None and _OTEL in allow_modules:
@@ -176,7 +182,8 @@ class OpenTelemetryAdapter:
             ids[field] = value
         items = saved.get("trace_state")
         if type(items) is not list or not all(
-            type(item) is tuple and len(item) == 2 and all(type(part) is str for part in item) for item in items
+            type(item) is tuple and len(item) == 2 and all(type(part) is str for part in item)
+            for item in items
         ):
             raise _malformed("OpenTelemetry trace state")
         span_context = SpanContext(
@@ -252,7 +259,9 @@ class DecimalAdapter:
         fields["traps"] = [name for name in _SIGNALS if value.traps.get(getattr(decimal, name))]
         return fields
 
-    def find(self, names: tuple[str, ...], allow_modules: Collection[str]) -> contextvars.ContextVar[Any] | None:
+    def find(
+        self, names: tuple[str, ...], allow_modules: Collection[str]
+    ) -> contextvars.ContextVar[Any] | None:
         if names:
             raise _malformed("a decimal entry has names")
         importlib.import_module("decimal")  # the standard library's own: it runs nothing of the blob's
@@ -276,7 +285,16 @@ class DecimalAdapter:
         ):
             raise _malformed("decimal settings")
         try:
-            return decimal.Context(**settings, **signals)
+            return decimal.Context(
+                prec=settings["prec"],
+                rounding=settings["rounding"],
+                Emin=settings["Emin"],
+                Emax=settings["Emax"],
+                capitals=settings["capitals"],
+                clamp=settings["clamp"],
+                flags=signals["flags"],
+                traps=signals["traps"],
+            )
         except (TypeError, ValueError, OverflowError) as exc:
             raise _malformed(f"decimal settings ({exc})") from None
 

@@ -196,9 +196,7 @@ def dump_chain(
             error = f"{type(exc).__name__}: {exc}"
         awaiting = _held_awaiting(held_state, table)
         frames.append(_frame_view(index, held, held_state, error, renderer, awaiting, where))
-    return Dump(
-        source, None, tuple(frames), pending=pending_view, pending_summary=summary, context=variables
-    )
+    return Dump(source, None, tuple(frames), pending=pending_view, pending_summary=summary, context=variables)
 
 
 _NO_PENDING = object()

@@ -84,7 +84,9 @@ _add(
     "contextvars.ContextVar",
     lambda n: Value(Kind.FRAME, "contextvars.ContextVar object", family="contextvar", origin=n),
 )
-TOKEN = Value(Kind.FRAME, "contextvars.Token from ContextVar.set()", family="token", origin="contextvars.Token")
+TOKEN = Value(
+    Kind.FRAME, "contextvars.Token from ContextVar.set()", family="token", origin="contextvars.Token"
+)
 
 # --- AR112: open resources ------------------------------------------------------------
 _add(

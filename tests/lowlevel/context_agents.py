@@ -78,7 +78,6 @@ async def reads_and_sets(value: str) -> tuple[Any, ...]:
     return before, REQUEST_ID.get()
 
 
-
 TRACE_ID = 0x0AF7651916CD43DD8448EB211C80319C
 SPAN_ID = 0xB7AD6B7169203331
 

@@ -143,7 +143,9 @@ def test_an_unserializable_value_is_refused_at_get_naming_the_context_variable()
     with pytest.raises(CannotCrossAwait) as info:
         m.get()
     error = info.value
-    assert error.code == "AR112" and error.variable == "<context variable tests.lowlevel.context_agents:HOLDER>"
+    assert (
+        error.code == "AR112" and error.variable == "<context variable tests.lowlevel.context_agents:HOLDER>"
+    )
     assert "context variable tests.lowlevel.context_agents:HOLDER" in str(error)
     assert "holds_a_lock_in_a_variable" in str(error)
     assert '["lock"]' in error.path
@@ -178,7 +180,9 @@ def test_a_restore_without_the_variables_module_names_the_import(tmp_path):
         """
     )
     (tmp_path / "blob").write_bytes(blob)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=False
+    )
     assert "refused:" in out.stdout, out.stderr
     assert "tests.lowlevel.context_agents" in out.stdout and "import it" in out.stdout
 
@@ -247,7 +251,9 @@ def test_the_trace_context_survives_as_span_ids_and_baggage(tmp_path):
     m = Machine(C.joins_a_trace)
     assert m.step() == "traced"
     blob = m.get()
-    result = in_a_fresh_process(blob, "result = m.step(None).value", tmp_path, before="import opentelemetry.context")
+    result = in_a_fresh_process(
+        blob, "result = m.step(None).value", tmp_path, before="import opentelemetry.context"
+    )
     assert result == [C.TRACE_ID, C.SPAN_ID, "acme", C.SPAN_ID]  # a span started after it is a child
 
 
