@@ -242,8 +242,9 @@ def to_json(dump: Dump, *, disasm: bool = False) -> dict[str, Any]:
         "pending": _value_json(dump.pending),
         "pending_summary": dump.pending_summary,
         "value": _value_json(dump.value),
-        "context": [_variable_json(v) for v in dump.context],
     }
+    if dump.context:  # the context variables the checkpoint carries (agentrt._context), when it has any
+        data["context"] = [_variable_json(v) for v in dump.context]
     if source.kind == "run":  # a run's checkpoint: the run's upgrade history (agentrt upgrade)
         data["upgrades"] = [upgrade_json(u) for u in dump.upgrades]
     return data
