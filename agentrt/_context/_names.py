@@ -89,15 +89,13 @@ def find_global(names: tuple[str, ...], allow_modules: Collection[str]) -> conte
     """The variable a checkpoint names by ``names``: the first one that an imported module (or one the
     caller allowed, imported now) holds.  ``IncompatibleBlob`` saying what to import otherwise."""
     wrong: list[str] = []
-    for allowed_import in (False, True):
+    for importing in (False, True):  # modules imported already first; then those the caller allowed
         for name in names:
             module_name, _, qualname = name.partition(":")
             module = imported_module(module_name)
-            if module is None:
-                if not allowed_import or module_name not in allow_modules:
-                    continue
-                module = find_module(module_name, allow_modules)
-            held = lookup(module, qualname)
+            if importing == (module is not None) or (importing and module_name not in allow_modules):
+                continue
+            held = lookup(module or find_module(module_name, allow_modules), qualname)
             if type(held) is contextvars.ContextVar:
                 return held
             wrong.append(name if held is MISSING else f"{name} (now a {type(held).__name__})")

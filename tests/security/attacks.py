@@ -416,6 +416,77 @@ def unsigned_by_default(marker: str) -> None:
     Machine.set(blob)  # no opt-in
 
 
+# --- a run's context (format 3, agentrt._context) --------------------------------------------
+
+
+def _with_context(marker: str, *entries: tuple[str, tuple[str, ...], Any]) -> bytes:
+    """An unsigned checkpoint of ``agents.plain`` carrying ``entries`` as its context."""
+    from agentrt._context import Carried
+
+    m = machine(agents.plain, marker)
+    blob = dumps(Carried(m._coro, entries), key=b"", bind=("checkpoint", None, None))
+    m.discard()
+    return blob
+
+
+def shown_then_refused(blob: bytes) -> None:
+    """A dump and upgrade's reader show a context as data, resolving nothing (they may accept it;
+    they must not crash or run anything); then ``Machine.set`` must refuse it."""
+    from agentrt._upgrade._blob import frame_records
+
+    with contextlib.suppress(CorruptBlob, IncompatibleBlob):
+        frame_records(blob)
+    with contextlib.suppress(CorruptBlob, IncompatibleBlob):
+        dump_unsigned(blob)
+    set_unsigned(blob)
+
+
+@attack
+def context_names_a_function(marker: str) -> None:
+    """A context entry naming a function, not a ContextVar: nothing is called or set."""
+    shown_then_refused(_with_context(marker, ("var", ("tests.security.agents:touch",), marker)))
+
+
+@attack
+def context_names_an_unimported_module(marker: str) -> None:
+    shown_then_refused(_with_context(marker, ("var", ("antigravity:X",), marker)))
+
+
+@attack
+def context_malformed_entries(marker: str) -> None:
+    for entries in (
+        (("var", ("no module",), 1),),
+        (("shell", (), marker),),
+        (("structlog", ("not a key!",), 1),),
+        (("decimal", (), {"prec": -5}),),
+    ):
+        try:
+            set_unsigned(_with_context(marker, *entries))
+        except (CorruptBlob, IncompatibleBlob):
+            continue
+        raise AssertionError(f"Machine.set accepted the context {entries!r}")
+    twice = (("var", ("a:B",), 1), ("var", ("a:B",), 2))  # one variable twice
+    shown_then_refused(_with_context(marker, *twice))
+
+
+@attack
+def context_opentelemetry_ids_out_of_range(marker: str) -> None:
+    import opentelemetry.context  # noqa: F401 - the entry is read only where OpenTelemetry is imported
+
+    shown_then_refused(
+        _with_context(marker, ("opentelemetry", (), {"baggage": {}, "trace_id": -1, "span_id": 1}))
+    )
+
+
+@attack
+def context_around_something_else(marker: str) -> None:
+    """The context extension wrapped around a value that is not a suspended coroutine."""
+    from agentrt._context import Carried
+
+    blob = dumps(Carried([marker], (("var", ("a:B",), 1),)), key=b"", bind=("checkpoint", None, None))
+    shown_then_refused(blob)
+
+
 def main() -> int:
     name, marker = sys.argv[1], sys.argv[2]
     try:
