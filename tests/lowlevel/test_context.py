@@ -267,3 +267,64 @@ def test_the_trace_context_is_dropped_where_opentelemetry_is_not_imported(tmp_pa
     """
     # context_agents imports OpenTelemetry inside its helpers only: nothing has imported it here
     assert in_a_fresh_process(m.get(), body, tmp_path) == [[], False]
+
+
+UPGRADED = """
+import contextvars
+from agentrt.lowlevel import suspend
+
+TAG = contextvars.ContextVar("tag")
+
+
+async def tagged(x):
+    TAG.set(x)
+    reply = await suspend("go")
+    return TAG.get(), reply
+"""
+
+
+def test_an_upgrade_keeps_the_context(tmp_path, monkeypatch):
+    import importlib
+
+    from agentrt._frames._migrate import Verdict
+    from agentrt._upgrade._blob import judge, migrate
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name = f"ctx_upgrade_{tmp_path.name.replace('-', '_')}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(UPGRADED)
+    try:
+        module = importlib.import_module(name)
+        machine = Machine(module.tagged, "t")
+        machine.step()
+        blob = machine.get()
+        machine.discard()
+        path.write_text(UPGRADED.replace("return TAG.get(), reply", 'return TAG.get(), reply, "v2"'))
+        module = importlib.reload(module)  # a new ContextVar under the same name: found by its name
+        report = judge(blob)
+        assert report.verdict is Verdict.MIGRATES, report.frames
+        moved = migrate(blob, report)
+        assert read_header(moved).format_version == CONTEXT_FORMAT_VERSION
+        assert Machine.set(moved).step("r") == Done(("t", "r", "v2"))
+    finally:
+        sys.modules.pop(name, None)
+
+
+def test_a_fork_keeps_the_context():
+    from agentrt.inspection._fork import rebind_run_id
+    from agentrt.keys import project_keyring
+
+    m = Machine(C.sets_then_awaits, "forked")
+    m.step()
+    ring = project_keyring(create=True)
+    assert ring is not None
+    blob = m._signed_get(ring.write, ("checkpoint", "run-a", 1))
+    m.discard()
+    rebound, _count = rebind_run_id(blob, "run-a", "run-b", seq=1, ring=ring)
+    from agentrt._codec._decode import Requirement
+
+    restored = Machine._set_checked(
+        rebound, ring, Requirement(signed=True, kind="checkpoint", run_id="run-b", seq=1)
+    )
+    assert restored.step(0).value[:3] == ("forked", [1, 2], "acme")
