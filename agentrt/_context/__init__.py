@@ -36,7 +36,7 @@ from agentrt._context._adapters import adapter_for, adapter_named, private_copie
 from agentrt._context._names import MAX_NAMES, describe, find_global, global_names
 from agentrt.exceptions import CannotCrossAwait, CorruptBlob
 
-__all__ = ["Carried", "RunContext", "carry", "install", "split_root"]
+__all__ = ["Carried", "Restored", "RunContext", "carry", "install", "labelled", "split_root"]
 
 _MISSING: Any = object()
 _GLOBAL = "var"  # the scheme of a variable named by module:qualname
