@@ -194,6 +194,7 @@ FORBIDDEN = {
     "agentrt.exceptions": {"*"},
     "agentrt._codec": _names("_frames _runtime _sdk llm stores"),
     "agentrt._frames": _names("_runtime _sdk llm stores inspection"),
+    "agentrt._context": _names("_frames lowlevel _runtime _sdk llm stores inspection _upgrade"),
     # the agent SDK does not know the host side
     "agentrt._sdk": _names("llm _runtime stores _frames"),
     # stores hold bytes: no frames, no codec, no SDK
