@@ -328,3 +328,15 @@ def test_a_fork_keeps_the_context():
         rebound, ring, Requirement(signed=True, kind="checkpoint", run_id="run-b", seq=1)
     )
     assert restored.step(0).value[:3] == ("forked", [1, 2], "acme")
+
+
+def test_agentrt_check_reports_a_token_live_across_an_await_and_nothing_else_about_context():
+    from agentrt.validate import check_file
+
+    findings = check_file(Path(C.__file__))
+    assert sorted((f.function, f.variable, f.code, f.severity) for f in findings) == [
+        ("holds_token", "token", "AR111", "error"),  # the runtime refuses it the same way
+        ("sets_a_local_variable", "local_var", "AR111", "error"),  # a ContextVar object in a local
+    ]
+    token = next(f for f in findings if f.variable == "token")
+    assert "reset(token)" in token.message
