@@ -97,8 +97,8 @@ class StructlogAdapter:
     def find(
         self, names: tuple[str, ...], allow_modules: Collection[str]
     ) -> contextvars.ContextVar[Any] | None:
-        if len(names) != 1 or type(names[0]) is not str or not names[0].isidentifier():
-            raise _malformed("a structlog key is not an identifier")
+        if len(names) != 1:  # any string is a key: bind_contextvars(**{"request-id": ...}) binds one
+            raise _malformed("a structlog entry names one key")
         # structlog is a dependency of agentrt, not a module the blob chose: import it if need be
         from structlog import contextvars as structlog_contextvars
 

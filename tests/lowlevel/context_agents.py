@@ -33,7 +33,7 @@ async def sets_then_awaits(request_id: str) -> tuple[Any, ...]:
 
 
 async def binds_log_context(user: str) -> tuple[Any, ...]:
-    structlog.contextvars.bind_contextvars(user=user, step=1)
+    structlog.contextvars.bind_contextvars(user=user, step=1, **{"request-id": "r-1"})
     await suspend("logged")
     structlog.contextvars.bind_contextvars(step=2)
     return tuple(sorted(structlog.contextvars.get_contextvars().items()))

@@ -55,7 +55,7 @@ def test_structlog_bound_context_survives_a_restart(tmp_path):
     m = Machine(C.binds_log_context, "alice")
     assert m.step() == "logged"
     result = in_a_fresh_process(m.get(), "result = list(m.step(None).value)", tmp_path)
-    assert result == [["step", 2], ["user", "alice"]]
+    assert result == [["request-id", "r-1"], ["step", 2], ["user", "alice"]]  # any key, as structlog binds it
 
 
 def test_the_decimal_context_survives(tmp_path):
@@ -222,7 +222,7 @@ def test_structlog_log_lines_of_the_restored_run_carry_the_bound_keys():
     m.step()
     restored = Machine.set(m.get())
     merged = restored._context.context.run(structlog.contextvars.get_contextvars)
-    assert merged == {"user": "bob", "step": 1}
+    assert merged == {"user": "bob", "step": 1, "request-id": "r-1"}
 
 
 def test_a_forged_context_entry_is_refused_when_unsigned():

@@ -457,7 +457,7 @@ def context_malformed_entries(marker: str) -> None:
     for entries in (
         (("var", ("no module",), 1),),
         (("shell", (), marker),),
-        (("structlog", ("not a key!",), 1),),
+        (("structlog", ("two", "keys"), 1),),
         (("decimal", (), {"prec": -5}),),
     ):
         try:
