@@ -34,3 +34,13 @@ async def run_tenant(input: Who, task: Task) -> Seen:
 
 
 tenant_agent = agent(input=Who, output=Seen, tools=[*ui_tools], run=run_tenant, name="tenant")
+
+
+async def run_unnamed(input: Who, task: Task) -> Seen:
+    made_here: contextvars.ContextVar[str] = contextvars.ContextVar("made_here")
+    made_here.set(input.tenant)  # no module holds it: the checkpoint at the next await is refused
+    answer = await task.ui.ask({"question": "go on?"})
+    return Seen("", made_here.get(), {}, answer)
+
+
+unnamed_agent = agent(input=Who, output=Seen, tools=[*ui_tools], run=run_unnamed, name="unnamed")

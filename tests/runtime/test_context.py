@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 import structlog
 
-from agentrt import Runtime
+from agentrt import RunBlocked, Runtime
 from tests.runtime import context_agents as C
 
 
@@ -36,3 +37,17 @@ def test_two_concurrent_runs_do_not_see_each_other_and_keep_their_context_across
     acme, globex = asyncio.run(finish())
     assert acme == C.Seen("none", "acme", {"tenant": "acme"}, "yes")
     assert globex == C.Seen("none", "globex", {"tenant": "globex"}, "yes")
+
+
+def test_a_context_variable_no_module_holds_blocks_the_run_naming_it(store):
+    async def main() -> str:
+        async with Runtime(store) as rt:
+            run_id = await rt.start(C.unnamed_agent, {"tenant": "acme"})
+            with pytest.raises(RunBlocked):
+                await rt.wait(run_id, timeout=20)
+            return run_id
+
+    finding = store.get_run(asyncio.run(main())).blocked
+    assert finding["code"] == "AR111" and finding["function"] == "run_unnamed"
+    assert finding["variable"].startswith("<context variable ContextVar('made_here')")
+    assert "module level" in finding["message"]
