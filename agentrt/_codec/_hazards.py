@@ -22,11 +22,18 @@ from agentrt._codec._compat import TPFLAGS_HEAPTYPE
 
 @attrs.frozen
 class Refusal:
-    """The verdict on one value: hazard code, readable type name and the fix to suggest."""
+    """The verdict on one value: hazard code, readable type name and the fix to suggest.
+
+    ``generic`` marks the verdicts that say only "agentrt has no reducer of its own for this
+    type" (AR105 unmarked instances, AR111 other C types): a signed blob tries the pickle
+    protocol for those; every other verdict (resources, awaitables, weak references...) stands
+    in both modes.
+    """
 
     code: str
     type_name: str
     fix: str
+    generic: bool = False
 
 
 FIX_PLAIN_DATA = (
@@ -50,6 +57,13 @@ FIX_MATCH = (
     "a re.Match cannot be checkpointed."
 )
 FIX_WEAKREF = "Hold a strong reference or plain data instead; weak references cannot be checkpointed."
+#: itertools objects pickle on 3.11, warn (DeprecationWarning) on 3.12/3.13 and stop pickling in
+#: 3.14: agentrt refuses them on every interpreter alike, so a blob's fate does not depend on it.
+FIX_ITERTOOLS = (
+    "{name} cannot be checkpointed on any Python (pickling itertools objects is deprecated since 3.12 "
+    "and removed in 3.14). Materialise what is left into a list (or keep the counter as an int) "
+    "before the await, or build the iterator after it."
+)
 FIX_GENERATOR = (
     "Exhaust it into a list before the await, or close it / `del` it; only generators that are part "
     "of the suspended chain are checkpointed."
@@ -205,10 +219,20 @@ def classify(obj: object) -> Refusal:
         return Refusal(
             "AR105",
             name,
-            f"Mark class {tp.__qualname__} with @agentrt.serializable, or convert it to plain data before "
-            "the await, or move it into a tool.",
+            f"Mark class {tp.__qualname__} with @agentrt.serializable (an unsigned blob holds instances "
+            "of marked classes only), write the blob signed (the default: a signed blob carries "
+            "instances of any importable class), or convert it to plain data before the await.",
+            generic=True,
         )
-    return Refusal("AR111", name, f"agentrt cannot checkpoint a {name}. " + FIX_PLAIN_DATA)
+    if _has_prefix(getattr(tp, "__module__", None), ("itertools",)):
+        return Refusal("AR111", name, FIX_ITERTOOLS.format(name=name))
+    return Refusal(
+        "AR111",
+        name,
+        f"agentrt cannot checkpoint a {name} in an unsigned blob (a signed blob tries the pickle "
+        "protocol). " + FIX_PLAIN_DATA,
+        generic=True,
+    )
 
 
 def bound_method_fix(method: object) -> str:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from types import CodeType
 from typing import Any  # Any: the codec rebuilds any Python object
 
-from agentrt._codec import _wire
+from agentrt._codec import _pickled, _reopen, _wire
 from agentrt._codec._bounds import describe_error, short
 from agentrt._codec._compat import TPFLAGS_HEAPTYPE
 from agentrt._codec._extension import Extension, extension_named
@@ -733,6 +733,60 @@ def r_obj(ctx: DecodeContext, cls: Any, value: Any) -> Any:
         obj = base.__new__(cls, value)  # type: ignore[arg-type]  # cls derives from base (builtin_base)
     ctx._pending[id(obj)] = (obj, _apply_instance, base)  # expect_state, inlined
     return obj
+
+
+# --- signed blobs only: the pickle protocol and reopened clients ---------------------------
+
+
+def _apply_pickled(ctx: DecodeContext, obj: Any, contents: Any, extra: Any) -> None:
+    _require(type(contents) is tuple and len(contents) == 3, "pickled state")
+    _pickled.apply_contents(obj, contents)
+
+
+@_reconstructor("call")
+def r_call(ctx: DecodeContext, module: str, qualname: str, args: tuple[Any, ...] | None, stateful: bool) -> Any:
+    """``module:qualname(*args)``, as pickle's REDUCE would call it (``args`` None: the object itself)."""
+    _require(ctx.signed, "an unsigned blob calls the pickle protocol")  # find_class refused it first
+    _require(
+        type(module) is str and type(qualname) is str and (args is None or type(args) is tuple)
+        and type(stateful) is bool,
+        "call arguments",
+    )
+    found = _pickled.find_callable(module, qualname)
+    if found is MISSING:
+        raise IncompatibleBlob(
+            f"{module}:{qualname} no longer exists (renamed, moved or deleted since the checkpoint); "
+            "finish old runs with the old code, or fork them"
+        )
+    if args is None:
+        return found
+    try:
+        obj = found(*args)  # type: ignore[operator]  # a signed blob: what pickle would call
+    except AgentrtError:
+        raise
+    except Exception as exc:
+        raise IncompatibleBlob(
+            f"restoring a value with {module}:{qualname} failed ({describe_error(exc)}); the class changed "
+            "since the checkpoint? finish old runs with the old code, or fork them"
+        ) from exc
+    if stateful:
+        ctx._pending[id(obj)] = (obj, _apply_pickled, None)  # expect_state, inlined
+    return obj
+
+
+@_reconstructor("reopen")
+def r_reopen(ctx: DecodeContext, name: str, state: Any) -> Any:
+    """A client re-created by its registered ``reopen(state)`` (``agentrt.reopenable``)."""
+    _require(ctx.signed, "an unsigned blob reopens a client")  # find_class refused it first
+    _require(type(name) is str, "reopen name")
+    return _reopen.reopen(name, state)
+
+
+@_reconstructor("float")
+def r_float(ctx: DecodeContext, value: float) -> float:
+    """A float held by more than one name: pickle memoises this call, so they stay one object."""
+    _require(type(value) is float, "float value")
+    return value
 
 
 # --- extensions ---------------------------------------------------------------------------

@@ -20,11 +20,12 @@ import types
 from collections.abc import Callable
 from typing import Any, Protocol  # Any: the codec reduces any Python object
 
-from agentrt._codec import _wire
+from agentrt._codec import _pickled, _reopen, _wire
+from agentrt._codec._bounds import describe_error
 from agentrt._codec._compat import TPFLAGS_HEAPTYPE
 from agentrt._codec._extension import STORED_AS, Extension, extension_for_type
 from agentrt._codec._format import FLAG_REFERENCING
-from agentrt._codec._hazards import Refusal, not_referable, type_name
+from agentrt._codec._hazards import Refusal, classify, not_referable, type_name
 from agentrt._codec._refs import (
     class_dict,
     imported_module,
@@ -38,6 +39,7 @@ P = _wire.PLACEHOLDERS
 _REF, _FN, _METHOD, _BMETHOD, _PARTIAL = P["ref"], P["fn"], P["method"], P["bmethod"], P["partial"]
 _OBJ, _EXC, _ENUM, _STATE, _CELL, _EXT = P["obj"], P["exc"], P["enum"], P["state"], P["cell"], P["ext"]
 _SEQITER, _DICTITER, _SETITER = P["seqiter"], P["dictiter"], P["setiter"]
+_REOPEN, _FLOAT = P["reopen"], P["float"]
 
 #: Exact types the C pickler writes itself; ``reducer_override`` never sees them.
 PASSTHROUGH: frozenset[type] = frozenset(
@@ -46,9 +48,14 @@ PASSTHROUGH: frozenset[type] = frozenset(
 
 
 class EncodeState(Protocol):
-    """What reducers need from the encoder: the code table and the header flags."""
+    """What reducers need from the encoder: the code table, the header flags, and the mode.
+
+    ``signed``: the blob will be signed, so values agentrt has no reducer of its own for may
+    go through the pickle protocol (``_pickled``) and registered clients may be reopened.
+    """
 
     flags: int
+    signed: bool
 
     def code_ref(self, code: types.CodeType, module: str) -> int: ...
 
@@ -486,7 +493,40 @@ def reduce_extension(enc: EncodeState, ext: Extension, obj: Any) -> Any:
         return (_OBJ, (state[0], None), state[1], None, None, _STATE)
     if not extension_is_inert(ext):
         enc.flags |= FLAG_REFERENCING
+    if type(state) is list:
+        _share_floats(enc, state)
     return (_EXT, (ext.name, *args), (state,), None, None, _STATE)
+
+
+class _SharedFloat:
+    """A float in a frame's locals or value stack, written as one memoised ``float`` call.
+
+    The C pickler writes floats without memoising them, so two locals bound to one float
+    would come back as two floats.  Every float an extension's state holds is replaced by the
+    encoder's one box for that float object; pickle memoises the box, so each later reference
+    (in this frame or another) is a memo read, and restore gives one float again.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
+def _r_shared_float(enc: EncodeState, box: _SharedFloat) -> Any:
+    return (_FLOAT, (box.value,))
+
+
+def _share_floats(enc: EncodeState, state: list[Any]) -> None:
+    boxes: dict[int, _SharedFloat] | None = None
+    for i, value in enumerate(state):
+        if type(value) is float:
+            if boxes is None:
+                boxes = enc.__dict__.setdefault("shared_floats", {})
+            box = boxes.get(id(value))
+            if box is None or box.value is not value:
+                box = boxes[id(value)] = _SharedFloat(value)
+            state[i] = box
 
 
 # --- dispatch -------------------------------------------------------------------------
@@ -512,6 +552,7 @@ REDUCERS: dict[type, Reducer] = {
     types.ClassMethodDescriptorType: _r_descriptor,
     types.ModuleType: _r_module,
     type: _r_class,
+    _SharedFloat: _r_shared_float,
     functools.partial: _r_partial,
 }
 REDUCERS.update(dict.fromkeys(SEQ_ITER_KINDS, _r_seqiter))
@@ -548,8 +589,10 @@ def reducer_for(tp: type, obj: Any) -> Reducer:
     if reducer is None:
         if isinstance(obj, type):
             reducer = _r_class
+        elif _reopen.registration_for(tp) is not None:
+            reducer = _r_reopen
         elif isinstance(obj, BaseException):
-            reducer = _r_exception
+            reducer = _r_exception if _plain_exception(tp) else _r_pickled_exception
         elif _is_enum_member(obj):
             reducer = _r_enum
         elif is_serializable(tp):
@@ -562,9 +605,84 @@ def reducer_for(tp: type, obj: Any) -> Reducer:
                 raise Refused(obj, Refusal("AR111", type_name(tp), fix))
             reducer = _r_instance
     if reducer is None:
-        raise Refused(obj)
+        refusal = classify(obj)
+        if not refusal.generic:
+            raise Refused(obj, refusal)
+        reducer = _r_pickled
     REDUCERS[tp] = reducer
     return reducer
+
+
+def forget_reducers() -> None:
+    """Drop what the encoder worked out about types it holds by reopening or pickling.
+
+    Called when ``agentrt.reopenable`` registers a class: a type held through the pickle
+    protocol until now may be reopened from now on.
+    """
+    for tp, reducer in list(REDUCERS.items()):
+        if reducer in (_r_pickled, _r_reopen):
+            del REDUCERS[tp]
+
+
+# --- signed blobs only: the pickle protocol, reopened clients ------------------------
+
+
+def _r_pickled(enc: EncodeState, obj: Any) -> Any:
+    """Any object with a working pickle reduction, in a signed blob (``_pickled``)."""
+    if not enc.signed:
+        raise Refused(obj)  # classify: AR105 for an unmarked class, AR111 for the rest
+    try:
+        reduced = _pickled.reduce_pickled(enc, obj)
+    except _pickled.PickleRefusal as refused:
+        raise Refused(obj, refused.refusal) from None
+    enc.flags |= FLAG_REFERENCING
+    return reduced
+
+
+def _plain_exception(cls: type) -> bool:
+    """Whether ``_r_exception`` rebuilds ``cls``: no class below the builtin one has its own ``__new__``.
+
+    pydantic-core's ``ValidationError`` is a compiled class with a ``__new__`` of its own, which
+    ``BaseException.__new__`` cannot stand in for; such exceptions take the pickle protocol.
+    """
+    for base in cls.__mro__:
+        if base.__module__ == "builtins":
+            return True
+        if "__new__" in class_dict(base):
+            return False
+    return True
+
+
+def _r_pickled_exception(enc: EncodeState, obj: Any) -> Any:
+    if not enc.signed:
+        fix = (
+            f"Exceptions of {type_name(type(obj))} are built by their class's own __new__, which only a "
+            "signed blob may call. Write the blob signed (the default), or keep str(exc) / its "
+            "fields as plain data instead."
+        )
+        raise Refused(obj, Refusal("AR111", type_name(type(obj)), fix))
+    return _r_pickled(enc, obj)
+
+
+def _r_reopen(enc: EncodeState, obj: Any) -> Any:
+    """A registered client (``agentrt.reopenable``): its saved configuration, reopened on restore."""
+    registration = _reopen.registration_for(type(obj))
+    name = type_name(type(obj))
+    if registration is None:  # unregistered since the type was first met
+        raise Refused(obj)
+    if not enc.signed:
+        fix = (
+            f"A {name} is reopened on restore (agentrt.reopenable), which only a signed blob may do. "
+            "Write the blob signed (the default), or open the client inside a tool or after the await."
+        )
+        raise Refused(obj, Refusal("AR112", name, fix))
+    try:
+        state = _reopen.saved_state(registration, obj)
+    except Exception as exc:
+        fix = f"Saving it for reopening failed: {describe_error(exc)}. Fix the save() given to agentrt.reopenable."
+        raise Refused(obj, Refusal("AR112", name, fix)) from None
+    enc.flags |= FLAG_REFERENCING
+    return (_REOPEN, (registration.name, state))
 
 
 def reduce_value(enc: EncodeState, obj: Any) -> Any:
