@@ -17,7 +17,7 @@ from typing import Any  # Any: _thread's lock types are not importable
 
 import attrs
 
-from agentrt._codec._compat import TPFLAGS_HEAPTYPE
+from agentrt._codec._compat import TPFLAGS_HEAPTYPE, TPFLAGS_IMMUTABLETYPE
 
 
 @attrs.frozen
@@ -215,7 +215,11 @@ def classify(obj: object) -> Refusal:
             f"Module {obj.__name__!r} is not in sys.modules, so it cannot be found again by name. "
             + FIX_PLAIN_DATA,
         )
-    if tp.__flags__ & TPFLAGS_HEAPTYPE and not isinstance(obj, type):
+    if _has_prefix(getattr(tp, "__module__", None), ("itertools",)):
+        return Refusal("AR111", name, FIX_ITERTOOLS.format(name=name))
+    # a class of Python code (one @agentrt.serializable could mark); C types are AR111 on every
+    # Python, whether the interpreter made them static or heap types
+    if tp.__flags__ & TPFLAGS_HEAPTYPE and not tp.__flags__ & TPFLAGS_IMMUTABLETYPE and not isinstance(obj, type):
         return Refusal(
             "AR105",
             name,
@@ -224,8 +228,6 @@ def classify(obj: object) -> Refusal:
             "instances of any importable class), or convert it to plain data before the await.",
             generic=True,
         )
-    if _has_prefix(getattr(tp, "__module__", None), ("itertools",)):
-        return Refusal("AR111", name, FIX_ITERTOOLS.format(name=name))
     return Refusal(
         "AR111",
         name,

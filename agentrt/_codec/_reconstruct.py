@@ -38,6 +38,7 @@ from agentrt._codec._reduce import (
     native_members,
 )
 from agentrt._codec._refs import (
+    ANY_MODULE,
     BUILTIN_CALLABLE_TYPES,
     MISSING,
     class_dict,
@@ -428,7 +429,8 @@ def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
             return cached[2]
     if kind != "module" and kind not in _KIND_CHECKS:
         raise _corrupt(f"unknown reference kind {short(kind, 40)}")
-    module_obj = find_module(module, ctx.allow_modules)
+    # a signed blob imports what it names, as pickle would (an SDK's response types, say)
+    module_obj = find_module(module, ANY_MODULE if ctx.signed else ctx.allow_modules)
     if kind == "module":
         _require(qualname == "", "module reference with a qualname")
         return module_obj

@@ -613,22 +613,13 @@ def reducer_for(tp: type, obj: Any) -> Reducer:
     return reducer
 
 
-def forget_reducers() -> None:
-    """Drop what the encoder worked out about types it holds by reopening or pickling.
-
-    Called when ``agentrt.reopenable`` registers a class: a type held through the pickle
-    protocol until now may be reopened from now on.
-    """
-    for tp, reducer in list(REDUCERS.items()):
-        if reducer in (_r_pickled, _r_reopen):
-            del REDUCERS[tp]
-
-
 # --- signed blobs only: the pickle protocol, reopened clients ------------------------
 
 
 def _r_pickled(enc: EncodeState, obj: Any) -> Any:
     """Any object with a working pickle reduction, in a signed blob (``_pickled``)."""
+    if _reopen.registration_for(type(obj)) is not None:  # registered after its type was first met
+        return _r_reopen(enc, obj)
     if not enc.signed:
         raise Refused(obj)  # classify: AR105 for an unmarked class, AR111 for the rest
     try:
@@ -668,7 +659,7 @@ def _r_reopen(enc: EncodeState, obj: Any) -> Any:
     """A registered client (``agentrt.reopenable``): its saved configuration, reopened on restore."""
     registration = _reopen.registration_for(type(obj))
     name = type_name(type(obj))
-    if registration is None:  # unregistered since the type was first met
+    if registration is None:  # cannot happen: registrations are never removed
         raise Refused(obj)
     if not enc.signed:
         fix = (

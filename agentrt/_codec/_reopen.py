@@ -21,6 +21,8 @@ from typing import Any, TypeVar  # Any: save/reopen take and return any client
 import attrs
 
 from agentrt._codec._bounds import describe_error, short
+from agentrt._codec._pickled import resolve
+from agentrt._codec._refs import imported_module
 from agentrt.exceptions import AgentrtError, IncompatibleBlob
 
 T = TypeVar("T", bound=type)
@@ -47,10 +49,7 @@ def class_name(cls: type) -> str:
 def register(name: str, save: Callable[[Any], Any], reopen: Callable[[Any], Any]) -> None:
     """Register ``save``/``reopen`` for the class named ``module:qualname`` (and its subclasses)."""
     _REGISTRY[name] = Reopenable(name, save, reopen)
-    _BY_TYPE.clear()
-    from agentrt._codec._reduce import forget_reducers  # the encoder cached how it held these types
-
-    forget_reducers()
+    _BY_TYPE.clear()  # the encoder asks again for every type (``_reduce._r_pickled``)
 
 
 def reopenable(cls: T, *, save: Callable[[Any], Any], reopen: Callable[[Any], Any]) -> T:
@@ -98,9 +97,6 @@ def registration_for(tp: type) -> Reopenable | None:
 
 
 def _class_named(name: str) -> type | None:
-    from agentrt._codec._pickled import resolve  # _pickled is imported by the reducers anyway
-    from agentrt._codec._refs import imported_module
-
     module_name, _, qualname = name.partition(":")
     module = imported_module(module_name)
     found = resolve(module, qualname) if module is not None else None
@@ -109,15 +105,31 @@ def _class_named(name: str) -> type | None:
 
 def saved_state(registration: Reopenable, obj: object) -> Any:
     """``save(obj)``, checked to be plain data; raises ValueError with the reason otherwise."""
-    from agentrt._codec._plain import is_plain  # _plain imports the decoder, which imports this module
-
     state = registration.save(obj)
-    if not is_plain(state):
+    if not _is_plain(state, 0):
         raise ValueError(
             f"save() for {registration.name} returned a {type(state).__name__} that is not plain data "
-            "(str, int, float, bool, None and lists, tuples, dicts of them)"
+            "(str, int, float, bool, None and lists, tuples, dicts with str keys of them)"
         )
     return state
+
+
+_ATOMS = (type(None), bool, int, float, str)
+_MAX_DEPTH = 32
+
+
+def _is_plain(value: Any, depth: int) -> bool:
+    """JSON-like data: atoms in exact lists, tuples and dicts with string keys, not too deep."""
+    tp = type(value)
+    if tp in _ATOMS:
+        return True
+    if depth >= _MAX_DEPTH:
+        return False
+    if tp is list or tp is tuple:
+        return all(_is_plain(item, depth + 1) for item in value)
+    if tp is dict:
+        return all(type(k) is str and _is_plain(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def reopen(name: str, state: Any) -> Any:
