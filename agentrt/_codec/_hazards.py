@@ -219,7 +219,11 @@ def classify(obj: object) -> Refusal:
         return Refusal("AR111", name, FIX_ITERTOOLS.format(name=name))
     # a class of Python code (one @agentrt.serializable could mark); C types are AR111 on every
     # Python, whether the interpreter made them static or heap types
-    if tp.__flags__ & TPFLAGS_HEAPTYPE and not tp.__flags__ & TPFLAGS_IMMUTABLETYPE and not isinstance(obj, type):
+    if (
+        tp.__flags__ & TPFLAGS_HEAPTYPE
+        and not tp.__flags__ & TPFLAGS_IMMUTABLETYPE
+        and not isinstance(obj, type)
+    ):
         return Refusal(
             "AR105",
             name,

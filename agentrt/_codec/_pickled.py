@@ -65,6 +65,8 @@ def resolve(module: types.ModuleType, qualname: str) -> object:
 def callable_name(fn: object) -> tuple[str, str] | None:
     """``(module, qualname)`` that finds ``fn`` again in this process, or None."""
     owner = getattr(fn, "__self__", None)
+    module: object
+    qualname: object
     if isinstance(fn, (types.MethodType, types.BuiltinMethodType)) and isinstance(owner, type):
         # a classmethod bound to its class (``ZoneInfo._unpickle``, pydantic-core's
         # ``ValidationError.from_exception_data``): found again through the class
@@ -72,8 +74,8 @@ def callable_name(fn: object) -> tuple[str, str] | None:
     else:
         module = getattr(fn, "__module__", None)
         qualname = getattr(fn, "__qualname__", None)
-        if module is None and isinstance(getattr(fn, "__self__", None), types.ModuleType):
-            module = fn.__self__.__name__  # type: ignore[attr-defined]  # a builtin of a C module
+        if module is None and isinstance(owner, types.ModuleType):
+            module = owner.__name__  # a builtin of a C module
     if not isinstance(module, str) or not isinstance(qualname, str) or "<locals>" in qualname:
         return None
     mod = imported_module(module)
@@ -104,15 +106,21 @@ def reduction(obj: object) -> tuple[Any, Any, Any]:
         module = getattr(obj, "__module__", None)
         mod = imported_module(module) if isinstance(module, str) else None
         if mod is None or resolve(mod, reduced) is not obj:
-            raise _refuse(obj, f"It pickles as the global {reduced!r}, which is not importable. {FIX_PICKLED}")
+            raise _refuse(
+                obj, f"It pickles as the global {reduced!r}, which is not importable. {FIX_PICKLED}"
+            )
         return (module, reduced, None, False), None, None
     if type(reduced) is not tuple or not 2 <= len(reduced) <= 6:
-        raise _refuse(obj, f"Its __reduce_ex__ returned a {type_name(type(reduced))}, not a tuple. {FIX_PICKLED}")
+        raise _refuse(
+            obj, f"Its __reduce_ex__ returned a {type_name(type(reduced))}, not a tuple. {FIX_PICKLED}"
+        )
     func, args, state, listitems, dictitems, setter = (*reduced, None, None, None, None)[:6]
     if setter is not None:
         raise _refuse(obj, f"Its reduction has a state_setter, which agentrt does not write. {FIX_PICKLED}")
     if type(args) is not tuple:
-        raise _refuse(obj, f"Its reduction's arguments are a {type_name(type(args))}, not a tuple. {FIX_PICKLED}")
+        raise _refuse(
+            obj, f"Its reduction's arguments are a {type_name(type(args))}, not a tuple. {FIX_PICKLED}"
+        )
     name = callable_name(func)
     if name is None:
         raise _refuse(

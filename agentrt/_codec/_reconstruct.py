@@ -429,8 +429,9 @@ def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
             return cached[2]
     if kind != "module" and kind not in _KIND_CHECKS:
         raise _corrupt(f"unknown reference kind {short(kind, 40)}")
-    # a signed blob imports what it names, as pickle would (an SDK's response types, say)
-    module_obj = find_module(module, ANY_MODULE if ctx.signed else ctx.allow_modules)
+    # a signed blob imports the module of a class it names, as pickle would (an SDK's response
+    # types); modules, functions and code are found only among imported or allowed modules
+    module_obj = find_module(module, ANY_MODULE if ctx.signed and kind == "class" else ctx.allow_modules)
     if kind == "module":
         _require(qualname == "", "module reference with a qualname")
         return module_obj
@@ -746,11 +747,15 @@ def _apply_pickled(ctx: DecodeContext, obj: Any, contents: Any, extra: Any) -> N
 
 
 @_reconstructor("call")
-def r_call(ctx: DecodeContext, module: str, qualname: str, args: tuple[Any, ...] | None, stateful: bool) -> Any:
+def r_call(
+    ctx: DecodeContext, module: str, qualname: str, args: tuple[Any, ...] | None, stateful: bool
+) -> Any:
     """``module:qualname(*args)``, as pickle's REDUCE would call it (``args`` None: the object itself)."""
     _require(ctx.signed, "an unsigned blob calls the pickle protocol")  # find_class refused it first
     _require(
-        type(module) is str and type(qualname) is str and (args is None or type(args) is tuple)
+        type(module) is str
+        and type(qualname) is str
+        and (args is None or type(args) is tuple)
         and type(stateful) is bool,
         "call arguments",
     )
@@ -763,7 +768,7 @@ def r_call(ctx: DecodeContext, module: str, qualname: str, args: tuple[Any, ...]
     if args is None:
         return found
     try:
-        obj = found(*args)  # type: ignore[operator]  # a signed blob: what pickle would call
+        obj = found(*args)  # a signed blob: what pickle would call
     except AgentrtError:
         raise
     except Exception as exc:

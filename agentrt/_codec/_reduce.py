@@ -670,7 +670,7 @@ def _r_reopen(enc: EncodeState, obj: Any) -> Any:
     try:
         state = _reopen.saved_state(registration, obj)
     except Exception as exc:
-        fix = f"Saving it for reopening failed: {describe_error(exc)}. Fix the save() given to agentrt.reopenable."
+        fix = f"Saving it for reopening failed: {describe_error(exc)}. Fix its agentrt.reopenable save()."
         raise Refused(obj, Refusal("AR112", name, fix)) from None
     enc.flags |= FLAG_REFERENCING
     return (_REOPEN, (registration.name, state))

@@ -146,7 +146,9 @@ def reopen(name: str, state: Any) -> Any:
     except AgentrtError:
         raise
     except Exception as exc:
-        raise IncompatibleBlob(f"reopening the {name} of the checkpoint failed: {describe_error(exc)}") from exc
+        raise IncompatibleBlob(
+            f"reopening the {name} of the checkpoint failed: {describe_error(exc)}"
+        ) from exc
 
 
 def _register_builtins() -> None:

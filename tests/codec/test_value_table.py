@@ -175,7 +175,11 @@ def test_two_names_bound_to_one_float_stay_one_float() -> None:
 # --- property: every reducer, combined and shared, through get -> set in a fresh process --------
 
 PROPERTY_CASES = tuple(
-    case for case in CASES if case.signed == EXACT and "Client" not in case.name and "OpenAI" not in case.name
+    case
+    for case in CASES
+    if case.signed == EXACT
+    and "Client" not in case.name
+    and "OpenAI" not in case.name
     and "Anthropic" not in case.name
 )
 

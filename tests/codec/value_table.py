@@ -228,7 +228,10 @@ def _openai_client() -> Any:
     import openai
 
     return openai.OpenAI(
-        api_key="sk-never-in-a-blob", base_url="http://127.0.0.1:9/v1", timeout=12.0, max_retries=1,
+        api_key="sk-never-in-a-blob",
+        base_url="http://127.0.0.1:9/v1",
+        timeout=12.0,
+        max_retries=1,
         default_headers={"X-Team": "blue"},
     )
 
@@ -236,7 +239,9 @@ def _openai_client() -> Any:
 def _anthropic_client() -> Any:
     import anthropic
 
-    return anthropic.AsyncAnthropic(api_key="sk-ant-never-in-a-blob", base_url="http://127.0.0.1:9", timeout=9.0)
+    return anthropic.AsyncAnthropic(
+        api_key="sk-ant-never-in-a-blob", base_url="http://127.0.0.1:9", timeout=9.0
+    )
 
 
 # --- comparing what came back ---------------------------------------------------------------
@@ -312,7 +317,13 @@ CASES: tuple[Case, ...] = (
     Case("operator.methodcaller", lambda: operator.methodcaller("get", "a"), EXACT, "AR111", _by(repr)),
     Case("random.Random", _random, EXACT, "AR105", _by(lambda r: r.getstate())),
     Case("ZoneInfo", lambda: zoneinfo.ZoneInfo("Europe/Paris"), EXACT, "AR111"),
-    Case("decimal.Context", lambda: decimal.Context(prec=6, rounding=decimal.ROUND_DOWN), EXACT, "AR111", _by(repr)),
+    Case(
+        "decimal.Context",
+        lambda: decimal.Context(prec=6, rounding=decimal.ROUND_DOWN),
+        EXACT,
+        "AR111",
+        _by(repr),
+    ),
     Case("SimpleNamespace", lambda: types.SimpleNamespace(a=1, b=[2]), EXACT, "AR111"),
     Case("ipaddress", lambda: ipaddress.ip_address("10.0.0.1"), EXACT, "AR105"),
     Case("string.Template", lambda: string.Template("$who"), EXACT, "AR105", _by(lambda t: t.template)),
