@@ -5,7 +5,7 @@ reports it (issue 24).  Call it before the await, or look it up again after."""
 
 # construct: externally produced function value: a bound method of a non-serializable object
 # source: 001
-# status: reported
+# status: works natively
 # expect: AR106
 # runtime: completes
 

@@ -4,7 +4,7 @@ default) carries it through the pickle protocol; an unsigned one refuses it (AR1
 
 # construct: class instances across an `await` (class not marked)
 # source: 001, 000
-# status: reported
+# status: works natively
 # expect: AR105
 # runtime: completes
 
