@@ -15,6 +15,11 @@ again by ``module:qualname`` (a lambda or a local class is refused at ``get()``)
 and the reduction is tried once on the spot -- the callable called with its
 arguments and the state applied to the result, which is then dropped -- so a
 ``__setstate__`` that fails, fails at ``get()`` with the variable and path named.
+The trial runs what ``set()`` will run, with the live arguments: a reduction whose
+callable opens something (a connection) opens it once more at ``get()``, and a
+``__setstate__`` that mutates objects *inside* its state (not the state dict itself,
+which is copied) mutates the live ones.  Pickle reductions of ordinary classes do
+neither.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from agentrt._codec import _wire
 from agentrt._codec._bounds import describe_error
 from agentrt._codec._hazards import Refusal, type_name
 from agentrt._codec._refs import MISSING, class_dict, imported_module, module_dict
+from agentrt.exceptions import IncompatibleBlob
 
 _CALL, _STATE = _wire.PLACEHOLDERS["call"], _wire.PLACEHOLDERS["state"]
 
@@ -211,7 +217,12 @@ def find_callable(module: str, qualname: str) -> Any:
     """Decode side: the object ``module:qualname`` names, importing the module (signed blobs only)."""
     mod = imported_module(module)
     if mod is None:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            raise IncompatibleBlob(
+                f"module {module!r}, which the checkpoint names, cannot be imported ({describe_error(exc)}); "
+                "install it, or finish old runs where it is"
+            ) from exc
         mod = imported_module(module)
-    found = resolve(mod, qualname) if mod is not None else MISSING
-    return found
+    return resolve(mod, qualname) if mod is not None else MISSING
