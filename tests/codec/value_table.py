@@ -35,6 +35,7 @@ from typing import Any
 import attrs
 import httpx
 import pydantic
+import pydantic.v1
 import structlog
 
 from agentrt.lowlevel import suspend
@@ -82,6 +83,11 @@ class Model(pydantic.BaseModel):
 class Outer(pydantic.BaseModel):
     inner: Model
     note: str | None = None
+
+
+class ModelV1(pydantic.v1.BaseModel):
+    name: str
+    tags: list[str] = []
 
 
 class Plain:
@@ -298,6 +304,7 @@ CASES: tuple[Case, ...] = (
     Case("frozen attrs class", lambda: AttrsFrozen(2), EXACT, "AR105"),
     Case("pydantic model", lambda: Model(name="m", items=[1]), EXACT, "AR105"),
     Case("nested pydantic model", lambda: Outer(inner=Model(name="i")), EXACT, "AR105"),
+    Case("pydantic v1 model", lambda: ModelV1(name="v1", tags=["a"]), EXACT, "AR105"),
     Case("openai ChatCompletion", _chat_completion, EXACT, "AR105"),
     Case("anthropic Message", _anthropic_message, EXACT, "AR105"),
     Case("pydantic ValidationError", _validation_error, EXACT, "AR111", _same_validation_error),
@@ -329,6 +336,13 @@ CASES: tuple[Case, ...] = (
     Case("string.Template", lambda: string.Template("$who"), EXACT, "AR105", _by(lambda t: t.template)),
     Case("logging.Logger", lambda: logging.getLogger("agentrt.tests.table"), EXACT, "AR105", operator.is_),
     Case("structlog logger", lambda: structlog.get_logger("table"), EXACT, "AR105", _by(repr)),
+    Case(
+        "structlog bound logger",
+        lambda: structlog.get_logger("table").bind(run="r-1"),
+        EXACT,
+        "AR105",
+        _by(lambda logger: logger._context),
+    ),
     # clients agentrt reopens (signed only); secrets are not in the blob (test_value_table)
     Case("httpx.Client", _httpx_client, EXACT, "AR112", _by(_client_config)),
     Case("openai.OpenAI", _openai_client, EXACT, "AR112", _by(_client_config)),
