@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from agentrt._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from agentrt._codec import reopenable as reopenable
     from agentrt._codec import serializable as serializable
     from agentrt._runtime import Runtime as Runtime
     from agentrt._sdk.agent import Agent as Agent
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "__version__": "agentrt._version",
     "serializable": "agentrt._codec",
+    "reopenable": "agentrt._codec",
     "Runtime": "agentrt._runtime",
     "Agent": "agentrt._sdk.agent",
     "Fulfilled": "agentrt._sdk.requests",
@@ -151,6 +153,7 @@ __all__ = [
     "output",
     "pick",
     "progress",
+    "reopenable",
     "serializable",
     "suspend",
     "tool",

@@ -24,6 +24,8 @@ from agentrt._codec._reduce import reduce_extension
 class CloudEncoder(CodeTable, cloudpickle.Pickler):  # type: ignore[misc]  # cloudpickle is untyped: its Pickler is Any
     """cloudpickle's pickler, with agentrt's extensions consulted first."""
 
+    signed = False  # cloudpickle holds ordinary objects itself; agentrt's reducers never see them
+
     def __init__(self, file: io.BytesIO) -> None:
         super().__init__(file, protocol=PROTOCOL)
 

@@ -14,3 +14,8 @@ PYTHON_MINOR: int = sys.version_info[1]
 
 #: ``type.__flags__`` bit of classes created by a ``class`` statement (not C types).
 TPFLAGS_HEAPTYPE: int = 1 << 9
+
+#: Py_TPFLAGS_IMMUTABLETYPE: a class whose attributes cannot be set -- C types, static or heap
+#: (extension modules with multi-phase init make heap types of them from 3.12 on); never a
+#: class defined by a ``class`` statement
+TPFLAGS_IMMUTABLETYPE = 1 << 8

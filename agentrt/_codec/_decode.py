@@ -61,9 +61,18 @@ class _Loader(pickle.Unpickler):
 
     ctx: DecodeContext | None
     mode: str
+    signed: bool = False  # the envelope verified with a key: SIGNED_ONLY reconstructors allowed
 
     def find_class(self, module: str, name: str) -> Any:
         if module == _wire.WIRE_MODULE and name in _wire.ALL_NAMES:
+            if name in _wire.SIGNED_ONLY and not self.signed:
+                raise CorruptBlob(
+                    f"blob calls the agentrt reconstructor {name!r}, which restores an object through the "
+                    "pickle protocol (or reopens a client) and is allowed only in a signed blob, and this "
+                    "blob is not signed; nothing was executed. Write it signed (Machine.get() signs by "
+                    "default; `agentrt keygen`), or mark the class @agentrt.serializable so unsigned "
+                    "blobs can hold it"
+                )
             if self.mode == DRY:
                 return _dry
             if name in _wire.REFERENCING and self.mode == STRICT:
@@ -81,11 +90,12 @@ class _Loader(pickle.Unpickler):
         )
 
 
-def _unpickle(payload: bytes, ctx: DecodeContext | None, mode: str) -> Any:
+def _unpickle(payload: bytes, ctx: DecodeContext | None, mode: str, signed: bool = False) -> Any:
     stream = io.BytesIO(payload)
     loader = _Loader(stream, fix_imports=False)
     loader.ctx = ctx
     loader.mode = mode
+    loader.signed = signed
     obj = loader.load()
     if stream.tell() != len(payload):
         raise CorruptBlob(
@@ -242,7 +252,7 @@ def loads(
             mode = VERIFIED
         else:
             mode = STRICT
-        obj = _unpickle(envelope.payload, ctx, mode)
+        obj = _unpickle(envelope.payload, ctx, mode, envelope.keyed)
         ctx.finish_graph()
         ctx.run_after_load()
     except (CorruptBlob, IncompatibleBlob, InternalInconsistency):

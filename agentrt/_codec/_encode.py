@@ -2,7 +2,8 @@
 
 Builtin atoms and containers never leave C; identity, sharing and cycles come
 from pickle's memo.  Everything else goes through ``_reduce`` (or a registered
-frame extension), which only ever emits calls of agentrt reconstructors.  When
+frame extension), which only ever emits calls of agentrt reconstructors; in a
+signed blob those include ``call``, the pickle protocol of an importable class.  When
 the pickler meets something it cannot hold, encoding stops and ``_paths``
 re-walks the graph -- slowly, on the error path only -- to say where it is.
 """
@@ -24,6 +25,7 @@ class Encoder(CodeTable, pickle.Pickler):
     """The C pickler plus agentrt's reducers (``reduce_value`` is the ``reducer_override`` method)."""
 
     reducer_override = reduce_value
+    signed = False  # set per blob: a signed blob carries what the pickle protocol can (``_pickled``)
 
 
 def _encoder(buffer: io.BytesIO, use_cloudpickle: bool) -> CodeTable:
@@ -52,6 +54,10 @@ def dumps(
     """
     buffer = io.BytesIO()
     encoder = _encoder(buffer, use_cloudpickle)
+    if key is None:
+        key = blob_key()
+    signed = bool(key)
+    encoder.signed = signed  # type: ignore[attr-defined]  # CodeTable is always mixed into a Pickler
     refusal: Refused | None = None
     try:
         encoder.dump(root)  # type: ignore[attr-defined]  # CodeTable is always mixed into a Pickler
@@ -60,9 +66,8 @@ def dumps(
     except AgentrtError:
         raise
     except Exception as exc:
-        raise explain_failure(root, exc, use_cloudpickle=use_cloudpickle) from exc
+        raise explain_failure(root, exc, use_cloudpickle=use_cloudpickle, signed=signed) from exc
     if refusal is not None:
-        raise explain_refusal(root, refusal)
+        raise explain_refusal(root, refusal, signed=signed)
     flags = encoder.flags | (FLAG_CLOUDPICKLE if use_cloudpickle else 0)
-    key = blob_key() if key is None else key
     return pack(encoder.codes, flags, buffer.getbuffer(), key, bind, encoder.format_version)

@@ -18,16 +18,23 @@ from typing import Any  # Any: _thread's lock types are not importable
 
 import attrs
 
-from agentrt._codec._compat import TPFLAGS_HEAPTYPE
+from agentrt._codec._compat import TPFLAGS_HEAPTYPE, TPFLAGS_IMMUTABLETYPE
 
 
 @attrs.frozen
 class Refusal:
-    """The verdict on one value: hazard code, readable type name and the fix to suggest."""
+    """The verdict on one value: hazard code, readable type name and the fix to suggest.
+
+    ``generic`` marks the verdicts that say only "agentrt has no reducer of its own for this
+    type" (AR105 unmarked instances, AR111 other C types): a signed blob tries the pickle
+    protocol for those; every other verdict (resources, awaitables, weak references...) stands
+    in both modes.
+    """
 
     code: str
     type_name: str
     fix: str
+    generic: bool = False
 
 
 FIX_PLAIN_DATA = (
@@ -56,6 +63,13 @@ FIX_TOKEN = (
     "with var.set(value); the variable itself is checkpointed when the run set it."
 )
 FIX_WEAKREF = "Hold a strong reference or plain data instead; weak references cannot be checkpointed."
+#: itertools objects pickle on 3.11, warn (DeprecationWarning) on 3.12/3.13 and stop pickling in
+#: 3.14: agentrt refuses them on every interpreter alike, so a blob's fate does not depend on it.
+FIX_ITERTOOLS = (
+    "{name} cannot be checkpointed on any Python (pickling itertools objects is deprecated since 3.12 "
+    "and removed in 3.14). Materialise what is left into a list (or keep the counter as an int) "
+    "before the await, or build the iterator after it."
+)
 FIX_GENERATOR = (
     "Exhaust it into a list before the await, or close it / `del` it; only generators that are part "
     "of the suspended chain are checkpointed."
@@ -209,14 +223,30 @@ def classify(obj: object) -> Refusal:
             f"Module {obj.__name__!r} is not in sys.modules, so it cannot be found again by name. "
             + FIX_PLAIN_DATA,
         )
-    if tp.__flags__ & TPFLAGS_HEAPTYPE and not isinstance(obj, type):
+    if _has_prefix(getattr(tp, "__module__", None), ("itertools",)):
+        return Refusal("AR111", name, FIX_ITERTOOLS.format(name=name))
+    # a class of Python code (one @agentrt.serializable could mark); C types are AR111 on every
+    # Python, whether the interpreter made them static or heap types
+    if (
+        tp.__flags__ & TPFLAGS_HEAPTYPE
+        and not tp.__flags__ & TPFLAGS_IMMUTABLETYPE
+        and not isinstance(obj, type)
+    ):
         return Refusal(
             "AR105",
             name,
-            f"Mark class {tp.__qualname__} with @agentrt.serializable, or convert it to plain data before "
-            "the await, or move it into a tool.",
+            f"Mark class {tp.__qualname__} with @agentrt.serializable (an unsigned blob holds instances "
+            "of marked classes only), write the blob signed (the default: a signed blob carries "
+            "instances of any importable class), or convert it to plain data before the await.",
+            generic=True,
         )
-    return Refusal("AR111", name, f"agentrt cannot checkpoint a {name}. " + FIX_PLAIN_DATA)
+    return Refusal(
+        "AR111",
+        name,
+        f"agentrt cannot checkpoint a {name} in an unsigned blob (a signed blob tries the pickle "
+        "protocol). " + FIX_PLAIN_DATA,
+        generic=True,
+    )
 
 
 def bound_method_fix(method: object) -> str:

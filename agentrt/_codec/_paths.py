@@ -19,6 +19,7 @@ from typing import Any  # Any: walks any Python object graph
 
 import attrs
 
+from agentrt._codec import _wire
 from agentrt._codec._code_identity import findable
 from agentrt._codec._extension import Location, extension_for_type
 from agentrt._codec._hazards import FIX_PLAIN_DATA, Refusal, bound_method_fix, classify, type_name
@@ -35,6 +36,7 @@ from agentrt._codec._serializable import is_serializable
 from agentrt.exceptions import CannotCrossAwait
 
 _ATOMS = frozenset({type(None), bool, int, float, complex, str, bytes})
+_CALL = _wire.PLACEHOLDERS["call"]
 _MAX_KEY_CHARS = 40
 
 Edge = tuple[str, Any, "Location | None", bool]  # (path component, child, frame location, binds the parent)
@@ -108,9 +110,12 @@ def _instance_edges(obj: Any) -> list[Edge]:
 
 
 class _Scratch:
-    """A throwaway encode context for probing one value."""
+    """A throwaway encode context for probing one value, in the mode of the blob being written."""
 
     flags = 0
+
+    def __init__(self, signed: bool) -> None:
+        self.signed = signed
 
     def code_ref(self, code: types.CodeType, module: str) -> int:
         reason = findable(code, module)
@@ -119,17 +124,26 @@ class _Scratch:
         return 0
 
 
-def _reduced_edges(obj: object) -> list[Edge]:
-    reduced = reduce_value(_Scratch(), obj)
+def _reduced_edges(obj: object, signed: bool) -> list[Edge]:
+    reduced = reduce_value(_Scratch(signed), obj)
     if type(reduced) is not tuple:
         return []
+    if reduced[0] is _CALL:  # the pickle protocol: the call's arguments, then state and items
+        edges = _items(reduced[1][2] or (), ".<argument>")
+        if len(reduced) > 2:
+            state, items, pairs = reduced[2]
+            if state is not None:
+                edges += _state_edges(state)
+            edges += _items(items or ())
+            edges += [(f"[{_key(k)}]", v, None, False) for k, v in pairs or ()]
+        return edges
     parts = list(reduced[1])
     if len(reduced) > 2 and reduced[2] is not None:
         parts.append(reduced[2])
     return [(".<contents>", part, None, False) for part in parts]
 
 
-def children(obj: Any) -> list[Edge]:
+def children(obj: Any, signed: bool = False) -> list[Edge]:
     """The values ``obj`` leads the encoder to, with path components."""
     tp = type(obj)
     if tp in _ATOMS:
@@ -171,11 +185,11 @@ def children(obj: Any) -> list[Edge]:
         return _exception_edges(obj)
     if is_serializable(tp):
         return _instance_edges(obj)
-    return _reduced_edges(obj)
+    return _reduced_edges(obj, signed)
 
 
 def _walk(
-    root: object, verdict_of: Callable[[object], Refusal | None]
+    root: object, verdict_of: Callable[[object], Refusal | None], signed: bool = False
 ) -> tuple[object, Refusal, str, _Where] | None:
     stack: list[tuple[object, str, _Where, tuple[object, str, _Where] | None]] = [(root, "", _NOWHERE, None)]
     seen: set[int] = set()
@@ -198,7 +212,7 @@ def _walk(
                 )
             return obj, verdict, path, where
         try:
-            edges = children(obj)
+            edges = children(obj, signed)
         except Exception:  # a failing __getstate__ etc.: nothing more to see below this value
             edges = []
         # Suspended frames (extension objects) first: the innermost frame holding the value wins.
@@ -251,19 +265,19 @@ def _error(found: tuple[object, Refusal, str, _Where] | None, fallback: Refusal)
     )
 
 
-def explain_refusal(root: object, refused: Refused) -> CannotCrossAwait:
+def explain_refusal(root: object, refused: Refused, *, signed: bool = False) -> CannotCrossAwait:
     """``CannotCrossAwait`` for the value the encoder refused, located inside ``root``."""
     refusal = refused.refusal if refused.refusal is not None else classify(refused.obj)
     target = refused.obj
-    return _error(_walk(root, lambda obj: refusal if obj is target else None), refusal)
+    return _error(_walk(root, lambda obj: refusal if obj is target else None, signed), refusal)
 
 
-def probe(obj: object) -> Refusal | None:
+def probe(obj: object, signed: bool = False) -> Refusal | None:
     """Whether the encoder can hold ``obj`` itself (its contents are separate values)."""
     if type(obj) in PASSTHROUGH:
         return None
     try:
-        reduce_value(_Scratch(), obj)
+        reduce_value(_Scratch(signed), obj)
     except Refused as refused:
         if refused.obj is not obj:
             return None
@@ -307,15 +321,17 @@ def _cloudpickle_probe() -> Callable[[object], Refusal | None]:
     return verdict
 
 
-def explain_failure(root: object, exc: Exception, *, use_cloudpickle: bool = False) -> CannotCrossAwait:
+def explain_failure(
+    root: object, exc: Exception, *, use_cloudpickle: bool = False, signed: bool = False
+) -> CannotCrossAwait:
     """``CannotCrossAwait`` for an encoding that failed without naming a value."""
     if isinstance(exc, RecursionError):
         text = "The value is nested too deeply to checkpoint; flatten it or keep less of it across the await."
     else:
         text = f"Encoding failed with {type(exc).__name__}: {exc}. {FIX_PLAIN_DATA}"
     fallback = Refusal("AR111", type_name(type(root)), text)
-    verdict_of = _cloudpickle_probe() if use_cloudpickle else probe
-    found = None if isinstance(exc, RecursionError) else _walk(root, verdict_of)
+    verdict_of = _cloudpickle_probe() if use_cloudpickle else functools.partial(probe, signed=signed)
+    found = None if isinstance(exc, RecursionError) else _walk(root, verdict_of, signed)
     return _error(found, fallback)
 
 

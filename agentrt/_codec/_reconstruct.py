@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from types import CodeType
 from typing import Any  # Any: the codec rebuilds any Python object
 
-from agentrt._codec import _wire
+from agentrt._codec import _pickled, _reopen, _wire
 from agentrt._codec._bounds import describe_error, short
 from agentrt._codec._compat import TPFLAGS_HEAPTYPE
 from agentrt._codec._extension import Extension, extension_named
@@ -38,6 +38,7 @@ from agentrt._codec._reduce import (
     native_members,
 )
 from agentrt._codec._refs import (
+    ANY_MODULE,
     BUILTIN_CALLABLE_TYPES,
     MISSING,
     class_dict,
@@ -428,7 +429,9 @@ def r_ref(ctx: DecodeContext, module: str, qualname: str, kind: str) -> Any:
             return cached[2]
     if kind != "module" and kind not in _KIND_CHECKS:
         raise _corrupt(f"unknown reference kind {short(kind, 40)}")
-    module_obj = find_module(module, ctx.allow_modules)
+    # a signed blob imports the module of a class it names, as pickle would (an SDK's response
+    # types); modules, functions and code are found only among imported or allowed modules
+    module_obj = find_module(module, ANY_MODULE if ctx.signed and kind == "class" else ctx.allow_modules)
     if kind == "module":
         _require(qualname == "", "module reference with a qualname")
         return module_obj
@@ -735,13 +738,80 @@ def r_obj(ctx: DecodeContext, cls: Any, value: Any) -> Any:
     return obj
 
 
+# --- signed blobs only: the pickle protocol and reopened clients ---------------------------
+
+
+def _apply_pickled(ctx: DecodeContext, obj: Any, contents: Any, extra: Any) -> None:
+    _require(type(contents) is tuple and len(contents) == 3, "pickled state")
+    _pickled.apply_contents(obj, contents)
+
+
+@_reconstructor("call")
+def r_call(
+    ctx: DecodeContext, module: str, qualname: str, args: tuple[Any, ...] | None, stateful: bool
+) -> Any:
+    """``module:qualname(*args)``, as pickle's REDUCE would call it (``args`` None: the object itself)."""
+    _require(ctx.signed, "an unsigned blob calls the pickle protocol")  # find_class refused it first
+    _require(
+        type(module) is str
+        and type(qualname) is str
+        and (args is None or type(args) is tuple)
+        and type(stateful) is bool,
+        "call arguments",
+    )
+    found = _pickled.find_callable(module, qualname)
+    if found is MISSING:
+        raise IncompatibleBlob(
+            f"{module}:{qualname} no longer exists (renamed, moved or deleted since the checkpoint); "
+            "finish old runs with the old code, or fork them"
+        )
+    if args is None:
+        return found
+    try:
+        obj = found(*args)  # a signed blob: what pickle would call
+    except AgentrtError:
+        raise
+    except Exception as exc:
+        raise IncompatibleBlob(
+            f"restoring a value with {module}:{qualname} failed ({describe_error(exc)}); the class changed "
+            "since the checkpoint? finish old runs with the old code, or fork them"
+        ) from exc
+    if stateful:
+        ctx._pending[id(obj)] = (obj, _apply_pickled, None)  # expect_state, inlined
+    return obj
+
+
+@_reconstructor("reopen")
+def r_reopen(ctx: DecodeContext, name: str, state: Any) -> Any:
+    """A client re-created by its registered ``reopen(state)`` (``agentrt.reopenable``)."""
+    _require(ctx.signed, "an unsigned blob reopens a client")  # find_class refused it first
+    _require(type(name) is str, "reopen name")
+    return _reopen.reopen(name, state)
+
+
 # --- extensions ---------------------------------------------------------------------------
 
 
 def _apply_extension(ctx: DecodeContext, obj: Any, state: Any, ext: Extension) -> None:
-    if type(state) is not tuple or len(state) != 1:
+    if type(state) is not tuple or not 1 <= len(state) <= 2:
         raise _corrupt("extension state")
+    if len(state) == 2:
+        _unwrap_floats(state[0], state[1])
     ext.set_state(ctx, obj, state[0])
+
+
+def _unwrap_floats(values: Any, positions: Any) -> None:
+    """Undo ``_reduce._share_floats``: each listed position holds a 1-tuple of a float."""
+    if type(values) is not list or type(positions) is not tuple or not positions:
+        raise _corrupt("float positions")
+    size = len(values)
+    for i in positions:
+        if type(i) is not int or not 0 <= i < size:
+            raise _corrupt("float position")
+        box = values[i]
+        if type(box) is not tuple or len(box) != 1 or type(box[0]) is not float:
+            raise _corrupt("shared float")
+        values[i] = box[0]
 
 
 @_reconstructor("ext")

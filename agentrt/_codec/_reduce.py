@@ -20,11 +20,12 @@ import types
 from collections.abc import Callable
 from typing import Any, Protocol  # Any: the codec reduces any Python object
 
-from agentrt._codec import _wire
+from agentrt._codec import _pickled, _reopen, _wire
+from agentrt._codec._bounds import describe_error
 from agentrt._codec._compat import TPFLAGS_HEAPTYPE
 from agentrt._codec._extension import STORED_AS, Extension, extension_for_type
 from agentrt._codec._format import FLAG_REFERENCING
-from agentrt._codec._hazards import Refusal, not_referable, type_name
+from agentrt._codec._hazards import Refusal, classify, not_referable, type_name
 from agentrt._codec._refs import (
     class_dict,
     imported_module,
@@ -38,6 +39,7 @@ P = _wire.PLACEHOLDERS
 _REF, _FN, _METHOD, _BMETHOD, _PARTIAL = P["ref"], P["fn"], P["method"], P["bmethod"], P["partial"]
 _OBJ, _EXC, _ENUM, _STATE, _CELL, _EXT = P["obj"], P["exc"], P["enum"], P["state"], P["cell"], P["ext"]
 _SEQITER, _DICTITER, _SETITER = P["seqiter"], P["dictiter"], P["setiter"]
+_REOPEN = P["reopen"]
 
 #: Exact types the C pickler writes itself; ``reducer_override`` never sees them.
 PASSTHROUGH: frozenset[type] = frozenset(
@@ -46,9 +48,14 @@ PASSTHROUGH: frozenset[type] = frozenset(
 
 
 class EncodeState(Protocol):
-    """What reducers need from the encoder: the code table and the header flags."""
+    """What reducers need from the encoder: the code table, the header flags, and the mode.
+
+    ``signed``: the blob will be signed, so values agentrt has no reducer of its own for may
+    go through the pickle protocol (``_pickled``) and registered clients may be reopened.
+    """
 
     flags: int
+    signed: bool
 
     def code_ref(self, code: types.CodeType, module: str) -> int: ...
 
@@ -486,7 +493,36 @@ def reduce_extension(enc: EncodeState, ext: Extension, obj: Any) -> Any:
         return (_OBJ, (state[0], None), state[1], None, None, _STATE)
     if not extension_is_inert(ext):
         enc.flags |= FLAG_REFERENCING
+    if type(state) is list:
+        positions = _share_floats(enc, state)
+        if positions:
+            return (_EXT, (ext.name, *args), (state, positions), None, None, _STATE)
     return (_EXT, (ext.name, *args), (state,), None, None, _STATE)
+
+
+def _share_floats(enc: EncodeState, state: list[Any]) -> tuple[int, ...] | None:
+    """Wrap each float of an extension's state in the encoder's one 1-tuple for that float object.
+
+    The C pickler writes floats without memoising them, so two locals bound to one float (in one
+    frame, or a caller's and a callee's) would come back as two floats.  A tuple is memoised by C,
+    at no Python cost: every occurrence of the float becomes the same tuple, and the positions of
+    the wrapped floats travel beside the state, so the decoder unwraps them into one float
+    (``_reconstruct._apply_extension``).  Returns those positions, or None if there are none.
+    """
+    if float not in map(type, state):  # C speed: most frames hold no float
+        return None
+    positions = tuple([i for i, value in enumerate(state) if type(value) is float])
+    # float id -> its box, for this blob (a box keeps its float alive, so an id is never reused)
+    boxes: dict[int, tuple[float]] | None = enc.__dict__.get("shared_floats")
+    if boxes is None:
+        boxes = enc.__dict__["shared_floats"] = {}
+    for i in positions:
+        value = state[i]
+        box = boxes.get(id(value))
+        if box is None:
+            box = boxes[id(value)] = (value,)
+        state[i] = box
+    return positions
 
 
 # --- dispatch -------------------------------------------------------------------------
@@ -548,8 +584,10 @@ def reducer_for(tp: type, obj: Any) -> Reducer:
     if reducer is None:
         if isinstance(obj, type):
             reducer = _r_class
+        elif _reopen.registration_for(tp) is not None:
+            reducer = _r_reopen
         elif isinstance(obj, BaseException):
-            reducer = _r_exception
+            reducer = _r_exception if _plain_exception(tp) else _r_pickled_exception
         elif _is_enum_member(obj):
             reducer = _r_enum
         elif is_serializable(tp):
@@ -562,9 +600,78 @@ def reducer_for(tp: type, obj: Any) -> Reducer:
                 raise Refused(obj, Refusal("AR111", type_name(tp), fix))
             reducer = _r_instance
     if reducer is None:
-        raise Refused(obj)
+        refusal = classify(obj)
+        if not refusal.generic:
+            raise Refused(obj, refusal)
+        reducer = _r_pickled
     REDUCERS[tp] = reducer
     return reducer
+
+
+# --- signed blobs only: the pickle protocol, reopened clients ------------------------
+
+
+def _r_pickled(enc: EncodeState, obj: Any) -> Any:
+    """Any object with a working pickle reduction, in a signed blob (``_pickled``)."""
+    if _reopen.registration_for(type(obj)) is not None:  # registered after its type was first met
+        return _r_reopen(enc, obj)
+    if not enc.signed:
+        raise Refused(obj)  # classify: AR105 for an unmarked class, AR111 for the rest
+    try:
+        reduced = _pickled.reduce_pickled(enc, obj)
+    except _pickled.PickleRefusal as refused:
+        raise Refused(obj, refused.refusal) from None
+    enc.flags |= FLAG_REFERENCING
+    return reduced
+
+
+def _plain_exception(cls: type) -> bool:
+    """Whether ``_r_exception`` rebuilds ``cls``: no class below the builtin one has a compiled ``__new__``.
+
+    pydantic-core's ``ValidationError`` is a compiled class with a ``__new__`` of its own, which
+    ``BaseException.__new__`` cannot stand in for; such exceptions take the pickle protocol.  A
+    ``__new__`` written in Python (a staticmethod in the class ``__dict__``) is never run by
+    ``_r_exception`` and does not matter.
+    """
+    for base in cls.__mro__:
+        if base.__module__ == "builtins":
+            return True
+        new = class_dict(base).get("__new__")
+        if new is not None and not isinstance(new, staticmethod):
+            return False
+    return True
+
+
+def _r_pickled_exception(enc: EncodeState, obj: Any) -> Any:
+    if not enc.signed:
+        fix = (
+            f"Exceptions of {type_name(type(obj))} are built by their class's own __new__, which only a "
+            "signed blob may call. Write the blob signed (the default), or keep str(exc) / its "
+            "fields as plain data instead."
+        )
+        raise Refused(obj, Refusal("AR111", type_name(type(obj)), fix))
+    return _r_pickled(enc, obj)
+
+
+def _r_reopen(enc: EncodeState, obj: Any) -> Any:
+    """A registered client (``agentrt.reopenable``): its saved configuration, reopened on restore."""
+    registration = _reopen.registration_for(type(obj))
+    name = type_name(type(obj))
+    if registration is None:  # cannot happen: registrations are never removed
+        raise Refused(obj)
+    if not enc.signed:
+        fix = (
+            f"A {name} is reopened on restore (agentrt.reopenable), which only a signed blob may do. "
+            "Write the blob signed (the default), or open the client inside a tool or after the await."
+        )
+        raise Refused(obj, Refusal("AR112", name, fix))
+    try:
+        state = _reopen.saved_state(registration, obj)
+    except Exception as exc:
+        fix = f"Saving it for reopening failed: {describe_error(exc)}. Fix its agentrt.reopenable save()."
+        raise Refused(obj, Refusal("AR112", name, fix)) from None
+    enc.flags |= FLAG_REFERENCING
+    return (_REOPEN, (registration.name, state))
 
 
 def reduce_value(enc: EncodeState, obj: Any) -> Any:

@@ -49,6 +49,17 @@ def imported_module(name: str) -> types.ModuleType | None:
     return module if isinstance(module, types.ModuleType) else None
 
 
+class _AnyModule:
+    """``allow_modules`` of a signed blob: it may import what pickle would (``ANY_MODULE``)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+#: what a signed blob's references may import on demand: any module, as pickle would
+ANY_MODULE: Collection[str] = _AnyModule()  # type: ignore[assignment]  # only `in` is ever used
+
+
 def find_module(name: str, allow_modules: Collection[str]) -> types.ModuleType:
     """The module ``name``: already imported, or imported now because the caller allowed it."""
     module = imported_module(name)

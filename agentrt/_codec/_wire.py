@@ -13,7 +13,9 @@ containers, cells...).  ``REFERENCING`` ones return, or are built from,
 functions, classes and instances found by name in imported modules; a blob that
 uses them must say so in its header flags, and unless the blob is authenticated
 with ``AGENTRT_BLOB_KEY`` the loader first proves with a dry run that the pickle
-never calls or mutates what they return (see ``_decode``).
+never calls or mutates what they return (see ``_decode``).  ``SIGNED_ONLY`` ones
+(``call``, ``reopen``) run what the pickle protocol would run; only a signed blob
+may name them.
 """
 
 from __future__ import annotations
@@ -65,8 +67,16 @@ REFERENCING: frozenset[str] = frozenset(
         "map",
         "filter",
         "ddict",
+        "call",
+        "reopen",
     }
 )
+
+#: Reconstructors only a signed blob may call: they call what the pickle protocol would call
+#: (an importable callable named by module:qualname, ``__setstate__``, a registered ``reopen``).
+#: A signed blob was written by a holder of the key, who is as trusted as the code; an unsigned
+#: one is refused as soon as it names one of these (see ``_decode``).
+SIGNED_ONLY: frozenset[str] = frozenset({"call", "reopen"})
 
 ALL_NAMES: frozenset[str] = SAFE | REFERENCING
 

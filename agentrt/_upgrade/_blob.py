@@ -139,6 +139,7 @@ def frame_records(
     loader = _Recorder(stream, fix_imports=False)
     loader.ctx = None
     loader.mode = DRY
+    loader.signed = envelope.keyed
     loader.records = []
     try:
         loader.load()
@@ -321,6 +322,7 @@ def migrate(
     allow = frozenset(identity.module for identity in report.identities)
     referencing = bool(envelope.flags & FLAG_REFERENCING)
     ctx = DecodeContext(envelope.codes, codes, allow, verified=referencing)
+    ctx.signed = envelope.keyed
     if not envelope.keyed:
         _check_unsigned(envelope.payload, len(blob))
         if referencing:
@@ -330,6 +332,7 @@ def migrate(
     loader = _Migrating(stream, fix_imports=False)
     loader.ctx = ctx
     loader.mode = VERIFIED if referencing else STRICT
+    loader.signed = envelope.keyed
     loader.frames = frames
     # As Machine.set: a refused move abandons every frame it built (no finally / __exit__ runs, no
     # resume code reaches the disk cache); a kept one releases its resume code to the cache.

@@ -284,7 +284,14 @@ def attribute_value(base: Value, name: str) -> Value | None:
         if name in RESOURCE_METHODS:
             return Value(Kind.BOUND_METHOD, f"bound method .{name} of {a(base.what)}", origin=base.what)
     if base.kind is Kind.INSTANCE and name in base.methods:
-        return Value(Kind.BOUND_METHOD, f"bound method .{name} of {a(base.what)}", origin=base.what)
+        # family "instance": bound to an object of an importable class, which a signed blob carries
+        importable = "<locals>" not in (base.origin or "")
+        return Value(
+            Kind.BOUND_METHOD,
+            f"bound method .{name} of {a(base.what)}",
+            origin=base.what,
+            family="instance" if importable else None,
+        )
     return None
 
 

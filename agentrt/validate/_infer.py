@@ -297,7 +297,10 @@ class Inference:
                 inner = self.value(call.args[0]) if call.args else None
                 if inner is not None and inner.kind is Kind.BOUND_METHOD:
                     return Value(
-                        Kind.BOUND_METHOD, f"functools.partial of {a(inner.what)}", origin=inner.origin
+                        Kind.BOUND_METHOD,
+                        f"functools.partial of {a(inner.what)}",
+                        origin=inner.origin,
+                        family=inner.family,
                     )
                 return Value(Kind.PARTIAL, "functools.partial object", origin=dotted)
             return _catalog.call_value(dotted)

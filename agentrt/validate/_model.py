@@ -62,13 +62,17 @@ class Profile:
     """How findings are graded: which count as errors for the exit status.
 
     ``default``: only error-severity findings fail the check (agentrt cannot resume
-    them).  ``portable``: portability findings fail too, for agents that must also run
-    on the compiled-agent / s11n model.  ``disabled`` codes are dropped altogether.
+    them), and portability findings of the codes in ``signed_carries`` are not shown: a
+    signed blob (the default) carries them (AR105, instances of importable classes, through
+    the pickle protocol).  ``portable``: every portability finding is shown and fails too,
+    for agents whose blobs must stay unsigned or run on the compiled-agent / s11n model.
+    ``disabled`` codes are dropped altogether.
     """
 
     name: str
     portability_is_error: bool = False
     disabled: frozenset[str] = frozenset()
+    signed_carries: frozenset[str] = frozenset()
 
     default: ClassVar[Profile]
     portable: ClassVar[Profile]
@@ -86,6 +90,8 @@ class Profile:
         return attrs.evolve(self, disabled=self.disabled | frozenset(codes))
 
     def keeps(self, finding: Finding) -> bool:
+        if finding.severity == PORTABILITY and finding.code in self.signed_carries:
+            return False
         return finding.code not in self.disabled
 
     def counts_as_error(self, finding: Finding) -> bool:
@@ -95,5 +101,5 @@ class Profile:
         return finding.severity == ERROR or self.portability_is_error
 
 
-Profile.default = Profile("default")
+Profile.default = Profile("default", signed_carries=frozenset({"AR105"}))
 Profile.portable = Profile("portable", portability_is_error=True)

@@ -128,16 +128,35 @@ def ar104_weakref(value: Value) -> Verdict | None:
 
 
 def ar105_instance(value: Value) -> Verdict | None:
-    """AR105: instances of classes whose authors did not opt in to being restored from a blob."""
+    """AR105: instances of classes whose authors did not opt in to being restored from a blob.
+
+    A class importable by ``module:qualname`` is carried by a signed blob (the default) through
+    the pickle protocol, so that is a portability finding (an unsigned blob, or the s11n model,
+    does not carry it; ``Profile.default`` does not show it, ``--profile portable`` fails on it).
+    A class defined inside a function cannot be found again in any blob: an error.
+    """
     if value.kind is Kind.INSTANCE:
         name = (value.origin or "the class").rpartition(".")[2]
+        if not importable_class(value):
+            return Verdict(
+                "AR105",
+                ERROR,
+                "agentrt cannot find a class defined inside a function again after a restore",
+                f"define class {name} at module level, or convert it to plain data before the await",
+            )
         return Verdict(
             "AR105",
-            ERROR,
-            "agentrt restores only instances of classes marked @agentrt.serializable",
+            PORTABILITY,
+            "a signed blob (the default) carries it through the pickle protocol, but an unsigned blob "
+            "and the s11n model hold only instances of classes marked @agentrt.serializable",
             f"mark class {name} with @agentrt.serializable, or convert it to plain data before the await",
         )
     return None
+
+
+def importable_class(value: Value) -> bool:
+    """Whether the class of an INSTANCE value is defined at module level (found by module:qualname)."""
+    return "<locals>" not in (value.origin or "")
 
 
 def ar106_function(value: Value, *, called: bool = False) -> Verdict | None:
@@ -146,6 +165,14 @@ def ar106_function(value: Value, *, called: bool = False) -> Verdict | None:
     callback parameter) is resumed by reference, which the compiled model cannot do.
     ``called`` says whether the function body calls the variable (the only evidence that an
     imported name of unknown kind is a function)."""
+    if value.kind is Kind.BOUND_METHOD and value.family == "instance":
+        return Verdict(
+            "AR106",
+            PORTABILITY,
+            "a signed blob (the default) carries the bound method and its object (pickle protocol), but "
+            "an unsigned blob and the compiled-agent model do not",
+            "call it before the await and keep the result, or look the method up again after the await",
+        )
     if value.kind is Kind.BOUND_METHOD:
         return Verdict(
             "AR106",

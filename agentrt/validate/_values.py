@@ -25,9 +25,9 @@ class Kind(enum.Enum):
     MATCH_ITERATOR = "match-iterator"  # re.finditer()               AR103 error
     PATTERN = "pattern"  # re.Pattern                                AR103 portability
     WEAKREF = "weakref"  # weakref.*                                 AR104 error
-    INSTANCE = "instance"  # class not marked @serializable          AR105 error
+    INSTANCE = "instance"  # class not marked @serializable          AR105 portability (local class: error)
     RESOURCE = "resource"  # file, socket, lock, client, loop, ...   AR112 error
-    BOUND_METHOD = "bound-method"  # of an INSTANCE / RESOURCE       AR106 error
+    BOUND_METHOD = "bound-method"  # of an INSTANCE / RESOURCE       AR106 error (INSTANCE: portability)
     FUNCTION = "function"  # module-level / imported function        AR106 portability
     PARTIAL = "partial"  # functools.partial                         AR106 portability
     CALLABLE_PARAMETER = "callable-parameter"  # a callback argument AR106 portability
@@ -44,6 +44,7 @@ class Value:
     kind: Kind
     what: str
     family: str | None = None  # RESOURCE: file, socket, lock, thread, executor, db, http, loop, asyncio, ...
+    # (BOUND_METHOD: "instance" when bound to an object of an importable class)
     origin: str | None = None  # dotted name of what made it ("asyncio.create_task", "mymod.Foo")
     element: Value | None = None  # CONTAINER / iterators: what iterating over it yields
     elements: tuple[Value | None, ...] | None = None  # fixed-size tuples (unpacking)

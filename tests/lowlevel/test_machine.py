@@ -131,10 +131,24 @@ def test_live_regex_match_is_ar103_but_a_dead_one_is_left_out():
 
 
 def test_nested_unserializable_value_names_the_path():
+    # signed (the default): the unmarked Opaque goes through the pickle protocol, and the lock
+    # inside it is what cannot cross (issue 24)
     m = Machine(agents.nested_unserializable)
     m.step()
     with pytest.raises(CannotCrossAwait) as info:
         m.get()
+    error = info.value
+    assert error.code == "AR112"
+    assert error.variable == "state"
+    assert error.path == 'state["client"][1].session'
+    assert "lock" in error.type_name
+
+
+def test_nested_unmarked_instance_names_the_path_in_an_unsigned_blob():
+    m = Machine(agents.nested_unserializable)
+    m.step()
+    with pytest.raises(CannotCrossAwait) as info:
+        m._signed_get(b"", ("checkpoint", None, None))
     error = info.value
     assert error.code == "AR105"
     assert error.variable == "state"

@@ -1,12 +1,13 @@
-"""A bound method of an object that cannot be checkpointed (`const send = client.send`):
-the method holds its object (AR106).  Call it before the await, or look it up again
-after."""
+"""A bound method of an object of an unmarked class (`const send = client.send`): the
+method holds its object (AR106).  A signed blob (the default) carries the object through the
+pickle protocol, so the run completes; an unsigned blob refuses it, and `agentrt check` still
+reports it (issue 24).  Call it before the await, or look it up again after."""
 
 # construct: externally produced function value: a bound method of a non-serializable object
 # source: 001
-# status: reported
+# status: works natively
 # expect: AR106
-# runtime: CannotCrossAwait AR106
+# runtime: completes
 
 from typing import Any
 

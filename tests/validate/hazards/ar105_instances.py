@@ -1,4 +1,7 @@
-"""AR105: instances of classes not marked @agentrt.serializable (only classes resolved statically)."""
+"""AR105: instances of classes not marked @agentrt.serializable (only classes resolved statically).
+
+Portability (AR105p) for module-level classes, which a signed blob carries through the pickle
+protocol (issue 24); an error for a class defined inside a function, which no blob can name."""
 
 import dataclasses
 import enum
@@ -57,11 +60,11 @@ class Manager:
 
 
 async def unmarked() -> Any:
-    a = Plain()  # expect: AR105
-    b = Child()  # expect: AR105
-    c = Record()  # expect: AR105
-    d = RemotePlain()  # expect: AR105
-    e = _helpers.RemotePlain()  # expect: AR105
+    a = Plain()  # expect: AR105p
+    b = Child()  # expect: AR105p
+    c = Record()  # expect: AR105p
+    d = RemotePlain()  # expect: AR105p
+    e = _helpers.RemotePlain()  # expect: AR105p
     await suspend(1)
     return a, b, c, d, e
 
@@ -88,7 +91,7 @@ async def local_class() -> Any:
 
 
 async def held_by_with() -> None:
-    with Manager():  # expect: AR105
+    with Manager():  # expect: AR105p
         await suspend(1)
 
 
@@ -100,7 +103,7 @@ async def dead_instance() -> Any:
 
 
 class Worker:
-    async def run(self) -> Any:  # expect: AR105
+    async def run(self) -> Any:  # expect: AR105p
         await suspend(1)
         return self
 

@@ -1,4 +1,5 @@
-"""AR106: bound methods of unserializable objects (error); functions by reference (portability)."""
+"""AR106: bound methods of resources (error) and of instances of unmarked importable classes
+(portability: a signed blob carries them); functions by reference (portability)."""
 
 import functools
 import json
@@ -19,9 +20,9 @@ def module_level(x: int) -> int:
 
 
 async def bound_methods(path: str) -> Any:
-    m = Plain().method  # expect: AR106
+    m = Plain().method  # expect: AR106p
     read = open(path).read  # noqa: SIM115 - expect: AR106
-    p = functools.partial(m)  # expect: AR106
+    p = functools.partial(m)  # expect: AR106p
     await suspend(1)
     return m(), read(), p()
 
