@@ -125,9 +125,10 @@ def _blocked(tmp_path: Path, name: str) -> tuple[Path, str, dict[str, str]]:
     assert code == 1 and obj["status"] == "blocked", (code, obj, err)
     finding = obj["blocked"]
     assert set(finding) == {"code", "message", "function", "lineno", "variable"}
-    assert finding["code"] in ("AR106", "AR112") and finding["function"] == "run"
+    # the refused value is the lock held by the context manager's generator, suspended at its yield
+    assert finding["code"] in ("AR106", "AR112") and finding["function"] == "locked_section"
     text = module.read_text().splitlines()
-    assert finding["lineno"] == text.index("        b = await task.tools.bump(x=a)") + 1
+    assert finding["lineno"] == text.index("        yield") + 1
     assert finding["variable"], finding
     assert obj["seq"] == 1 and obj["pending"]["name"] == "bump"
     assert _calls(tmp_path) == ["bump 1 s2:1"]
@@ -139,7 +140,7 @@ def test_blocked_not_failed_and_resume_finishes_it_after_the_fix(tmp_path):
     listing = cli("runs", "--store", store, cwd=tmp_path, env=env)
     assert "blocked" in listing.stdout and "blocked at seq 1: AR1" in listing.stdout, listing.stdout
     code, runs, _ = _json("runs", "--status", "blocked", "--store", store, cwd=tmp_path, env=env)
-    assert [r["run_id"] for r in runs["runs"]] == ["s2"] and runs["runs"][0]["blocked"]["function"] == "run"
+    assert [r["run_id"] for r in runs["runs"]] == ["s2"] and runs["runs"][0]["blocked"]["function"] == "locked_section"
     shown = cli("show", "s2", "--store", store, cwd=tmp_path, env=env)
     assert "status    blocked" in shown.stdout and "fix the code, then: agentrt resume s2" in shown.stdout
 

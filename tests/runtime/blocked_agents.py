@@ -90,3 +90,7 @@ async def run_flaky(input: In, task: Task) -> Out:
 
 flaky_agent = agent(input=In, output=Out, tools=[bump, flaky], run=run_flaky)
 BLOCKING_LINE = run_blocking.__code__.co_firstlineno + 3  # the await inside the with
+#: Where the refused value lives: the generator of ``locked_section``, suspended at its ``yield``
+#: inside ``with lock`` (the codec follows the context manager into its generator frame and names
+#: the lock there).
+LOCK_LINE = locked_section.__wrapped__.__code__.co_firstlineno + 4  # from the decorator line

@@ -59,7 +59,7 @@ def test_a_refused_checkpoint_blocks_the_run_with_the_finding(store):
     finding = rec.blocked
     assert set(finding) == {"code", "message", "function", "lineno", "variable"}
     assert finding["code"] in ("AR106", "AR112") and finding["code"] in finding["message"]
-    assert finding["function"] == "run_blocking" and finding["lineno"] == B.BLOCKING_LINE
+    assert (finding["function"], finding["lineno"]) == ("locked_section", B.LOCK_LINE)
     assert finding["variable"]
     assert error.finding == finding and "Runtime.resume" in str(error) and "Runtime.retry" in str(error)
     # the last good checkpoint is kept, with the result journaled at it
