@@ -146,20 +146,6 @@ def test_a_taken_run_id_answers_the_same_whoever_holds_it(host: AttackServer) ->
         assert len(set(answers)) == 1 and "run_exists" in answers[0]
 
 
-def test_the_store_writes_the_tenant_with_the_run_and_drops_an_older_row(tmp_path: Path) -> None:
-    from agentrt.stores.base import NewRun
-    from agentrt.stores.memory import MemoryStore
-    from agentrt.stores.sqlite import SqliteStore
-
-    for store in (MemoryStore(), SqliteStore(tmp_path / "t.db")):
-        store.set_tenant("squatted", "acme")  # a row an older version wrote before validating
-        store.create_run(NewRun(run_id="squatted", agent="m:a", input={}))
-        assert store.get_tenant("squatted") is None and "squatted" not in store.tenant_runs("acme")
-        store.create_run(NewRun(run_id="owned", agent="m:a", input={}, tenant="globex"))
-        assert store.get_tenant("owned") == "globex" and store.tenant_runs("globex") == {"owned"}
-        store.close()
-
-
 # ---------------------------------------------------------------------- a token-less agentrt serve
 
 
