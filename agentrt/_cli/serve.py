@@ -103,6 +103,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from agentrt.asgi import create_app
+        from agentrt.asgi._guard import LOOPBACK_HOSTS
     except ImportError as exc:
         return fail(f"{exc}", EXIT_USAGE)
     from agentrt._runtime.runtime import Runtime
@@ -122,7 +123,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "proxy in front (with --allow-host for its name)",
             EXIT_USAGE,
         )
-    allowed_hosts = ["localhost", "127.0.0.1", "[::1]", *args.allow_hosts]
+    allowed_hosts = [*LOOPBACK_HOSTS, *args.allow_hosts]
     if not _is_loopback(args.host) and args.host not in ("0.0.0.0", "::"):
         allowed_hosts.append(f"[{args.host}]" if ":" in args.host else args.host)
     store = open_cli_store(args)
@@ -152,6 +153,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         server = uvicorn.Server(config)
         print(f"agentrt serve: http://{args.host}:{args.port}/ (store {store.location})", file=sys.stderr)
+        if args.host in ("0.0.0.0", "::") and not args.allow_hosts:
+            print(
+                f"agentrt serve: requests are answered only for Host {', '.join(allowed_hosts)}; give "
+                "--allow-host NAME for each name or address clients reach this server by",
+                file=sys.stderr,
+            )
         await server.serve()
 
     trace = JsonlTraceExporter(args.trace) if args.trace else None
