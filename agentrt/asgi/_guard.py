@@ -44,7 +44,7 @@ MAX_BODY_BYTES = 1024 * 1024
 MAX_JSON_DEPTH = 64
 #: The longest run id a client may choose.
 MAX_RUN_ID_CHARS = 128
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]*")
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_:@-]*")
 _STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(rb"[\[\]{}]")
@@ -59,14 +59,19 @@ def error_response(status: int, code: str, message: str) -> JSONResponse:
 
 def run_id_problem(run_id: object) -> str | None:
     """Why ``run_id`` cannot be a client-chosen run id, or None: ids are listed, logged and put in
-    URLs, so they are short and plain (letters, digits and ``. _ : @ -``, starting with a letter or
-    digit; ``/`` would split a URL path)."""
+    URLs, so they are short and plain (letters, digits and ``_ : @ -``, starting with a letter or
+    digit; ``/`` would split a URL path).  No ``.``: a sub-run's id is its parent's id, ``.`` and a
+    number, and a parent adopts a run that already has that id, so a client-chosen id with a dot
+    could plant a result in another tenant's run."""
     if not isinstance(run_id, str) or not run_id:
         return "must be a non-empty string"
     if len(run_id) > MAX_RUN_ID_CHARS:
         return f"must be at most {MAX_RUN_ID_CHARS} characters (got {len(run_id)})"
     if not _RUN_ID.fullmatch(run_id):
-        return "may hold only letters, digits and . _ : @ - (starting with a letter or digit)"
+        return (
+            "may hold only letters, digits and _ : @ - (starting with a letter or digit; '.' is kept "
+            "for sub-run ids)"
+        )
     return None
 
 

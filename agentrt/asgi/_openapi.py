@@ -68,7 +68,7 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                     "type": "string",
                     "minLength": 1,
                     "maxLength": MAX_RUN_ID_CHARS,
-                    "pattern": "^[A-Za-z0-9][A-Za-z0-9._:@-]*$",
+                    "pattern": "^[A-Za-z0-9][A-Za-z0-9_:@-]*$",
                 },
             },
         },
@@ -343,7 +343,8 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
             "one the server answers (by default localhost, 127.0.0.1, [::1]); a POST needs "
             "'Content-Type: application/json' for a body and an Origin that is absent or the server's own; "
             "bodies are limited (413), JSON nests at most 64 deep, client-chosen run ids are at most "
-            f"{MAX_RUN_ID_CHARS} characters of letters, digits and . _ : @ -.",
+            f"{MAX_RUN_ID_CHARS} characters of letters, digits and _ : @ - "
+            "(no '.': it is kept for sub-run ids).",
         },
         "paths": paths,
         "components": {"schemas": schemas},

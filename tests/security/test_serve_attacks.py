@@ -77,10 +77,17 @@ def id_paths(run_id: str) -> list[tuple[str, str]]:
 
 def test_a_refused_run_id_squats_no_sub_run_of_another_tenant(host: AttackServer) -> None:
     with httpx.Client(base_url=host.url, timeout=30) as c:
-        squat = c.post(
-            "/runs", json={"agent": "order", "input": {"prompt": 7}, "run_id": "order-77.1"}, headers=A
+        for prompt in (7, "planted by A"):  # an invalid run, and a valid one B's order would adopt
+            squat = c.post(
+                "/runs",
+                json={"agent": "secret", "input": {"prompt": prompt}, "run_id": "order-77.1"},
+                headers=A,
+            )
+            assert squat.status_code == 422 and "sub-run" in squat.text, squat.text
+        other = c.post(
+            "/runs", json={"agent": "secret", "input": {"prompt": 7}, "run_id": "order-78"}, headers=A
         )
-        assert squat.status_code == 422, squat.text
+        assert other.status_code == 422 and "invalid_input" in other.text, other.text
         started = c.post(
             "/runs",
             json={"agent": "order", "input": {"prompt": "B's secret"}, "run_id": "order-77"},
@@ -276,7 +283,13 @@ def test_a_declared_length_over_the_limit_is_refused_before_the_body(served: Att
             b"POST /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b"Content-Length: 314572800\r\n\r\n{"
         )
-        answer = s.recv(65536).decode()  # answered with 299.99 MB still unsent
+        received = b""  # answered with 299.99 MB still unsent
+        while b"}}" not in received:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+        answer = received.decode()
     assert answer.startswith("HTTP/1.1 413"), answer
     assert "body_too_large" in answer and "--max-body" in answer
 
@@ -317,6 +330,7 @@ def test_deep_json_is_a_422_not_a_recursion_error(served: AttackServer) -> None:
         ("line\nbreak", "letters, digits"),
         ("<script>", "letters, digits"),
         ("-leading", "letters, digits"),
+        ("order-77.1", "sub-run"),
         ("", "non-empty"),
         (12, "non-empty string"),
     ],
