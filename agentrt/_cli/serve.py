@@ -28,6 +28,10 @@ from agentrt._sdk.agent import Agent, load_agent
 from agentrt.exceptions import AgentSpecError
 
 TOKEN_ENV = "AGENTRT_TOKEN"
+#: The default request body limit (agentrt.asgi._guard.MAX_BODY_BYTES; kept here so ``--help``
+#: does not import Starlette).
+MAX_BODY_BYTES = 1024 * 1024
+_LOOPBACK_ADDRESSES = ("127.0.0.1", "::1", "localhost")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,6 +55,22 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--token",
         default=None,
         help=f"require 'Authorization: Bearer TOKEN' on every API request (default ${TOKEN_ENV})",
+    )
+    serve.add_argument(
+        "--allow-host",
+        dest="allow_hosts",
+        metavar="HOST",
+        action="append",
+        default=[],
+        help="also answer requests whose Host is HOST (a proxy's or this machine's name); repeatable. "
+        "Without it only localhost, 127.0.0.1 and [::1] are answered",
+    )
+    serve.add_argument(
+        "--max-body",
+        type=int,
+        default=MAX_BODY_BYTES,
+        metavar="BYTES",
+        help=f"the largest request body; larger ones answer 413 (default {MAX_BODY_BYTES}, 1 MiB)",
     )
     add_store_option(serve)
     add_runtime_options(serve)
@@ -83,6 +103,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from agentrt.asgi import create_app
+        from agentrt.asgi._guard import LOOPBACK_HOSTS
     except ImportError as exc:
         return fail(f"{exc}", EXIT_USAGE)
     from agentrt._runtime.runtime import Runtime
@@ -92,6 +113,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not agents:
         print("agentrt serve: no --import given; no agent can be started over HTTP", file=sys.stderr)
     token = args.token or os.environ.get(TOKEN_ENV) or None
+    if args.max_body < 1:
+        return fail(f"--max-body {args.max_body}: must be a positive number of bytes", EXIT_USAGE)
+    if token is None and not _is_loopback(args.host):
+        # Refused, not warned: without a token anyone who can reach the address drives the runs.
+        return fail(
+            f"--host {args.host}: a server without --token listens only on loopback (127.0.0.1, ::1); "
+            f"give --token (or ${TOKEN_ENV}) to listen on {args.host}, or keep the default and put a "
+            "proxy in front (with --allow-host for its name)",
+            EXIT_USAGE,
+        )
+    allowed_hosts = [*LOOPBACK_HOSTS, *args.allow_hosts]
+    if not _is_loopback(args.host) and args.host not in ("0.0.0.0", "::"):
+        allowed_hosts.append(f"[{args.host}]" if ":" in args.host else args.host)
     store = open_cli_store(args)
     extra: dict[str, Any] = {}
     if args.max_model_calls is not None:
@@ -106,12 +140,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
             on_trace=[trace] if trace is not None else None,
             **extra,
         )
-        app = create_app(runtime, agents, token=token, close_runtime=True)
+        app = create_app(
+            runtime,
+            agents,
+            token=token,
+            close_runtime=True,
+            allowed_hosts=allowed_hosts,
+            max_body_bytes=args.max_body,
+        )
         config = uvicorn.Config(
             app, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=3
         )
         server = uvicorn.Server(config)
         print(f"agentrt serve: http://{args.host}:{args.port}/ (store {store.location})", file=sys.stderr)
+        if args.host in ("0.0.0.0", "::") and not args.allow_hosts:
+            print(
+                f"agentrt serve: requests are answered only for Host {', '.join(allowed_hosts)}; give "
+                "--allow-host NAME for each name or address clients reach this server by",
+                file=sys.stderr,
+            )
         await server.serve()
 
     trace = JsonlTraceExporter(args.trace) if args.trace else None
@@ -122,3 +169,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
             trace.close()
         store.close()
     return 0
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``--host`` names a loopback address (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host in _LOOPBACK_ADDRESSES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

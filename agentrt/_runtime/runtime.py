@@ -356,8 +356,12 @@ class Runtime:
         *,
         priority: int = 0,
         deadline: float | datetime.timedelta | datetime.datetime | None = None,
+        tenant: str | None = None,
     ) -> str:
         """Validate ``input``, record a new run and start driving it; returns its id.
+
+        ``tenant``: the tenant the run belongs to (the HTTP API's tenant hook passes it), recorded in
+        the transaction that creates the run, after validation; None: the run belongs to no tenant.
 
         ``deadline``: seconds from now (or a ``timedelta``), or an aware ``datetime``; past it the run
         is cancelled (:class:`~agentrt.DeadlineExceeded` at its pending await, status ``cancelled``),
@@ -387,6 +391,7 @@ class Runtime:
                     status="queued",
                     priority=priority,
                     deadline=at,
+                    tenant=tenant,
                 )
             )
             if self.worker:
@@ -404,6 +409,7 @@ class Runtime:
                 ttl_seconds=self.lease_seconds,
                 priority=priority,
                 deadline=at,
+                tenant=tenant,
             )
         )
         self.register_agent(agent, spec)

@@ -9,8 +9,15 @@ Why each piece is the way it is:
   and the journal takes one reply per question, so a second one gets 409.
 - The event stream reads the store's per-run stream (``Runtime.subscribe``), so
   the SSE ``id`` is the run's durable event id and a reconnect resumes exactly.
-- With a tenant hook, every run created here is recorded with its tenant; a run
-  of another tenant (or of none) answers 404, as if it did not exist.
+- With a tenant hook, every run created here is recorded with its tenant in the
+  transaction that creates it (after validation, so a refused request leaves
+  nothing behind); a sub-run belongs to its root's tenant; a run created
+  elsewhere (CLI, embedding code) belongs to none.  A run of another tenant (or
+  of none) answers exactly as an unknown id does: 404 on every id-addressed
+  route, and ``409 run_exists`` for ``POST /runs`` with a taken id whoever holds it.
+- The edge rules (Host, Origin, Content-Type, body size) are in ``_guard``; the
+  JSON depth and run-id rules are applied here, as 413/415/422, never a 500.  A
+  500 carries only a correlation id; the exception goes to the log under it.
 """
 
 from __future__ import annotations
@@ -30,6 +37,14 @@ import attrs
 from agentrt._runtime.runtime import Runtime
 from agentrt._runtime.stream import END_KINDS, MAX_EVENT_ID
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
+from agentrt.asgi._guard import (
+    LOOPBACK_HOSTS,
+    MAX_BODY_BYTES,
+    MAX_JSON_DEPTH,
+    EdgeGuard,
+    json_depth,
+    run_id_problem,
+)
 from agentrt.exceptions import (
     AgentrtError,
     CannotRetry,
@@ -161,10 +176,18 @@ class _Api:
     @staticmethod
     async def json_body(request: Request) -> dict[str, Any]:
         raw = await request.body()
+        if json_depth(raw) > MAX_JSON_DEPTH:
+            raise ApiError(
+                422, "too_deep", f"the request body nests deeper than {MAX_JSON_DEPTH} arrays/objects"
+            )
         try:
             body = json.loads(raw) if raw.strip() else None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ApiError(400, "bad_json", f"the request body is not valid JSON: {exc}") from None
+        except (ValueError, RecursionError):  # e.g. an integer over Python's 4300-digit limit
+            raise ApiError(
+                422, "invalid_body", "the request body holds a value too large to read (a number's digits)"
+            ) from None
         if not isinstance(body, dict):
             raise ApiError(422, "invalid_body", "the request body must be a JSON object")
         return body
@@ -187,22 +210,26 @@ class _Api:
                 "started over HTTP",
             )
         run_id = body.get("run_id")
-        if run_id is not None and (not isinstance(run_id, str) or not run_id or "/" in run_id):
-            raise ApiError(422, "invalid_field", "field 'run_id': must be a non-empty string without '/'")
+        problem = None if run_id is None else run_id_problem(run_id)
+        if problem is not None:
+            raise ApiError(422, "invalid_field", f"field 'run_id': {problem}")
         tenant = await self.tenant_of(request)
         run_id = run_id or uuid.uuid4().hex[:12]
-        if self.rt.store.get_run(run_id) is not None:
-            raise ApiError(409, "run_exists", f"field 'run_id': a run {run_id!r} already exists")
-        if tenant is not None:
-            self.rt.store.set_tenant(run_id, tenant)
-            if self.rt.store.get_tenant(run_id) != tenant:
-                raise ApiError(409, "run_exists", f"field 'run_id': a run {run_id!r} already exists")
+        # The tenant is recorded by the store in the transaction that creates the run, after the input
+        # is validated: a refused request leaves no row that could claim someone else's later run.
+        # A taken id answers 409 whoever holds it (its owner, another tenant, the CLI): the answer
+        # says only that the id is taken, never whose it is or what it holds.
         try:
-            await self.rt.start(agent, body.get("input", {}), run_id=run_id)
+            await self.rt.start(agent, body.get("input", {}), run_id=run_id, tenant=tenant)
         except SchemaError as exc:
             raise ApiError(422, "invalid_input", f"field '{exc.path}': {exc.problem}") from None
         except RunExists:
-            raise ApiError(409, "run_exists", f"field 'run_id': a run {run_id!r} already exists") from None
+            raise ApiError(
+                409,
+                "run_exists",
+                f"field 'run_id': the id {run_id!r} is taken; choose another, or omit run_id for a "
+                "server-chosen one",
+            ) from None
         except MissingExecutor as exc:
             raise ApiError(500, "missing_executor", str(exc)) from None
         rec = self.rt.status(run_id)
@@ -410,6 +437,8 @@ def create_app(
     tenant: TenantHook | None = None,
     close_runtime: bool = False,
     ping_seconds: float = 15.0,
+    allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> Starlette:
     """The agentrt HTTP API and browser page as an ASGI app, driving runs with ``runtime``.
 
@@ -423,7 +452,17 @@ def create_app(
       and drives the store's runnable runs: queued, interrupted, due) and closes it at shutdown, as
       ``agentrt serve`` does.  Otherwise the host enters and closes it (``async with runtime``).
     - ``ping_seconds``: how often an idle event stream gets a keep-alive comment.
+    - ``allowed_hosts``: the ``Host`` names the app answers (any port; or ``name:port``); others get
+      403, which stops DNS rebinding.  The default is the loopback names; behind a proxy, list the
+      names clients use, or ``["*"]`` if the host checks ``Host`` itself.
+    - ``max_body_bytes``: the largest request body (413 above it; counted as it arrives).
+
+    Whatever the options, a state-changing request (POST, PUT, PATCH, DELETE) needs
+    ``Content-Type: application/json`` for a body (else 415) and an ``Origin`` that is absent or the
+    app's own (else 403), so no page on another origin can drive it.  No CORS headers are sent.
     """
+    if max_body_bytes < 1:
+        raise ValueError(f"create_app(max_body_bytes={max_body_bytes!r}): must be a positive byte count")
     table = _allowed_agents(agents)
     api = _Api(runtime, table, tenant, ping_seconds, token is not None)
     expected = f"Bearer {token}".encode() if token is not None else None
@@ -475,10 +514,24 @@ def create_app(
         return _error(exc.status_code, code, message, getattr(exc, "headers", None))
 
     async def server_error(request: Request, exc: Exception) -> Response:
-        log.exception("agentrt serve: %s %s failed", request.method, request.url.path)
-        return _error(500, "internal", f"{type(exc).__name__}: {exc}")
+        incident = uuid.uuid4().hex[:16]
+        log.error(
+            "agentrt serve: %s %s failed (incident %s)",
+            request.method,
+            request.url.path,
+            incident,
+            exc_info=exc,
+        )
+        return _error(
+            500,
+            "internal",
+            f"{request.method} {request.url.path}: the server failed; its log names the cause under "
+            f"incident {incident}",
+        )
 
-    middleware = [Middleware(_BearerAuth, expected=expected)] if expected is not None else []
+    middleware = [Middleware(EdgeGuard, allowed_hosts=tuple(allowed_hosts), max_body_bytes=max_body_bytes)]
+    if expected is not None:
+        middleware.append(Middleware(_BearerAuth, expected=expected))
     app = Starlette(
         routes=routes,
         middleware=middleware,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any  # Any: the OpenAPI document is JSON
 
+from agentrt.asgi._guard import MAX_RUN_ID_CHARS
+
 __all__ = ["document"]
 
 
@@ -20,12 +22,17 @@ def _errors(*codes: int) -> dict[str, Any]:
     text = {
         400: "the body is not valid JSON",
         401: "missing or wrong bearer token",
-        403: "the request maps to no tenant",
+        403: "refused at the edge: the Host is not a name this server answers (host_not_allowed), "
+        "a state-changing request's Origin is not the server's own (cross_origin), or the request "
+        "maps to no tenant (no_tenant)",
         404: "unknown run (or a run of another tenant), or unknown agent",
         409: "conflict (run exists; not waiting on a question; already answered; no checkpoint yet; "
         "already finished; not failed nor blocked, so nothing to retry)",
-        422: "a field or parameter is invalid; the message names it",
-        500: "the server cannot do it (e.g. a model executor is missing)",
+        413: "the request body is over the server's limit (--max-body, default 1 MiB)",
+        415: "a state-changing request's body is not 'Content-Type: application/json'",
+        422: "a field or parameter is invalid, or the JSON nests deeper than 64; the message names it",
+        500: "the server cannot do it (e.g. a model executor is missing); an unexpected failure names "
+        "only an incident id, under which the server's log holds the cause",
     }
     return {str(c): _json(_ref("Error"), text[c]) for c in codes}
 
@@ -37,7 +44,8 @@ _RUN_ID = {"name": "run_id", "in": "path", "required": True, "schema": {"type": 
 def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = False) -> dict[str, Any]:
     """The document for a server that starts ``agents`` (the allowed ``agent`` values)."""
     auth = (401,) if token else ()
-    tenant = (403,)
+    tenant = (403,)  # also the edge's Host and Origin refusals (agentrt.asgi._guard)
+    body = (413, 415)  # state-changing requests: the edge's body size and Content-Type rules
     schemas: dict[str, Any] = {
         "Error": {
             "type": "object",
@@ -56,7 +64,12 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
             "properties": {
                 "agent": {"type": "string", "enum": agents} if agents else {"type": "string"},
                 "input": {"type": "object"},
-                "run_id": {"type": "string", "minLength": 1, "pattern": "^[^/]+$"},
+                "run_id": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_RUN_ID_CHARS,
+                    "pattern": "^[A-Za-z0-9][A-Za-z0-9_:@-]*$",
+                },
             },
         },
         "Reply": {"type": "object", "required": ["value"], "properties": {"value": {}}},
@@ -194,7 +207,7 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 },
                 "responses": {
                     "201": _json(_ref("Accepted"), "the run is recorded and being driven"),
-                    **_errors(400, *auth, *tenant, 404, 409, 422, 500),
+                    **_errors(400, *auth, *tenant, 404, 409, *body, 422, 500),
                 },
             },
             "get": {
@@ -233,7 +246,7 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "requestBody": {"required": True, "content": {"application/json": {"schema": _ref("Reply")}}},
                 "responses": {
                     "202": _json(_ref("Accepted"), "the reply is journaled; the run goes on"),
-                    **_errors(400, *auth, *tenant, 404, 409, 422),
+                    **_errors(400, *auth, *tenant, 404, 409, *body, 422),
                 },
             }
         },
@@ -244,7 +257,7 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "parameters": [_RUN_ID],
                 "responses": {
                     "202": _json(_ref("Accepted"), "cancellation is recorded; `runs`: the runs cancelled"),
-                    **_errors(*auth, *tenant, 404, 409),
+                    **_errors(*auth, *tenant, 404, 409, *body),
                 },
             }
         },
@@ -262,7 +275,7 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 },
                 "responses": {
                     "202": _json(_ref("Accepted"), "the run is running again"),
-                    **_errors(400, *auth, *tenant, 404, 409, 422, 500),
+                    **_errors(400, *auth, *tenant, 404, 409, *body, 422, 500),
                 },
             }
         },
@@ -308,7 +321,8 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "operationId": "page",
                 "security": [],
                 "responses": {
-                    "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}
+                    "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}},
+                    **_errors(*tenant),
                 },
             }
         },
@@ -316,13 +330,22 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
             "get": {
                 "summary": "This document",
                 "operationId": "openapi",
-                "responses": {"200": _json({"type": "object"}, "OpenAPI 3"), **_errors(*auth)},
+                "responses": {"200": _json({"type": "object"}, "OpenAPI 3"), **_errors(*auth, *tenant)},
             }
         },
     }
     doc: dict[str, Any] = {
         "openapi": "3.0.3",
-        "info": {"title": "agentrt", "version": _version(), "description": "Durable agent runs over HTTP"},
+        "info": {
+            "title": "agentrt",
+            "version": _version(),
+            "description": "Durable agent runs over HTTP. Every request's Host must be "
+            "one the server answers (by default localhost, 127.0.0.1, [::1]); a POST needs "
+            "'Content-Type: application/json' for a body and an Origin that is absent or the server's own; "
+            "bodies are limited (413), JSON nests at most 64 deep, client-chosen run ids are at most "
+            f"{MAX_RUN_ID_CHARS} characters of letters, digits and _ : @ - "
+            "(no '.': it is kept for sub-run ids).",
+        },
         "paths": paths,
         "components": {"schemas": schemas},
     }

@@ -145,6 +145,9 @@ class NewRun:
     ttl_seconds: float = 0.0
     #: When the run is cancelled (``time.time()`` seconds); None: never.
     deadline: float | None = None
+    #: The tenant the run belongs to (the HTTP API's tenant hook), written in the same transaction as
+    #: the run, which also drops any older tenant row for its id; None: the run belongs to no tenant.
+    tenant: str | None = None
 
 
 @attrs.frozen

@@ -86,6 +86,9 @@ class MemoryStore:
                 deadline=run.deadline,
             )
             self._runs[run.run_id] = rec
+            self._tenants.pop(run.run_id, None)  # written with the run, never before (see SqliteStore)
+            if run.tenant is not None:
+                self._tenants[run.run_id] = run.tenant
             if run.parent_id is not None:
                 self._children.setdefault(run.parent_id, []).append(run.run_id)
             if run.owner is None:

@@ -421,6 +421,12 @@ class PostgresStore:
                 raise RunExists(
                     f"a run with id {run.run_id!r} already exists in {self.location}; choose another run_id"
                 )
+            # The tenant row is written with the run, never before (see SqliteStore.create_run).
+            conn.execute("DELETE FROM agentrt_tenants WHERE run_id = %s", (run.run_id,))
+            if run.tenant is not None:
+                conn.execute(
+                    "INSERT INTO agentrt_tenants (run_id, tenant) VALUES (%s, %s)", (run.run_id, run.tenant)
+                )
             if run.owner is None:
                 self._notify(conn)
         return SqliteStore._record(row)

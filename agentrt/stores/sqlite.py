@@ -545,6 +545,11 @@ class SqliteStore:
                 raise RunExists(
                     f"a run with id {run.run_id!r} already exists in {self.path}; choose another run_id"
                 ) from None
+            # The tenant row is written with the run, never before: an older row for this id (written
+            # by a version that recorded tenants before validating) must not claim the new run.
+            conn.execute("DELETE FROM tenants WHERE run_id = ?", (run.run_id,))
+            if run.tenant is not None:
+                conn.execute("INSERT INTO tenants (run_id, tenant) VALUES (?, ?)", (run.run_id, run.tenant))
         if run.owner is None:
             self._notify()
         rec = self.get_run(run.run_id)

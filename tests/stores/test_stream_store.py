@@ -53,3 +53,16 @@ def test_a_runs_first_tenant_stays(store):
     assert store.tenant_runs("acme") == {"r1", "r2"}
     assert store.tenant_runs("globex") == {"r3"}
     assert store.tenant_runs("initech") == set()
+
+
+def test_a_runs_tenant_is_written_with_it_and_an_older_row_is_dropped(store):
+    """Issue 25: the tenant is part of creating the run; a row written for the id before (by a version
+    that recorded tenants before validating) claims nothing."""
+    store.set_tenant("squatted", "acme")
+    store.create_run(NewRun("squatted", "m:a", {}))  # the CLI's run: no tenant
+    assert store.get_tenant("squatted") is None and store.tenant_runs("acme") == set()
+    store.set_tenant("taken", "acme")
+    store.create_run(NewRun("taken", "m:a", {}, tenant="globex"))
+    assert store.get_tenant("taken") == "globex" and store.tenant_runs("globex") == {"taken"}
+    store.create_run(NewRun("child", "m:a", {}, parent_id="taken"))
+    assert store.get_tenant("child") is None  # a sub-run's tenant is its root's (the API walks up)
