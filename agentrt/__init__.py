@@ -34,12 +34,14 @@ if TYPE_CHECKING:
     from agentrt.exceptions import AgentSpecError as AgentSpecError
     from agentrt.exceptions import Cancelled as Cancelled
     from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
+    from agentrt.exceptions import CannotRetry as CannotRetry
     from agentrt.exceptions import CorruptBlob as CorruptBlob
     from agentrt.exceptions import DeadlineExceeded as DeadlineExceeded
     from agentrt.exceptions import IncompatibleBlob as IncompatibleBlob
     from agentrt.exceptions import InternalInconsistency as InternalInconsistency
     from agentrt.exceptions import LeaseHeld as LeaseHeld
     from agentrt.exceptions import NotWaiting as NotWaiting
+    from agentrt.exceptions import RunBlocked as RunBlocked
     from agentrt.exceptions import RunFailed as RunFailed
     from agentrt.exceptions import RunNotFound as RunNotFound
     from agentrt.exceptions import SchemaError as SchemaError
@@ -83,12 +85,14 @@ _EXPORTS = {
     "AgentSpecError": "agentrt.exceptions",
     "Cancelled": "agentrt.exceptions",
     "CannotCrossAwait": "agentrt.exceptions",
+    "CannotRetry": "agentrt.exceptions",
     "CorruptBlob": "agentrt.exceptions",
     "DeadlineExceeded": "agentrt.exceptions",
     "IncompatibleBlob": "agentrt.exceptions",
     "InternalInconsistency": "agentrt.exceptions",
     "LeaseHeld": "agentrt.exceptions",
     "NotWaiting": "agentrt.exceptions",
+    "RunBlocked": "agentrt.exceptions",
     "RunFailed": "agentrt.exceptions",
     "RunNotFound": "agentrt.exceptions",
     "SchemaError": "agentrt.exceptions",
@@ -112,6 +116,7 @@ __all__ = [
     "AgentrtError",
     "Cancelled",
     "CannotCrossAwait",
+    "CannotRetry",
     "CorruptBlob",
     "DeadlineExceeded",
     "Done",
@@ -124,6 +129,7 @@ __all__ = [
     "NotWaiting",
     "Progress",
     "Rejected",
+    "RunBlocked",
     "RunFailed",
     "RunNotFound",
     "Runtime",

@@ -60,6 +60,7 @@ _COMMAND_MODULES = {
     "teams": "agentrt.teams._cli",
     "run": "agentrt._cli.drive",
     "resume": "agentrt._cli.drive",
+    "retry": "agentrt._cli.drive",
     "runs": "agentrt._cli.inspect_cmds",
     "show": "agentrt._cli.inspect_cmds",
     "worker": "agentrt._cli.workers",

@@ -14,7 +14,8 @@ The tree (each family is re-exported where its users look for it: ``agentrt``,
     │                 UnsupportedSuspension, ForeignAwaitable
     ├── agents/runs:  SchemaError(ValueError) > StateError, ToolError, StepBudgetExceeded,
     │                 AgentSpecError(LookupError), RunNotFound(LookupError),
-    │                 RunExists(ValueError), NotWaiting, LeaseHeld, RunFailed
+    │                 RunExists(ValueError), NotWaiting, LeaseHeld, RunFailed, RunBlocked,
+    │                 CannotRetry
     ├── stores:       StoreError > StoreLocked, StoreCorrupt, StoreSchemaTooNew, StoreNotFound;
     │                 LeaseLost
     ├── model calls:  MissingExecutor, ScriptExhausted, StructuredOutputError(ValueError),
@@ -40,6 +41,7 @@ __all__ = [
     "BusLockTimeout",
     "Cancelled",
     "CannotCrossAwait",
+    "CannotRetry",
     "CheckpointNotFound",
     "ContractError",
     "CorruptBlob",
@@ -60,6 +62,7 @@ __all__ = [
     "ModelProviderError",
     "ModelRefused",
     "NotWaiting",
+    "RunBlocked",
     "RunExists",
     "RunFailed",
     "RunNotFound",
@@ -376,6 +379,39 @@ class RunFailed(AgentrtError):
 
     def __reduce__(self) -> Any:
         return (RunFailed, (self.run_id, self.error))
+
+
+class RunBlocked(AgentrtError):
+    """The run is ``blocked``: a checkpoint was refused, or the code loaded here cannot restore it.
+
+    Not a failure: the run keeps its last good checkpoint.  ``finding`` is ``RunRecord.blocked``
+    (``code``, ``message``, ``function``, ``lineno``, ``variable``).  ``Runtime.wait`` raises it.
+    """
+
+    def __init__(self, run_id: str, finding: dict[str, Any]) -> None:
+        self.run_id = run_id
+        self.finding = finding
+        super().__init__(
+            f"run {run_id!r} is blocked: {str(finding.get('message')).rstrip('.')}. It keeps its last "
+            "good checkpoint; "
+            "fix the code, then Runtime.resume(run_id) (agentrt resume) continues it, or "
+            "Runtime.retry(run_id) (agentrt retry) restarts it from a checkpoint"
+        )
+
+    def __reduce__(self) -> Any:
+        return (RunBlocked, (self.run_id, self.finding))
+
+
+class CannotRetry(AgentrtError):
+    """``Runtime.retry`` was asked for a run it cannot restart (not failed nor blocked, a sub-run whose
+    parent already has its outcome, a checkpoint that cannot be restored here).  ``run_id`` names it."""
+
+    def __init__(self, run_id: str, message: str) -> None:
+        self.run_id = run_id
+        super().__init__(message)
+
+    def __reduce__(self) -> Any:
+        return (CannotRetry, (self.run_id, str(self)))
 
 
 # ------------------------------------------------------------------ stores

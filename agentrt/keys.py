@@ -134,14 +134,33 @@ def add_key(path: str | os.PathLike[str]) -> None:
 
 
 def _create_key_file(path: Path) -> None:
-    """Create ``path`` with one fresh key unless it exists (race-free: O_EXCL)."""
+    """Create ``path`` with one fresh key unless it exists.
+
+    Race-free for processes starting together (a test session's workers, a fleet's first start):
+    the key is written to a private file first and hard-linked into place, so a reader never sees
+    the file created but still empty, and of two creators exactly one key wins.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
+    if path.exists():
         return
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(secrets.token_hex(32) + "\n")
+    draft = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(secrets.token_hex(32) + "\n")
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            return  # another process made it first: its key is the key
+        except OSError:  # a file system without hard links: claim the name, then write it
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                return
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(draft.read_text(encoding="utf-8"))
+    finally:
+        draft.unlink(missing_ok=True)
 
 
 def project_key_path() -> Path:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO  # Any: JSON from the command line
 from agentrt.exceptions import (
     AgentrtError,
     AgentSpecError,
+    CannotRetry,
     CorruptBlob,
     IncompatibleBlob,
     LeaseHeld,
@@ -49,9 +50,10 @@ __all__ = [
 
 # The one exit-status table of every agentrt command (the README's "Exit status" says the same).
 EXIT_OK = 0  # done: the run completed, or waits for a reply; a dump, diff or fork was made
-EXIT_FAILED = 1  # the run failed (its error is printed as the result)
+EXIT_FAILED = 1  # the run failed or is blocked (its error or finding is printed as the result)
 EXIT_USAGE = 2  # usage or unknown thing: arguments, agent spec, JSON, schema, no such run / checkpoint /
-#                 blob file, a reply to a run that is not waiting, a missing executor
+#                 blob file, a reply to a run that is not waiting, a retry of a run that is not failed or
+#                 blocked, a missing executor
 EXIT_HOST = 3  # store trouble: the store or a checkpoint cannot be used (locked, corrupt, newer schema,
 #                incompatible or corrupt blob), another process drives the run, or agentrt itself failed
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
@@ -60,10 +62,10 @@ EXIT_OUTPUT_CLOSED = 141  # the reader of stdout went away (`agentrt dump ID | h
 
 #: Errors of the user's input or naming something that does not exist (LookupError: no such run,
 #: checkpoint or agent), and errors of the store; a blob error is store trouble although a ValueError.
-_USAGE_ERRORS = (LookupError, SchemaError, RunExists, NotWaiting, MissingExecutor)
+_USAGE_ERRORS = (LookupError, SchemaError, RunExists, NotWaiting, MissingExecutor, CannotRetry)
 _HOST_ERRORS = (StoreError, LeaseHeld, LeaseLost, CorruptBlob, IncompatibleBlob)
 #: Errors whose own message reads as a sentence to the user; others are shown as "TypeName: message".
-_PLAIN = (LookupError, SchemaError, RunExists, NotWaiting, StoreError, LeaseHeld, LeaseLost)
+_PLAIN = (LookupError, SchemaError, RunExists, NotWaiting, StoreError, LeaseHeld, LeaseLost, CannotRetry)
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
@@ -265,6 +267,11 @@ def print_result(rec: RunRecord, as_json: bool, out: TextIO | None = None) -> in
             print(f"run {rec.run_id} was cancelled", file=out)
         elif rec.status == "queued":
             print(f"run {rec.run_id} is queued for a worker (agentrt worker)", file=out)
+        elif rec.status == "blocked":
+            print(f"run {rec.run_id} is blocked at checkpoint {rec.seq}: {blocked_text(rec)}", file=out)
+            print(
+                f"  fix the code, then: agentrt resume {rec.run_id} (or agentrt retry {rec.run_id})", file=out
+            )
         elif rec.status == "waiting":
             pending = rec.pending or {}
             if rec.waiting_on == "reply" or pending.get("kind") == "ask":
@@ -281,9 +288,15 @@ def print_result(rec: RunRecord, as_json: bool, out: TextIO | None = None) -> in
                 f"continue with: agentrt resume {rec.run_id}",
                 file=out,
             )
-    if rec.status == "failed":
+    if rec.status in ("failed", "blocked"):
         return EXIT_FAILED
     return EXIT_OK
+
+
+def blocked_text(rec: RunRecord) -> str:
+    """A blocked run's finding in one line: its message (which names the code, function and line)."""
+    finding = rec.blocked or {}
+    return str(finding.get("message") or "no finding recorded")
 
 
 # ---------------------------------------------------------------------------- live progress and logs
@@ -330,9 +343,12 @@ class Progress:
         if self.mode == "json":
             data = dict(event.data)
             level = data.pop("level", None) if event.kind == "log" else None
-            method = {"failed": "error", "driver_error": "error", "lease_lost": "warning"}.get(
-                event.kind, "info"
-            )
+            method = {
+                "failed": "error",
+                "blocked": "error",
+                "driver_error": "error",
+                "lease_lost": "warning",
+            }.get(event.kind, "info")
             if event.kind == "log" and level in ("debug", "info", "warning", "error"):
                 method = level
             # Chunks are many and small: debug level, so a JSON log stays readable at info.
@@ -407,6 +423,11 @@ class Progress:
         if e.kind == "failed":
             err = d.get("error") or {}
             return f"✘ run {run} failed: {err.get('type')}: {err.get('message')}"
+        if e.kind == "blocked":
+            finding = d.get("blocked") or {}
+            return f"⛔ run {run} is blocked at checkpoint {d.get('seq')}: {finding.get('message')}"
+        if e.kind == "retried":
+            return f"↻ run {run} retried from checkpoint {d.get('from_seq')} (now checkpoint {d.get('seq')})"
         if e.kind in ("driver_error", "lease_lost"):
             return f"! run {run}: {d.get('error') or d.get('message')}"
         if e.kind == "released":

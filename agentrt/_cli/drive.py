@@ -1,4 +1,4 @@
-"""``agentrt run`` and ``agentrt resume``: drive a run in this process until it finishes or waits."""
+"""``agentrt run``, ``resume`` and ``retry``: drive a run here until it finishes, waits or blocks."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from agentrt._cli.common import (
     print_result,
     step_budget,
 )
+from agentrt._runtime.retry import CLI_WORDS
 from agentrt._runtime.runtime import Runtime
 from agentrt._sdk.agent import load_agent
 from agentrt.exceptions import NotWaiting, RunNotFound
@@ -52,7 +53,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     resume = commands.add_parser(
         "resume",
-        help="continue an interrupted or waiting run",
+        help="continue an interrupted, waiting or blocked run",
         description="Continue run ID from its last checkpoint: finished tool calls are not repeated, calls "
         "that were in flight are dispatched again. With --reply, deliver the reply the run waits for.",
     )
@@ -65,6 +66,30 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_output_options(resume)
     add_runtime_options(resume)
     resume.set_defaults(handler=guarded(cmd_resume))
+
+    retry = commands.add_parser(
+        "retry",
+        help="restart a failed or blocked run from a checkpoint, on the code loaded now",
+        description="Restart run ID, failed or blocked, from its newest checkpoint (or checkpoint SEQ) on "
+        "the code importable now, and drive it until it completes, waits, fails or blocks again. Tool calls "
+        "that completed at that checkpoint are not made again; calls that failed are. Exit status: 0 "
+        "completed or waiting, 1 failed or blocked, 2 not a failed or blocked run / no such checkpoint, "
+        "3 store or host problem.",
+    )
+    retry.add_argument("run_id", metavar="RUN")
+    retry.add_argument(
+        "--from",
+        dest="from_seq",
+        metavar="SEQ",
+        type=int,
+        default=None,
+        help="the checkpoint to restart from (agentrt show RUN lists them; default: the newest)",
+    )
+    add_agent_option(retry)
+    add_store_option(retry)
+    add_output_options(retry)
+    add_runtime_options(retry)
+    retry.set_defaults(handler=guarded(cmd_retry))
 
 
 def _runtime(store: Store, args: argparse.Namespace) -> Runtime:
@@ -89,7 +114,8 @@ async def _finish(rt: Runtime, run_id: str, args: argparse.Namespace) -> int:
     error = rt.driver_error(run_id)
     if error is not None and not rec.finished:
         await rt.close()
-        return fail(f"run {run_id!r} could not be driven: {type(error).__name__}: {error}", EXIT_HOST)
+        now = f"; it is blocked (agentrt show {run_id})" if rec.status == "blocked" else ""
+        return fail(f"run {run_id!r} could not be driven: {type(error).__name__}: {error}{now}", EXIT_HOST)
     await rt.close()
     return print_result(rt.status(run_id), args.json)
 
@@ -139,6 +165,28 @@ def cmd_resume(args: argparse.Namespace) -> int:
                         await rt.resume(args.run_id)
                 else:
                     await rt.resume(args.run_id)
+                return await _finish(rt, args.run_id, args)
+            finally:
+                await rt.close()
+
+        return asyncio.run(main())
+    finally:
+        store.close()
+
+
+def cmd_retry(args: argparse.Namespace) -> int:
+    store = open_cli_store(args, create=False)
+    try:
+        rec = store.get_run(args.run_id)
+        if rec is None:
+            raise RunNotFound(args.run_id, store.location)
+        load_agent_option(store, rec.run_id, args)
+
+        async def main() -> int:
+            rt = _runtime(store, args)
+            try:
+                rt.agent_of(rec)  # import the agent's module first: a bad spec is a clear error
+                await rt.retry(args.run_id, args.from_seq, words=CLI_WORDS)
                 return await _finish(rt, args.run_id, args)
             finally:
                 await rt.close()

@@ -25,7 +25,7 @@ from agentrt.exceptions import (
 __all__ = ["agent_hint", "allow_module_hint", "cli_hint", "find_module_file"]
 
 #: The commands that load a stored run's agent by the name it was started with.
-_RUN_COMMANDS = ("resume", "dump", "diff", "fork")
+_RUN_COMMANDS = ("resume", "retry", "dump", "diff", "fork")
 
 
 def cli_hint(exc: BaseException, args: argparse.Namespace | None = None) -> str:

@@ -9,6 +9,7 @@ from typing import Any  # Any: JSON documents
 
 from agentrt._cli.common import (
     add_store_option,
+    blocked_text,
     guarded,
     open_cli_store,
     result_object,
@@ -86,6 +87,8 @@ def _full_detail(rec: RunRecord) -> str:
         return "cancelled"
     if rec.status == "queued":
         return "queued for a worker" + (f" (priority {rec.priority})" if rec.priority else "")
+    if rec.status == "blocked":
+        return f"blocked at seq {rec.seq}: {blocked_text(rec)}"
     pending = rec.pending or {}
     kind = pending.get("kind")
     if rec.status == "waiting":
@@ -157,6 +160,11 @@ def _print_show(rec: RunRecord, obj: dict[str, Any]) -> None:
             print("traceback")
             print("  " + err["traceback"].rstrip().replace("\n", "\n  "))
     else:
+        if rec.status == "blocked":
+            print(f"blocked   {blocked_text(rec)}")
+            print(
+                f"          fix the code, then: agentrt resume {rec.run_id} (or agentrt retry {rec.run_id})"
+            )
         print(f"pending   seq {rec.seq}: {json.dumps(rec.pending)}")
         if rec.waiting_on:
             print(f"waiting   on {rec.waiting_on}")

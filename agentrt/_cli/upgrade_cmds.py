@@ -24,8 +24,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "automatically or by an @agentrt.migrate function), 'needs-migration' (an @agentrt.migrate "
         "function would move it; its from_digest and site are printed) or 'blocked' (it can only finish "
         "with the old code). Without --dry-run, the runs that migrate are moved and the move is recorded in "
-        "their history. Exit status: 0 when every run resumes with the new code, 1 when some would be "
-        "stranded, 2 bad input, 3 store problem.",
+        "their history, and a run of status blocked that resumes with the new code is made runnable again "
+        "(a worker or agentrt resume continues it). Exit status: 0 when every run resumes with the new "
+        "code, 1 when some would be stranded, 2 bad input, 3 store problem.",
     )
     upgrade.add_argument("--dry-run", action="store_true", help="report only; change nothing")
     upgrade.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -60,6 +61,8 @@ def _print(reports: list[RunReport], dry_run: bool) -> None:
         )
         where = f" at checkpoint {report.seq}" if report.seq is not None else ""
         print(f"run {report.run_id}{where}: {report.verdict.text}{applied}")
+        if report.unblocked:
+            print(f"  unblocked: a worker or `agentrt resume {report.run_id}` continues it")
         if not any(frame.verdict is not Verdict.UNCHANGED for frame in report.frames):
             print(f"  {report.reason}")
         for frame in report.frames:

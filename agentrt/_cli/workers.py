@@ -135,8 +135,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _client(args: argparse.Namespace, *, create: bool = False) -> Runtime:
-    """A runtime that only talks to the store; only ``submit`` may create a store."""
+    """A runtime that only talks to the store; only ``submit`` may create a store.  Close it with
+    :func:`_close_client`: the runtime does not own a store it was handed."""
     return Runtime(open_cli_store(args, create=create), worker=False, step_budget_seconds=None)
+
+
+async def _close_client(rt: Runtime) -> None:
+    """Close the client and its store.  A PostgreSQL store left open is closed by the pool's
+    finalizer at interpreter exit, which waited ~20 s for its connection threads (every
+    ``agentrt reply`` / ``submit`` / ``cancel`` against PostgreSQL took that long to exit)."""
+    try:
+        await rt.close()
+    finally:
+        rt.store.close()
 
 
 def _print(obj: dict[str, Any], as_json: bool, text: str) -> None:
@@ -157,7 +168,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
             _print({"run_id": run_id, "status": "queued"}, args.json, f"run {run_id} queued")
             return 0
         finally:
-            await rt.close()
+            await _close_client(rt)
 
     return asyncio.run(main())
 
@@ -175,7 +186,7 @@ def cmd_reply(args: argparse.Namespace) -> int:
             _print(obj, args.json, f"reply recorded for run {args.run_id}{to}; a worker continues it")
             return 0
         finally:
-            await rt.close()
+            await _close_client(rt)
 
     return asyncio.run(main())
 
@@ -193,7 +204,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
                 _print(obj, args.json, f"cancel requested for {', '.join(ids)}")
             return 0
         finally:
-            await rt.close()
+            await _close_client(rt)
 
     return asyncio.run(main())
 

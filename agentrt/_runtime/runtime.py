@@ -35,6 +35,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any  # Any: agent inputs, outputs and answers are user values
 
 from agentrt._codec._requirement import code_requirement, lacking_code
+from agentrt._runtime.blocking import BlockedSweep, refusal_finding, unrestorable_finding
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
 from agentrt._runtime.dispatch import Dispatcher
 from agentrt._runtime.encoding import (
@@ -57,6 +58,14 @@ from agentrt._runtime.pending import (
     verdict,
     waits_outside,
 )
+from agentrt._runtime.retry import (
+    RUNTIME_WORDS,
+    RetryWords,
+    check_retryable,
+    pick_checkpoint,
+    unrestorable,
+    write_retry,
+)
 from agentrt._runtime.state import START, LiveRun
 from agentrt._runtime.stream import EventStream, check_event_id
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
@@ -72,6 +81,7 @@ from agentrt.exceptions import (
     MissingExecutor,
     ModelCallBudgetExceeded,
     NotWaiting,
+    RunBlocked,
     RunFailed,
     RunNotFound,
     SchemaError,
@@ -237,6 +247,8 @@ class Runtime:
         #: Bumped whenever a requirement is judged (the worker registry writes its row again).
         self.judged_version = 0
         self._advertiser: Any = None  # the worker registry row, while this runtime is a worker
+        #: The blocked runs this process blocked or tried (a worker tries each at most once).
+        self.blocked_sweep = BlockedSweep(self.poll_seconds)
 
     @property
     def owner(self) -> str:
@@ -424,7 +436,9 @@ class Runtime:
         return ids
 
     async def resume(self, run_id: str) -> RunRecord:
-        """Continue an interrupted run (or one whose timer or child is due) from its last checkpoint.
+        """Continue an interrupted run (or one whose timer or child is due, or a ``blocked`` one) from its
+        last checkpoint.  A blocked run is tried at once: it goes on if the code loaded now allows it,
+        else it is blocked again with the new finding (:mod:`agentrt._runtime.blocking`).
 
         Raises :class:`RunNotFound`, or :class:`LeaseHeld` when another live
         process drives it.  A finished run, or one waiting for a reply, is left as is.
@@ -437,6 +451,41 @@ class Runtime:
         self._emit("resumed", run_id, seq=rec.seq, status=rec.status)
         self._schedule(run_id, explicit=True)
         return rec
+
+    async def retry(
+        self, run_id: str, from_seq: int | None = None, *, words: RetryWords = RUNTIME_WORDS
+    ) -> RunRecord:
+        """Restart a ``failed`` or ``blocked`` run from its newest checkpoint (or checkpoint ``from_seq``)
+        on the code loaded now, and drive it; returns its record, ``running`` again.
+
+        Results that succeeded at that checkpoint are reused; calls that failed are made again (see
+        :mod:`agentrt._runtime.retry`).  Raises :class:`~agentrt.CannotRetry` (not failed nor blocked,
+        or the checkpoint cannot be restored here), ``CheckpointNotFound``, :class:`RunNotFound` or
+        :class:`LeaseHeld`.  ``words``: how errors name the fix (the CLI and HTTP API pass theirs).
+        """
+        self._ensure_started()
+        rec = self._get(run_id)
+        check_retryable(self.store, rec, words)
+        self.check_executors(self.agent_of(rec))
+        seq = pick_checkpoint(self.store, rec, from_seq, words)
+        rec = self.leases.acquire(run_id)
+        try:
+            check_retryable(self.store, rec, words)  # again, under the lease
+            machine = None
+            if seq is not None:
+                blob = self.store.get_checkpoint(run_id, seq)
+                assert blob is not None, "pick_checkpoint returns a kept checkpoint"
+                try:
+                    machine = self._restore_checkpoint(run_id, seq, blob)
+                except IncompatibleBlob as exc:
+                    raise unrestorable(run_id, seq, exc, words) from None
+            new_seq = write_retry(self.store, rec, self.owner, rec.epoch, seq, machine)
+        except BaseException:
+            self.leases.release(run_id)
+            raise
+        self._emit("retried", run_id, from_seq=seq, seq=new_seq, previous_status=rec.status)
+        self._schedule(run_id, explicit=True)
+        return self._get(run_id)
 
     async def reply(self, run_id: str, value: Any) -> str:
         """Deliver ``value`` to the ``task.ui.ask`` the run waits on; returns the id of the run that got it.
@@ -606,7 +655,8 @@ class Runtime:
         """Wait until the run completes and return its output (an instance of the agent's output class).
 
         If the run failed, raise its exception (original type where it can be
-        rebuilt here, else :class:`RunFailed`).  ``timeout`` raises ``TimeoutError``.
+        rebuilt here, else :class:`RunFailed`); if it is blocked and no process is trying it now,
+        raise :class:`~agentrt.RunBlocked`.  ``timeout`` raises ``TimeoutError``.
         """
         self._ensure_started()
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -616,6 +666,8 @@ class Runtime:
                 return self._typed_output(rec)
             if rec.status in ("failed", "cancelled"):
                 raise self.failure(rec)
+            if rec.status == "blocked" and run_id not in self._drivers and not rec.lease_live():
+                raise RunBlocked(run_id, rec.blocked or {})  # nobody is trying it now
             await self._wait_change(deadline)
 
     async def settle(self, run_id: str, timeout: float | None = None) -> RunRecord:
@@ -799,9 +851,13 @@ class Runtime:
                 except IncompatibleBlob as exc:
                     if live.code_required is None and not live.explicit:
                         raise  # a claim of a run with no recorded requirement: its lease lapses (no hot loop)
-                    self._release_unrestorable(live, exc)
-                    if live.explicit:  # asked for here: reported, and left for a worker with its code
+                    if live.explicit:  # asked for here: blocked and reported (a worker with its code goes on)
+                        if live.code_required is not None:
+                            self._note_lacking(live.code_required, str(exc))
+                        self._block(live, unrestorable_finding(exc, live.seq), [])
                         self._driver_errors[run_id] = exc
+                    else:
+                        self._release_unrestorable(live, exc)
                     return
             slice_end = time.monotonic() + SLICE_SECONDS
             while True:
@@ -945,8 +1001,8 @@ class Runtime:
             return
         seq, blob = checkpoint
         live.code_required = rec.code_required
+        live.seq = seq  # named by the finding if it cannot be restored here
         live.machine = self._restore_checkpoint(live.run_id, seq, blob)
-        live.seq = seq
         live.payload = live.machine.pending
         live.results = {}
         for idx, (ok, data) in self.store.get_results(live.run_id, seq).items():
@@ -1009,11 +1065,12 @@ class Runtime:
             blob = machine._signed_get(
                 keyring_for_store(self.store).write, ("checkpoint", live.run_id, live.seq)
             )
-        except Exception as exc:  # CannotCrossAwait and friends: the agent holds something uncheckpointable
-            self._finish_failed(live, exc, events)
+        except Exception as exc:  # CannotCrossAwait and friends: blocked at the last good checkpoint
+            live.seq -= 1
+            self._block(live, refusal_finding(exc), events)
             return False
         pending = summarize(out)
-        code = code_requirement(blob)
+        code = live.code_required = code_requirement(blob)
         if live.unjournaled:
             store: Any = self.store  # journals_with_checkpoint: save_checkpoint takes journal=
             store.save_checkpoint(
@@ -1089,6 +1146,23 @@ class Runtime:
         self.leases.release(live.run_id)
         self.touch()
         self._notify_parent(live.run_id, False, exc)
+
+    def _block(self, live: LiveRun, finding: dict[str, Any], events: list[EventRow]) -> None:
+        """The run cannot go on here (see :mod:`agentrt._runtime.blocking`): record it ``blocked`` at
+        its last good checkpoint, with the results it holds journaled, and drop it from memory."""
+        for task in live.inflight.values():  # none is expected: a step waits for what it needs
+            task.cancel()
+        live.inflight.clear()
+        self._journal_deferred(live)
+        if live.machine is not None:
+            live.machine.discard()  # no finally / __exit__ runs: the run goes on from its checkpoint
+        live.machine = None
+        if self.store.block_run(live.run_id, self.owner, finding, events, epoch=live.epoch):
+            self._emit("blocked", live.run_id, seq=live.seq, blocked=finding)
+        self.blocked_sweep.note(live.run_id, live.code_required)
+        self._lives.pop(live.run_id, None)
+        self.leases.release(live.run_id)
+        self.touch()
 
     def _park(self, live: LiveRun) -> None:
         """The run waits on something that is not a tool call: store it, drop it from memory."""

@@ -162,7 +162,8 @@ class EventStream:
 
     async def subscribe(self, run_id: str, after: int = 0) -> AsyncIterator[StreamEvent]:
         """Yield the run's events with id > ``after``, then each new one as it is stored, until its end
-        event (``completed`` / ``failed`` / ``cancelled``).  A run that ended without a stored end event
+        event (``completed`` / ``failed`` / ``cancelled``) -- the last one: a run retried after it ended
+        (``Runtime.retry``) goes on past its earlier end.  A run that ended without a stored end event
         (its process died between finishing and recording it) ends the iteration once drained."""
         while True:
             # Taken before reading: an event stored between the read and the wait sets this one.
@@ -171,7 +172,7 @@ class EventStream:
             for event in batch:
                 after = event.id
                 yield event
-                if event.kind in END_KINDS:
+                if event.kind in END_KINDS and not self.store.read_stream(run_id, event.id, 1):
                     return
             if batch:
                 continue

@@ -22,6 +22,12 @@ digest -- and passes those it lacks to every claim (``claim_runnable(lacking=...
 the store hands it only runs it can resume.  A run it claims anyway (a requirement it had
 not seen yet) is given back at once, with a ``released`` trace event and no error: the run
 is not failed and its lease does not linger, and a worker that carries its code takes it.
+
+Blocked runs (:mod:`agentrt._runtime.blocking`) are never claimed.  Once per ``poll_seconds`` the
+worker looks at them and takes up those it can restore that it has not tried yet with their
+checkpoint requirement: at most once per worker process and requirement, so a worker running the
+code that blocked a run tries it once at most, and a deploy (new workers) or an upgrade (a new
+requirement) gives each blocked run one more try.
 """
 
 from __future__ import annotations
@@ -48,6 +54,8 @@ _SLICE_SECONDS = 0.25
 #: Claims made again at once in one ``claim()`` when some claimed run needed code this worker lacks
 #: (each round learns at least one requirement more, so this only bounds a pathological store).
 _MAX_ROUNDS = 8
+#: How many blocked runs (newest first) one look at them reads.
+_BLOCKED_BATCH = 1000
 
 
 class Worker:
@@ -123,7 +131,29 @@ class Worker:
                 adopted.append(rec)
             if not released:
                 break
-        return adopted
+        return adopted + self.take_blocked()
+
+    def take_blocked(self) -> list[RunRecord]:
+        """Start driving the blocked runs this worker may try now (see the module docstring)."""
+        rt = self.rt
+        sweep = rt.blocked_sweep
+        if rt._closed or rt.concurrency - rt.driving <= 0 or not sweep.due():
+            return []
+        taken: list[RunRecord] = []
+        for rec in sweep.untried(rt.store.list_runs(status="blocked", limit=_BLOCKED_BATCH)):
+            if rt.concurrency - rt.driving <= 0:
+                break
+            sweep.note(rec.run_id, rec.code_required)  # tried once, whatever comes of it
+            try:
+                rt.check_executors(rt.agent_of(rec))
+            except Exception:
+                continue  # not an agent this worker can load or run
+            if rt.lacking_reason(rec.code_required):
+                continue  # its checkpoint needs code this worker does not carry
+            rt._emit("unblocking", rec.run_id, seq=rec.seq, blocked=rec.blocked)
+            rt.schedule(rec.run_id)
+            taken.append(rec)
+        return taken
 
     def _timeout(self) -> float:
         rt = self.rt

@@ -8,7 +8,9 @@ and the move is recorded in the run's history as an ``upgrade`` event at that se
 (``agentrt show`` lists it, ``agentrt dump`` shows the history, ``agentrt diff ID N N``
 compares the checkpoint before and after), with each frame's old and new digest and
 site, and which locals were carried over, supplied by a migration or dropped.  Nothing
-else about the run changes: its status, pending request and wake-up time stay.
+else about the run changes: its status, pending request and wake-up time stay -- except that a
+``blocked`` run (:mod:`agentrt._runtime.blocking`) that resumes with the code loaded now (moved, or
+nothing to move) becomes ``running`` again (``unblocked``), so a worker or ``agentrt resume`` goes on.
 
 A frame with an ``@agentrt.migrate(..., restart=True)`` that does not move as it is
 restarts at an earlier safe point (:mod:`agentrt._upgrade._restart`): the run gets a
@@ -48,6 +50,8 @@ class RunReport:
     frames: tuple[FrameReport, ...]
     seq: int | None = None
     applied: bool = False
+    #: A blocked run made ``running`` again (it resumes with the code loaded now).
+    unblocked: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +61,7 @@ class RunReport:
             "frames": [frame.as_json() for frame in self.frames],
             "seq": self.seq,
             "applied": self.applied,
+            "unblocked": self.unblocked,
         }
 
 
@@ -69,6 +74,8 @@ def upgrade_store(
         if rec.finished:
             continue
         report = _upgrade_run(store, rec, dry_run)
+        if rec.status == "blocked" and not dry_run and report.verdict <= Verdict.MIGRATES:
+            report = attrs.evolve(report, unblocked=_unblock(store, rec))
         reports.append(report)
         if on_report is not None:
             on_report(report)
@@ -105,6 +112,25 @@ def check_store(store: Store, resolver: Resolver) -> list[RunReport]:
             )
         )
     return reports
+
+
+def _unblock(store: Store, rec: RunRecord) -> bool:
+    """Make a blocked run whose checkpoint resumes with the code loaded now ``running`` again (recorded
+    as an ``unblocked`` event); False if another process drives it or it changed meanwhile."""
+    owner = make_owner()
+    try:
+        lease = store.acquire_lease(rec.run_id, owner, _LEASE_SECONDS)
+    except LeaseHeld:
+        return False
+    try:
+        current = store.get_run(rec.run_id)
+        if current is None or current.status != "blocked":
+            return False
+        data = {"message": "agentrt upgrade: it resumes with the code loaded now", "blocked": rec.blocked}
+        store.reopen_run(rec.run_id, owner, ("unblocked", "info", data), epoch=lease.epoch)
+        return True
+    finally:
+        store.release_lease(rec.run_id, owner)
 
 
 def _upgrade_run(store: Store, rec: RunRecord, dry_run: bool) -> RunReport:

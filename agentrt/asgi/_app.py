@@ -32,6 +32,8 @@ from agentrt._runtime.stream import END_KINDS, MAX_EVENT_ID
 from agentrt._sdk.agent import Agent, agent_spec, load_agent
 from agentrt.exceptions import (
     AgentrtError,
+    CannotRetry,
+    CheckpointNotFound,
     LeaseHeld,
     MissingExecutor,
     NotWaiting,
@@ -60,7 +62,7 @@ __all__ = ["STATUSES", "create_app"]
 log = logging.getLogger("agentrt.asgi")
 
 #: Run statuses a ``GET /runs?status=`` may ask for (spec §6.1).
-STATUSES = ("queued", "running", "waiting", "completed", "failed", "cancelled")
+STATUSES = ("queued", "running", "waiting", "blocked", "completed", "failed", "cancelled")
 #: Paths served without a token: the page and its assets hold no run data; the page asks for the token.
 PUBLIC_PATHS = ("/", "/static/")
 
@@ -278,6 +280,41 @@ class _Api:
         answer["runs"] = cancelled
         return JSONResponse(answer, status_code=202)
 
+    async def retry(self, request: Request) -> Response:
+        """``POST /runs/{run_id}/retry``: only a run of the caller's tenant and of an agent served here."""
+        from agentrt._runtime.retry import HTTP_WORDS
+
+        rec = await self.visible_run(request)
+        body = await self.json_body(request) if (await request.body()).strip() else {}
+        from_seq = body.get("from_seq")
+        if from_seq is not None and (
+            isinstance(from_seq, bool) or not isinstance(from_seq, int) or not 1 <= from_seq < 2**63
+        ):
+            raise ApiError(
+                422, "invalid_field", "field 'from_seq': must be a checkpoint number (an integer >= 1)"
+            )
+        served = {agent_spec(a) or name for name, a in self.agents.items()} | set(self.agents)
+        if rec.agent not in served:
+            raise ApiError(
+                409,
+                "agent_not_served",
+                f"run {rec.run_id!r} is a run of {rec.agent!r}, which this server does not serve; start the "
+                "server with --import for its module (or agents=[...]) to retry it here",
+            )
+        try:
+            await self.rt.retry(rec.run_id, from_seq, words=HTTP_WORDS)
+        except CannotRetry as exc:
+            raise ApiError(409, "not_retryable", str(exc)) from None
+        except CheckpointNotFound as exc:
+            raise ApiError(422, "invalid_field", f"field 'from_seq': {exc}") from None
+        except LeaseHeld as exc:
+            raise ApiError(409, "lease_held", str(exc)) from None
+        except MissingExecutor as exc:
+            raise ApiError(500, "missing_executor", str(exc)) from None
+        return JSONResponse(
+            {"run_id": rec.run_id, "status": self.rt.status(rec.run_id).status}, status_code=202
+        )
+
     async def dump(self, request: Request) -> Response:
         from agentrt.inspection._render import to_json
         from agentrt.inspection._runs import dump_run
@@ -312,7 +349,7 @@ class _Api:
         from agentrt.stores.views import result_object
 
         async for event in self.rt.subscribe(run_id, after):
-            if event.kind in END_KINDS:
+            if event.kind in END_KINDS and not self.rt.events(run_id, event.id, 1):  # (a retry goes on)
                 final = result_object(self.rt.status(run_id))
                 yield {"id": str(event.id), "event": "end", "data": json.dumps(final)}
                 return
@@ -423,6 +460,7 @@ def create_app(
         Route("/workers", handle(api.workers), methods=["GET"]),
         Route("/runs/{run_id}/reply", handle(api.reply), methods=["POST"]),
         Route("/runs/{run_id}/cancel", handle(api.cancel), methods=["POST"]),
+        Route("/runs/{run_id}/retry", handle(api.retry), methods=["POST"]),
         Route("/runs/{run_id}/events", handle(api.events), methods=["GET"]),
         Route("/runs/{run_id}/dump", handle(api.dump), methods=["GET"]),
         Mount("/static", StaticFiles(directory=str(_static_dir())), name="static"),

@@ -23,7 +23,7 @@ def _errors(*codes: int) -> dict[str, Any]:
         403: "the request maps to no tenant",
         404: "unknown run (or a run of another tenant), or unknown agent",
         409: "conflict (run exists; not waiting on a question; already answered; no checkpoint yet; "
-        "already finished)",
+        "already finished; not failed nor blocked, so nothing to retry)",
         422: "a field or parameter is invalid; the message names it",
         500: "the server cannot do it (e.g. a model executor is missing)",
     }
@@ -60,6 +60,30 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
             },
         },
         "Reply": {"type": "object", "required": ["value"], "properties": {"value": {}}},
+        "Retry": {
+            "type": "object",
+            "properties": {
+                "from_seq": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 2**63 - 1,
+                    "description": "the checkpoint to restart from (default: the newest)",
+                }
+            },
+        },
+        "Blocked": {
+            "type": "object",
+            "description": "why a blocked run is blocked: the AR code, the message (with the fix), the agent "
+            "function, the line and the variable, each null when not known",
+            "required": ["code", "message", "function", "lineno", "variable"],
+            "properties": {
+                "code": {"type": "string", "nullable": True},
+                "message": {"type": "string"},
+                "function": {"type": "string", "nullable": True},
+                "lineno": {"type": "integer", "nullable": True},
+                "variable": {"type": "string", "nullable": True},
+            },
+        },
         "Accepted": {
             "type": "object",
             "required": ["run_id", "status"],
@@ -85,6 +109,7 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "waiting_on": {"type": "string"},
                 "prompt": {},
                 "interrupted": {"type": "boolean"},
+                "blocked": _ref("Blocked"),
                 "parent_id": {"type": "string"},
                 "usage": {"type": "object"},
             },
@@ -220,6 +245,24 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "responses": {
                     "202": _json(_ref("Accepted"), "cancellation is recorded; `runs`: the runs cancelled"),
                     **_errors(*auth, *tenant, 404, 409),
+                },
+            }
+        },
+        "/runs/{run_id}/retry": {
+            "post": {
+                "summary": "Restart a failed or blocked run from its newest (or the given) checkpoint, "
+                "on the code the server runs",
+                "description": "Tool calls that completed at that checkpoint are not made again; calls that "
+                "failed are. The body may be empty.",
+                "operationId": "retryRun",
+                "parameters": [_RUN_ID],
+                "requestBody": {
+                    "required": False,
+                    "content": {"application/json": {"schema": _ref("Retry")}},
+                },
+                "responses": {
+                    "202": _json(_ref("Accepted"), "the run is running again"),
+                    **_errors(400, *auth, *tenant, 404, 409, 422, 500),
                 },
             }
         },

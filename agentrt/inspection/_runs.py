@@ -49,6 +49,12 @@ def _no_checkpoint(rec: RunRecord) -> str:
             f"{where}: it failed before its first checkpoint was stored, so there are no frames to "
             f"dump; its error: {error.get('type')}: {error.get('message')}"
         )
+    if rec.status == "blocked":
+        finding = rec.blocked or {}
+        return (
+            f"{where}: it was blocked before its first checkpoint was stored, so there are no frames to "
+            f"dump; why: {finding.get('message')}"
+        )
     if rec.status == "completed":
         return f"{where}: it completed without stopping at an await that needed one"
     if rec.status == "cancelled":

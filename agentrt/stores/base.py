@@ -40,6 +40,16 @@ the Python minor and every ``module:qualname`` with its bytecode digest; see
 the claim passes over those runs, so old and new workers share one store during a rolling
 deploy.  A run with no text (queued, or checkpointed before this was recorded) is claimed by any.
 
+Blocked runs (``block_run``).  A run whose next checkpoint was refused (``CannotCrossAwait`` and
+the like), or whose newest checkpoint the code loaded now cannot restore when it was asked for by
+name, is ``blocked``: not finished, not claimable, its newest checkpoint and its journal kept as
+they are (the results journaled at that checkpoint are delivered from the journal when it goes
+on), its lease released, and ``RunRecord.blocked`` says why (``{"code", "message", "function",
+"lineno", "variable"}``).  It goes on when a driver takes it again and writes (a checkpoint, a
+wait, an end: each clears ``blocked``), or when ``reopen_run`` (``agentrt retry``, ``agentrt
+upgrade``) makes it ``running`` again.  Claims never take it; see :mod:`agentrt._runtime.unblock`
+for who does.
+
 ``rewrite_checkpoint`` is ``agentrt upgrade``'s write: a checkpoint moved to new code replaces
 the newest one under its seq, and the blob it replaces is kept (``replaced_checkpoints``), so
 ``agentrt diff`` can compare the two; or a run restarted at an earlier safe point continues
@@ -102,7 +112,7 @@ __all__ = [
     "take_within_limits",
 ]
 
-STATUSES = ("queued", "running", "waiting", "completed", "failed", "cancelled")
+STATUSES = ("queued", "running", "waiting", "blocked", "completed", "failed", "cancelled")
 FINAL = ("completed", "failed", "cancelled")
 
 
@@ -172,6 +182,8 @@ class RunRecord:
     deadline: float | None = None
     #: What code the newest checkpoint needs to restore (see the module docstring); None: unknown.
     code_required: str | None = None
+    #: Why the run is ``blocked`` (``code``, ``message``, ``function``, ``lineno``, ``variable``); else None.
+    blocked: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:
@@ -330,9 +342,32 @@ class Store(Protocol):
         When ``seq`` is the run's newest checkpoint (a move to new code), ``blob`` replaces it and the
         replaced blob is kept (:meth:`replaced_checkpoints`); the run's status, pending request and
         wake-up are left as they are.  When ``seq`` is newer than every checkpoint (a restart at an
-        earlier safe point), it is a new checkpoint: ``journal`` (``(idx, ok, blob)``) is journaled at
-        ``seq`` and the run becomes ``running`` at ``seq`` with ``pending``, so a worker continues it
-        once ``owner`` releases it.  Any other ``seq`` is a :class:`StoreError`."""
+        earlier safe point, or ``agentrt retry``), it is a new checkpoint: ``journal`` (``(idx, ok, blob)``)
+        is journaled at ``seq`` and the run becomes ``running`` at ``seq`` with ``pending`` (a blocked or
+        failed run too: its finding, error and output are cleared), so a worker continues it once
+        ``owner`` releases it.  Any other ``seq`` is a :class:`StoreError`."""
+        ...
+
+    def block_run(
+        self,
+        run_id: str,
+        owner: str,
+        blocked: dict[str, Any],
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
+    ) -> bool:
+        """Make the run ``blocked`` with ``blocked`` as its finding (fenced), release its lease and keep
+        its checkpoints, journal, ``seq`` and pending request as they are.  False: it had finished."""
+        ...
+
+    def reopen_run(
+        self, run_id: str, owner: str, event: tuple[str, str | None, Any], *, epoch: int | None = None
+    ) -> int:
+        """Make a ``blocked`` or finished run ``running`` again at its newest checkpoint (fenced: ``owner``
+        holds its lease, and keeps it): its finding, error, output and wake-up are cleared.  ``event``
+        (``(kind, level, data)``) is recorded at its ``seq``; returns its ``n``.  ``agentrt retry`` of a run
+        with no checkpoint and ``agentrt upgrade`` of a blocked run use it."""
         ...
 
     def replaced_checkpoints(self, run_id: str) -> list[ReplacedCheckpoint]:

@@ -6,7 +6,7 @@ read-only store from any machine.
 
 A run is *stranded* when its newest checkpoint needs code (``code_required``) that at least one
 live worker has judged it lacks and no live worker has judged it carries: as the fleet stands,
-nobody will resume it (it waits, it is not failed) until a worker with its code starts or
+nobody will resume it (it waits or is blocked, it is not failed) until a worker with its code starts or
 ``agentrt upgrade`` moves it.  A run nobody has met yet (parked on a reply, say) is not counted:
 workers judge a requirement when they claim a run that needs it.
 """
@@ -23,7 +23,7 @@ from agentrt.stores.registry import WorkerInfo, requirement_key, requirement_sum
 
 __all__ = ["Fleet", "Stranded", "fleet_object", "is_live", "read_fleet"]
 
-_UNFINISHED = ("queued", "running", "waiting")
+_UNFINISHED = ("queued", "running", "waiting", "blocked")
 
 
 def is_live(info: WorkerInfo, now: float | None = None) -> bool:

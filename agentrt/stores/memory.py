@@ -217,7 +217,8 @@ class MemoryStore:
                 if rec.finished:
                     continue
                 marked.append(rid)
-                if rec.status == "queued" and rid not in self._checkpoints:
+                if rec.status == "blocked" or (rec.status == "queued" and rid not in self._checkpoints):
+                    # never started, or it cannot go on (blocked): cancelled here, nothing to unwind
                     rec = attrs.evolve(
                         rec, status="cancelled", cancel_requested=True, lease_owner=None,
                         lease_expires=None, updated_at=now,
@@ -305,7 +306,12 @@ class MemoryStore:
                 for idx, ok, r_blob in journal:
                     slot.setdefault(idx, (ok, bytes(r_blob)))
                 cps[seq] = (bytes(blob), pending, now)
-                rec = _at_checkpoint(rec, seq, pending, now, code_required)
+                rec = attrs.evolve(
+                    _at_checkpoint(rec, seq, pending, now, code_required),
+                    output=None,
+                    error=None,
+                    error_blob=None,
+                )
             else:
                 raise StoreError(
                     f"store {self.location}: run {run_id!r} has checkpoints up to {newest}; an upgrade "
@@ -313,6 +319,53 @@ class MemoryStore:
                 )
             self._runs[run_id] = rec
             self._add_events(run_id, [(seq, n, *event)], now)
+            return n
+
+    def block_run(
+        self,
+        run_id: str,
+        owner: str,
+        blocked: dict[str, Any],
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
+    ) -> bool:
+        with self._lock:
+            if self._run(run_id).finished:
+                return False
+            rec = self._owned(run_id, owner, epoch)
+            now = time.time()
+            self._add_events(run_id, events, now)
+            self._runs[run_id] = attrs.evolve(
+                rec,
+                status="blocked",
+                blocked=copy.deepcopy(blocked),
+                waiting_on=None,
+                wake_at=None,
+                lease_owner=None,
+                lease_expires=None,
+                updated_at=now,
+            )
+            return True
+
+    def reopen_run(
+        self, run_id: str, owner: str, event: tuple[str, str | None, Any], *, epoch: int | None = None
+    ) -> int:
+        with self._lock:
+            rec = self._owned(run_id, owner, epoch)
+            now = time.time()
+            n = 1 + max((n for s, n in self._events.get(run_id, {}) if s == rec.seq), default=-1)
+            pending = rec.pending
+            cps = self._checkpoints.get(run_id, {})
+            if rec.seq in cps:
+                pending = cps[rec.seq][1]  # a finished run's row forgot it; its checkpoint did not
+            self._runs[run_id] = attrs.evolve(
+                _at_checkpoint(rec, rec.seq, pending, now, rec.code_required),
+                output=None,
+                error=None,
+                error_blob=None,
+            )
+            self._add_events(run_id, [(rec.seq, n, *event)], now)
             return n
 
     def replaced_checkpoints(self, run_id: str) -> list[ReplacedCheckpoint]:
@@ -389,7 +442,7 @@ class MemoryStore:
             ):
                 wake_at = now  # answered while we were deciding to park: a worker goes on with it
             self._runs[run_id] = attrs.evolve(
-                rec, status="waiting", waiting_on=waiting_on, wake_at=wake_at, updated_at=now
+                rec, status="waiting", waiting_on=waiting_on, wake_at=wake_at, updated_at=now, blocked=None
             )
 
     def finish_run(
@@ -418,6 +471,7 @@ class MemoryStore:
                 output=copy.deepcopy(output),
                 error=error,
                 error_blob=error_blob,
+                blocked=None,
                 pending=None,
                 waiting_on=None,
                 wake_at=None,
@@ -510,7 +564,8 @@ def _runnable(rec: RunRecord, now: float) -> bool:
 def _at_checkpoint(
     rec: RunRecord, seq: int, pending: Any, now: float, code_required: str | None
 ) -> RunRecord:
-    """``rec`` once checkpoint ``seq`` is its newest: running, waiting on nothing, needing that code."""
+    """``rec`` once checkpoint ``seq`` is its newest: running (no longer blocked), waiting on nothing,
+    needing that code."""
     return attrs.evolve(
         rec,
         seq=seq,
@@ -520,4 +575,5 @@ def _at_checkpoint(
         wake_at=None,
         updated_at=now,
         code_required=code_required,
+        blocked=None,
     )

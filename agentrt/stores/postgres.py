@@ -188,6 +188,10 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX agentrt_workers_by_last_seen ON agentrt_workers (last_seen);
     """,
+    # 5 -> 6: why a blocked run is blocked (a refused checkpoint, or code that cannot restore it)
+    """
+    ALTER TABLE agentrt_runs ADD COLUMN blocked TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -631,10 +635,11 @@ class PostgresStore:
                 "UPDATE agentrt_runs r SET cancel_requested = TRUE, updated_at = %s, "
                 "lease_owner = NULL, lease_expires = NULL, "
                 "wake_at = CASE WHEN r.status = 'waiting' THEN %s ELSE r.wake_at END, "
-                "status = CASE WHEN r.status = 'queued' AND NOT EXISTS "
-                "(SELECT 1 FROM agentrt_checkpoints c WHERE c.run_id = r.run_id) "
+                "status = CASE WHEN r.status = 'blocked' OR (r.status = 'queued' AND NOT EXISTS "
+                "(SELECT 1 FROM agentrt_checkpoints c WHERE c.run_id = r.run_id)) "
                 "THEN 'cancelled' ELSE r.status END "
-                f"FROM tree WHERE r.run_id = tree.id AND r.status IN {_UNFINISHED} RETURNING r.run_id",
+                "FROM tree WHERE r.run_id = tree.id AND r.status NOT IN ('completed', 'failed', 'cancelled') "
+                "RETURNING r.run_id",
                 (run_id, now, now),
             ).fetchall()
             self._notify(conn)
@@ -718,7 +723,7 @@ class PostgresStore:
             row = conn.execute(
                 "WITH fenced AS (UPDATE agentrt_runs SET seq = %(seq)s, pending = %(pending)s, "
                 "status = 'running', waiting_on = NULL, wake_at = NULL, updated_at = %(now)s, "
-                "code_required = %(code)s "
+                "code_required = %(code)s, blocked = NULL "
                 "WHERE run_id = %(run)s AND lease_owner = %(owner)s "
                 "AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s::bigint) RETURNING run_id), "
                 "ck AS (INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
@@ -802,7 +807,8 @@ class PostgresStore:
                 )
                 conn.execute(
                     "UPDATE agentrt_runs SET seq = %s, pending = %s, status = 'running', waiting_on = NULL, "
-                    "wake_at = NULL, code_required = %s, updated_at = %s WHERE run_id = %s",
+                    "wake_at = NULL, code_required = %s, updated_at = %s, blocked = NULL, output = NULL, "
+                    "error = NULL, error_blob = NULL WHERE run_id = %s",
                     (seq, pending_json, code_required, now, run_id),
                 )
             else:
@@ -810,6 +816,53 @@ class PostgresStore:
                     f"store {self.location}: run {run_id!r} has checkpoints up to {newest}; an upgrade "
                     f"rewrites the newest one or adds one after it, not checkpoint {seq}"
                 )
+            self._insert_events(conn, run_id, [(seq, n, *event)], now)
+        return n
+
+    @_translate
+    def block_run(
+        self,
+        run_id: str,
+        owner: str,
+        blocked: dict[str, Any],
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
+    ) -> bool:
+        now = time.time()
+        with self._tx() as conn:
+            row = self._locked(conn, run_id)
+            if row[1] in FINAL:
+                return False
+            if row[0] != owner or (epoch is not None and row[2] != epoch):
+                raise lease_lost(run_id, row[0], row[2], epoch)
+            self._insert_events(conn, run_id, events, now)
+            conn.execute(
+                "UPDATE agentrt_runs SET status = 'blocked', blocked = %s, waiting_on = NULL, "
+                "wake_at = NULL, lease_owner = NULL, lease_expires = NULL, updated_at = %s WHERE run_id = %s",
+                (_dumps(blocked), now, run_id),
+            )
+        return True
+
+    @_translate
+    def reopen_run(
+        self, run_id: str, owner: str, event: tuple[str, str | None, Any], *, epoch: int | None = None
+    ) -> int:
+        now = time.time()
+        with self._tx() as conn:
+            seq = self._check_owner(conn, run_id, owner, epoch)[3]
+            (last_n,) = conn.execute(
+                "SELECT max(n) FROM agentrt_events WHERE run_id = %s AND seq = %s", (run_id, seq)
+            ).fetchone()
+            n = 0 if last_n is None else int(last_n) + 1
+            # a finished run's row forgot its pending request; its checkpoint did not
+            conn.execute(
+                "UPDATE agentrt_runs SET status = 'running', blocked = NULL, output = NULL, error = NULL, "
+                "error_blob = NULL, waiting_on = NULL, wake_at = NULL, updated_at = %s, "
+                "pending = COALESCE((SELECT c.pending FROM agentrt_checkpoints c WHERE c.run_id = %s "
+                "AND c.seq = %s), pending) WHERE run_id = %s",
+                (now, run_id, seq, run_id),
+            )
             self._insert_events(conn, run_id, [(seq, n, *event)], now)
         return n
 
@@ -978,8 +1031,8 @@ class PostgresStore:
             self._prune(conn, run_id, seq)  # at rest, exactly the newest ``retention`` are kept
             self._insert_events(conn, run_id, events, now)
             conn.execute(
-                "UPDATE agentrt_runs SET status = 'waiting', waiting_on = %s, wake_at = %s, updated_at = %s "
-                "WHERE run_id = %s",
+                "UPDATE agentrt_runs SET status = 'waiting', waiting_on = %s, wake_at = %s, updated_at = %s, "
+                "blocked = NULL WHERE run_id = %s",
                 (waiting_on, wake_at, now, run_id),
             )
 
@@ -1008,7 +1061,7 @@ class PostgresStore:
             self._insert_events(conn, run_id, events, now)
             conn.execute(
                 "UPDATE agentrt_runs SET status = %s, output = %s, error = %s, error_blob = %s, "
-                "pending = NULL, "
+                "pending = NULL, blocked = NULL, "
                 "waiting_on = NULL, wake_at = NULL, updated_at = %s WHERE run_id = %s",
                 (status, _dumps(output), _dumps(error), error_blob, now, run_id),
             )

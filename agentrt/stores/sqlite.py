@@ -212,6 +212,10 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX workers_by_last_seen ON workers (last_seen);
     """,
+    # 9 -> 10: why a blocked run is blocked (a refused checkpoint, or code that cannot restore it)
+    """
+    ALTER TABLE runs ADD COLUMN blocked TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 #: The page size of a new store file (an existing one keeps its own).
@@ -220,7 +224,7 @@ PAGE_SIZE_BYTES = 2048
 _RUN_COLUMNS = (
     "run_id, agent, status, input, output, error, error_blob, seq, pending, waiting_on, wake_at, "
     "parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage, "
-    "epoch, priority, cancel_requested, deadline, code_required"
+    "epoch, priority, cancel_requested, deadline, code_required, blocked"
 )
 _INSERT_STREAM = "INSERT INTO stream (run_id, id, kind, data, created_at) VALUES (?, ?, ?, ?, ?)"
 #: How many runs' last stream ids a store remembers before it forgets them all (then looks them up).
@@ -479,7 +483,7 @@ class SqliteStore:
     def _record(row: tuple[Any, ...]) -> RunRecord:
         (run_id, agent, status, input_, output, error, error_blob, seq, pending, waiting_on, wake_at,
          parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage,
-         epoch, priority, cancel_requested, deadline, code_required,
+         epoch, priority, cancel_requested, deadline, code_required, blocked,
          ) = row  # fmt: skip
         return RunRecord(
             run_id=run_id,
@@ -506,6 +510,7 @@ class SqliteStore:
             cancel_requested=bool(cancel_requested),
             deadline=deadline,
             code_required=code_required,
+            blocked=_loads(blocked),
         )
 
     # ------------------------------------------------------------------ runs
@@ -757,8 +762,8 @@ class SqliteStore:
                     "UPDATE runs SET cancel_requested = 1, updated_at = ?, "
                     "lease_owner = NULL, lease_expires = NULL, "
                     "wake_at = CASE WHEN status = 'waiting' THEN ? ELSE wake_at END, "
-                    "status = CASE WHEN status = 'queued' AND NOT EXISTS "
-                    "(SELECT 1 FROM checkpoints c WHERE c.run_id = runs.run_id) "
+                    "status = CASE WHEN status = 'blocked' OR (status = 'queued' AND NOT EXISTS "
+                    "(SELECT 1 FROM checkpoints c WHERE c.run_id = runs.run_id)) "
                     "THEN 'cancelled' ELSE status END "
                     "WHERE run_id = ?",
                     (now, now, rid),
@@ -834,7 +839,7 @@ class SqliteStore:
                 self._check_owner(conn, run_id, owner, epoch)
                 conn.execute(
                     "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
-                    "wake_at = NULL, updated_at = ?, code_required = ? WHERE run_id = ?",
+                    "wake_at = NULL, updated_at = ?, code_required = ?, blocked = NULL WHERE run_id = ?",
                     (seq, pending_json, now, code_required, run_id),
                 )
             for r_seq, idx, ok, r_blob in journal:
@@ -915,7 +920,8 @@ class SqliteStore:
                 )
                 conn.execute(
                     "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
-                    "wake_at = NULL, code_required = ?, updated_at = ? WHERE run_id = ?",
+                    "wake_at = NULL, code_required = ?, updated_at = ?, blocked = NULL, output = NULL, "
+                    "error = NULL, error_blob = NULL WHERE run_id = ?",
                     (seq, pending_json, code_required, now, run_id),
                 )
             else:
@@ -923,6 +929,51 @@ class SqliteStore:
                     f"store {self.path!r}: run {run_id!r} has checkpoints up to {newest}; an upgrade "
                     f"rewrites the newest one or adds one after it, not checkpoint {seq}"
                 )
+            self._insert_events(conn, run_id, [(seq, n, *event)], now)
+        return n
+
+    @_translate
+    def block_run(
+        self,
+        run_id: str,
+        owner: str,
+        blocked: dict[str, Any],
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
+    ) -> bool:
+        now = time.time()
+        with self._tx() as conn:
+            if self._check_owner_or_finished(conn, run_id, owner, epoch) is None:
+                return False
+            self._insert_events(conn, run_id, events, now)
+            conn.execute(
+                "UPDATE runs SET status = 'blocked', blocked = ?, waiting_on = NULL, wake_at = NULL, "
+                "lease_owner = NULL, lease_expires = NULL, updated_at = ? WHERE run_id = ?",
+                (_dumps(blocked), now, run_id),
+            )
+        return True
+
+    @_translate
+    def reopen_run(
+        self, run_id: str, owner: str, event: tuple[str, str | None, Any], *, epoch: int | None = None
+    ) -> int:
+        now = time.time()
+        with self._tx() as conn:
+            self._check_owner(conn, run_id, owner, epoch)
+            (seq,) = conn.execute("SELECT seq FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            (last_n,) = conn.execute(
+                "SELECT max(n) FROM events WHERE run_id = ? AND seq = ?", (run_id, seq)
+            ).fetchone()
+            n = 0 if last_n is None else int(last_n) + 1
+            # a finished run's row forgot its pending request; its checkpoint did not
+            conn.execute(
+                "UPDATE runs SET status = 'running', blocked = NULL, output = NULL, error = NULL, "
+                "error_blob = NULL, waiting_on = NULL, wake_at = NULL, updated_at = ?, "
+                "pending = COALESCE((SELECT c.pending FROM checkpoints c WHERE c.run_id = runs.run_id "
+                "AND c.seq = runs.seq), pending) WHERE run_id = ?",
+                (now, run_id),
+            )
             self._insert_events(conn, run_id, [(seq, n, *event)], now)
         return n
 
@@ -1037,8 +1088,8 @@ class SqliteStore:
             self._prune(conn, run_id, seq)  # at rest, exactly the newest ``retention`` are kept
             self._insert_events(conn, run_id, events, now)
             conn.execute(
-                "UPDATE runs SET status = 'waiting', waiting_on = ?, wake_at = ?, updated_at = ? "
-                "WHERE run_id = ?",
+                "UPDATE runs SET status = 'waiting', waiting_on = ?, wake_at = ?, updated_at = ?, "
+                "blocked = NULL WHERE run_id = ?",
                 (waiting_on, wake_at, now, run_id),
             )
 
@@ -1065,7 +1116,7 @@ class SqliteStore:
             self._insert_events(conn, run_id, events, now)
             cur = conn.execute(
                 "UPDATE runs SET status = ?, output = ?, error = ?, error_blob = ?, pending = NULL, "
-                "waiting_on = NULL, "
+                "waiting_on = NULL, blocked = NULL, "
                 "wake_at = NULL, updated_at = ? "
                 "WHERE run_id = ? AND status NOT IN ('completed', 'failed', 'cancelled')",
                 (status, _dumps(output), _dumps(error), error_blob, now, run_id),

@@ -30,6 +30,8 @@ def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
             obj["waiting_on"] = rec.waiting_on
         if (rec.pending or {}).get("kind") == "ask":
             obj["prompt"] = rec.pending.get("prompt")
+    if rec.status == "blocked":  # why, and from which checkpoint (seq) it goes on
+        obj["blocked"] = dict(rec.blocked or {})
     if rec.priority:
         obj["priority"] = rec.priority
     if rec.deadline is not None:

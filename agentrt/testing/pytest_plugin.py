@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Generator, Iterator
+from typing import Any  # Any: xdist's worker node and its output, untyped
 
 import pytest
 
@@ -126,6 +127,37 @@ def agentrt_roundtrip() -> Iterator[RoundTripper]:
         yield tripper
 
 
+#: Under pytest-xdist: what each worker round-tripped, summed by the controller (whose own tripper
+#: runs no test), so the closing line counts the whole session.
+_WORKERS = pytest.StashKey[dict[str, Any]]()
+_WORKER_OUTPUT_KEY = "agentrt_roundtrip"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker, hand this worker's counts and unreported failures to the controller."""
+    found = session.config.stash.get(_SESSION, None)
+    output = getattr(session.config, "workeroutput", None)
+    if found is not None and output is not None:
+        tripper = found[0]
+        output[_WORKER_OUTPUT_KEY] = {
+            "count": tripper.count,
+            "failed": len(tripper.failures),
+            "unreported": tripper.unreported(),
+        }
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """On the xdist controller: add up what a finished worker round-tripped."""
+    data = getattr(node, "workeroutput", {}).get(_WORKER_OUTPUT_KEY)
+    if data is None:
+        return
+    total = node.config.stash.setdefault(_WORKERS, {"count": 0, "failed": 0, "unreported": []})
+    total["count"] += data["count"]
+    total["failed"] += data["failed"]
+    total["unreported"].extend(data["unreported"])
+
+
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
@@ -133,12 +165,13 @@ def pytest_terminal_summary(
     if session is None:
         return
     tripper = session[0]
-    failed = len(tripper.failures)
+    workers = config.stash.get(_WORKERS, {"count": 0, "failed": 0, "unreported": []})
+    failed = len(tripper.failures) + workers["failed"]
     terminalreporter.write_line(
-        f"agentrt round-trip: {tripper.count} suspensions checkpointed and restored"
+        f"agentrt round-trip: {tripper.count + workers['count']} suspensions checkpointed and restored"
         + (f", {failed} did not survive" if failed else "")
     )
-    unreported = tripper.unreported()
+    unreported = tripper.unreported() + workers["unreported"]
     if unreported:
         # Failures outside a test's body (fixtures, collection) that the code there handled.
         terminalreporter.write_line(

@@ -133,20 +133,22 @@ def test_a_non_terminal_run_is_quiet_unless_asked(project):
         for line in cli(*args, "--log-format", "json", cwd=project["root"]).stderr.splitlines()
     ] == events
 
-    failed = cli("run", "refunds.py:holds", "--input", '{"amount": 5}', "--store", store, cwd=project["root"])
-    assert failed.returncode == 1
-    (line,) = failed.stderr.splitlines()  # the one error, as JSON
+    args = ("run", "refunds.py:holds", "--input", '{"amount": 5}', "--store", store)
+    blocked = cli(*args, cwd=project["root"])
+    assert blocked.returncode == 1
+    (line,) = blocked.stderr.splitlines()  # the one error, as JSON
     logged = json.loads(line)
-    assert logged["event"] == "failed" and logged["level"] == "error"
+    assert logged["event"] == "blocked" and logged["level"] == "error"
+    assert logged["blocked"]["code"] == "AR112"
 
 
-def test_dump_of_a_run_that_failed_at_its_first_checkpoint_says_so(project):
+def test_dump_of_a_run_blocked_at_its_first_checkpoint_says_so(project):
     store = str(project["store"])
-    failed = start(project, "holds", "h1")
-    assert failed.returncode == 1
+    blocked = start(project, "holds", "h1")
+    assert blocked.returncode == 1
     dumped = cli("dump", "h1", "--store", store, cwd=project["root"])
     assert dumped.returncode == 2, dumped.stderr
-    assert "it failed before its first checkpoint was stored" in dumped.stderr
+    assert "it was blocked before its first checkpoint was stored" in dumped.stderr
     assert "AR112" in dumped.stderr and "first await" not in dumped.stderr
 
 

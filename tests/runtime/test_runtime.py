@@ -15,7 +15,7 @@ from agentrt import (
     StepBudgetExceeded,
     ToolError,
 )
-from agentrt.exceptions import CannotCrossAwait, ForeignAwaitable
+from agentrt.exceptions import ForeignAwaitable
 from agentrt.stores import MemoryStore, SqliteStore
 from tests.runtime import agents as A
 
@@ -180,7 +180,6 @@ def test_output_is_validated_and_converted(store):
     [
         (A.foreign, ForeignAwaitable, "AR102"),
         (A.raw, TypeError, "AR102"),
-        (A.holds_lock, CannotCrossAwait, "lock"),
     ],
 )
 def test_agent_mistakes_fail_the_run_clearly(store, agent, exc, words):

@@ -178,3 +178,39 @@ def test_sqlite_store_key_file_signs_and_binds_its_checkpoints(tmp_path: Path) -
         assert isinstance(error, CorruptBlob) and "not signed" in str(error)
     finally:
         store.close()
+
+
+_CREATE_AND_PRINT = """
+import os, sys, time
+from agentrt import keys
+deadline = float(sys.argv[1])
+while time.time() < deadline:  # start together
+    pass
+print(keys.project_keyring(create=True).write.hex())
+"""
+
+
+def test_processes_creating_the_project_key_at_once_all_get_the_one_key(tmp_path):
+    """Created by several processes at the same moment (a test session's workers, a fleet's first
+    start), the key file is never read half-written and every process signs with the same key."""
+    import time
+
+    env = dict(os.environ, AGENTRT_KEY_FILE=str(tmp_path / "cfg" / "blob.key"))
+    env.pop("AGENTRT_BLOB_KEY", None)
+    start = str(time.time() + 1.5)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CREATE_AND_PRINT, start],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    results = [p.communicate(timeout=60) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in results]
+    assert len({out.strip() for out, _ in results}) == 1, results
+    key_file = tmp_path / "cfg" / "blob.key"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert sorted(p.name for p in key_file.parent.iterdir()) == ["blob.key"]  # no draft left behind

@@ -6,6 +6,7 @@ python host_app.py STORE PORT [AGENT,AGENT...]   (names in serve_agents; default
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 
 import serve_agents
@@ -22,7 +23,9 @@ def tenant_of(request) -> str | None:
 async def main(store: str, port: int, names: list[str]) -> None:
     agents = [getattr(serve_agents, name) for name in names]
     async with Runtime(store=store, lease_seconds=2) as runtime:
-        app = create_app(runtime, agents=agents, tenant=tenant_of)
+        # HOST_APP_PING_SECONDS: the keep-alive test need not wait the default 15 s for a comment.
+        ping = float(os.environ.get("HOST_APP_PING_SECONDS", "15"))
+        app = create_app(runtime, agents=agents, tenant=tenant_of, ping_seconds=ping)
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
         await server.serve()
 

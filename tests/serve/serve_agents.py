@@ -110,3 +110,33 @@ async def run_echo(input: Echo, task: Task) -> Echo:
 
 
 echo = agent(input=Echo, output=Echo, tools=[*ui_tools], run=run_echo, name="echo")
+
+
+@tool
+def maybe_down(marker: str, idempotency_key: str = "") -> str:
+    """Fails while the file ``marker`` exists (the retry test removes it); every call is written down."""
+    with open(marker + ".calls", "a", encoding="utf-8") as f:
+        f.write(f"maybe_down {idempotency_key}\n")
+    if os.path.exists(marker):
+        raise RuntimeError(f"down while {marker} exists")
+    return "up"
+
+
+@attrs.frozen
+class Down:
+    marker: str
+
+
+@attrs.frozen
+class Up:
+    first: str
+    result: str
+
+
+async def run_flaky(input: Down, task: Task) -> Up:
+    first = await task.tools.slow_step(marker=input.marker + ".calls", seconds=0.0)  # checkpoint 1
+    result = await task.tools.maybe_down(marker=input.marker)  # checkpoint 2: fails the run while down
+    return Up(first, result)
+
+
+flaky = agent(input=Down, output=Up, tools=[slow_step, maybe_down], run=run_flaky, name="flaky")

@@ -199,6 +199,7 @@ def test_openapi_document_lists_every_endpoint(server: Server) -> None:
         "/runs/{run_id}",
         "/runs/{run_id}/reply",
         "/runs/{run_id}/cancel",
+        "/runs/{run_id}/retry",
         "/runs/{run_id}/events",
         "/runs/{run_id}/dump",
         "/workers",
@@ -244,6 +245,7 @@ def test_tenants_are_isolated(tmp_path) -> None:
                 ("GET", f"/runs/{run_id}/events", None),
                 ("POST", f"/runs/{run_id}/reply", {"value": "stolen"}),
                 ("POST", f"/runs/{run_id}/cancel", None),
+                ("POST", f"/runs/{run_id}/retry", None),
             ):
                 error_of(c.request(method, path, json=body, headers=b), 404, "unknown_run")
             # Taking another tenant's run id does not take the run over.

@@ -137,9 +137,10 @@ def test_500_concurrent_sse_clients(server: Server) -> None:
     )
 
 
-def test_keep_alive_comments_on_an_idle_stream(tmp_path: Path) -> None:
+def test_keep_alive_comments_on_an_idle_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.serve.conftest import HERE, free_port  # noqa: F401
 
+    monkeypatch.setenv("HOST_APP_PING_SECONDS", "1")  # the server inherits it
     srv = Server(tmp_path / "ka.db", tmp_path, token=None, host_app=True)
     srv.start()
     try:

@@ -358,6 +358,7 @@ def test_migrations(backend, location, open_handle):
         assert conn.execute("PRAGMA user_version").fetchone()[0] == sqlite_store.SCHEMA_VERSION
         assert conn.execute("SELECT code_required FROM runs WHERE run_id = 'old'").fetchone() == (None,)
         assert conn.execute("SELECT count(*) FROM workers").fetchone() == (0,)  # schema 9: the registry
+        assert conn.execute("SELECT blocked FROM runs WHERE run_id = 'old'").fetchone() == (None,)  # 10
         conn.execute(f"PRAGMA user_version={sqlite_store.SCHEMA_VERSION + 1}")
         conn.commit()
         conn.close()
@@ -411,6 +412,7 @@ def _postgres_upgrades_in_place(location, open_handle):
     assert store.schema_version() == postgres.SCHEMA_VERSION
     assert store.get_run("old").code_required is None
     assert store.list_workers() == []  # schema 5: the worker registry
+    assert store.get_run("old").blocked is None  # schema 6: why a run is blocked
     assert [r.run_id for r in store.claim_runnable(make_owner(), 30, 5, lacking=["x"])] == ["old"]
 
 
@@ -609,3 +611,107 @@ def test_replaced_blobs_are_pruned_with_their_checkpoint(store):
     store.set_waiting("r", owner, "timer", None, [], epoch=epoch)  # at rest: pruned to retention
     assert [c.seq for c in store.list_checkpoints("r")] == [4, 5]
     assert store.replaced_checkpoints("r") == []
+
+
+FINDING = {"code": "AR106", "message": "AR106: ... cannot cross this await", "function": "run", "lineno": 7,
+           "variable": "<exit of the 'with' block>"}  # fmt: skip
+
+
+def _blocked_at_1(store, run_id="b"):
+    """A run checkpointed at 1 with a journaled result, then blocked by its driver."""
+    owner = make_owner()
+    store.create_run(NewRun(run_id, "m:a", {}, owner=owner, ttl_seconds=30))
+    store.save_checkpoint(run_id, owner, 1, b"cp1", {"kind": "tool"}, [], epoch=1)
+    store.put_result(run_id, 1, 0, True, b"res", owner=owner, epoch=1)
+    assert store.block_run(run_id, owner, FINDING, [(1, 0, "blocked", "error", {})], epoch=1)
+    return owner
+
+
+def test_a_blocked_run_keeps_its_checkpoint_and_journal_and_is_never_claimed(open_handle):
+    store = open_handle()
+    _blocked_at_1(store)
+    for handle in (store, open_handle()):  # what another process reads
+        rec = handle.get_run("b")
+        assert rec.status == "blocked" and rec.blocked == FINDING and not rec.finished
+        assert rec.seq == 1 and rec.pending == {"kind": "tool"} and rec.lease_owner is None
+        assert handle.latest_checkpoint("b") == (1, b"cp1") and handle.get_results("b", 1) == {
+            0: (True, b"res")
+        }
+        assert [r.run_id for r in handle.list_runs(status="blocked")] == ["b"]
+    assert store.claim_runnable(make_owner(), 30, 10) == []
+    assert [e.kind for e in store.list_events("b")] == ["blocked"]
+
+
+def test_a_blocked_run_goes_on_and_every_status_write_clears_its_finding(store):
+    for run_id, end in (("c", "checkpoint"), ("w", "wait"), ("f", "finish")):
+        _blocked_at_1(store, run_id)
+        owner = make_owner()
+        rec = store.acquire_lease(run_id, owner, 30)
+        assert rec.status == "blocked"  # taken up as it is; its next write says how it goes on
+        if end == "checkpoint":
+            store.save_checkpoint(run_id, owner, 2, b"cp2", {"kind": "tool"}, [], epoch=rec.epoch)
+            assert store.get_run(run_id).status == "running"
+        elif end == "wait":
+            store.set_waiting(run_id, owner, "reply", None, [], epoch=rec.epoch)
+            assert store.get_run(run_id).status == "waiting"
+        else:
+            assert store.finish_run(run_id, owner, "completed", output={"ok": 1}, epoch=rec.epoch)
+            assert not store.block_run(run_id, owner, FINDING, [], epoch=rec.epoch)  # finished: no
+        assert store.get_run(run_id).blocked is None
+
+
+def test_block_run_is_fenced(store):
+    owner = _blocked_at_1(store)
+    thief = make_owner()
+    store.acquire_lease("b", thief, 30)
+    with pytest.raises(LeaseLost):
+        store.block_run("b", owner, FINDING, [], epoch=1)
+
+
+def test_reopen_run_makes_a_failed_or_blocked_run_running_again(store):
+    owner = _blocked_at_1(store)
+    rec = store.acquire_lease("b", owner, 30)
+    n = store.reopen_run("b", owner, ("unblocked", "info", {"why": "upgrade"}), epoch=rec.epoch)
+    rec = store.get_run("b")
+    assert (rec.status, rec.blocked, rec.seq, rec.pending, n) == ("running", None, 1, {"kind": "tool"}, 1)
+    assert rec.lease_owner == owner  # kept: the caller drives it, or releases it for a worker
+    store.release_lease("b", owner)
+    assert [r.run_id for r in store.claim_runnable(make_owner(), 30, 10)] == ["b"]
+
+    # a failed run: the row forgot its pending request, the checkpoint did not
+    other = make_owner()
+    store.create_run(NewRun("f", "m:a", {}, owner=other, ttl_seconds=30))
+    store.save_checkpoint("f", other, 1, b"cp1", {"kind": "ask"}, [], epoch=1)
+    assert store.finish_run(
+        "f", other, "failed", error={"type": "E", "message": "m"}, error_blob=b"x", epoch=1
+    )
+    rec = store.acquire_lease("f", other, 30)
+    store.reopen_run("f", other, ("retry", "info", {}), epoch=rec.epoch)
+    rec = store.get_run("f")
+    assert (rec.status, rec.error, rec.error_blob, rec.output, rec.pending) == (
+        "running", None, None, None, {"kind": "ask"},
+    )  # fmt: skip
+    with pytest.raises(LeaseLost):
+        store.reopen_run("f", make_owner(), ("retry", "info", {}))
+
+
+def test_a_retry_checkpoint_clears_a_failed_runs_error(store):
+    owner = make_owner()
+    store.create_run(NewRun("f", "m:a", {}, owner=owner, ttl_seconds=30))
+    store.save_checkpoint("f", owner, 1, b"cp1", {"kind": "tool"}, [], epoch=1)
+    store.finish_run("f", owner, "failed", error={"type": "E", "message": "m"}, epoch=1)
+    rec = store.acquire_lease("f", owner, 30)
+    store.rewrite_checkpoint(
+        "f", owner, 2, b"cp2", {"kind": "tool"}, ("retry", "info", {"from_seq": 1}),
+        journal=[(0, True, b"again")], code_required="req", epoch=rec.epoch,
+    )  # fmt: skip
+    rec = store.get_run("f")
+    assert (rec.status, rec.error, rec.seq, rec.code_required) == ("running", None, 2, "req")
+    assert store.get_results("f", 2) == {0: (True, b"again")}
+
+
+def test_cancelling_a_blocked_run_ends_it_at_once(store):
+    _blocked_at_1(store)
+    assert store.request_cancel("b") == ["b"]
+    rec = store.get_run("b")
+    assert rec.status == "cancelled" and rec.finished and store.claim_runnable(make_owner(), 30, 10) == []

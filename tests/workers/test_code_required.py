@@ -143,7 +143,25 @@ def test_a_local_wake_up_of_such_a_run_releases_it_too_and_an_explicit_resume_re
     error = asyncio.run(resume())
     assert error is not None and "changed since the checkpoint" in str(error)
     rec = store.get_run(run_id)
-    assert rec.status == "waiting" and rec.lease_owner is None  # reported, and left for the fleet
+    # reported, and blocked (a worker that carries its code takes it up: agentrt._runtime.blocking)
+    assert rec.status == "blocked" and rec.lease_owner is None
+    assert (
+        "changed since the checkpoint" in rec.blocked["message"]
+        and "agentrt upgrade" in rec.blocked["message"]
+    )
+    assert rec.pending["kind"] == "ask"  # what it waits on is kept
+
+    # a worker that carries its code (the old deploy's) takes the blocked run up: it waits again
+    path.write_text(textwrap.dedent(AGENT.format(result='"v1 " + answer')))
+    sys.modules.pop(mod.__name__)
+    importlib.import_module(mod.__name__)
+
+    async def old_worker():
+        async with Runtime(store, poll_seconds=0.05):
+            await until(lambda: store.get_run(run_id).status == "waiting")
+
+    asyncio.run(old_worker())
+    assert store.get_run(run_id).blocked is None
 
 
 def test_a_reply_to_such_a_run_is_recorded_and_left_for_a_worker_with_its_code(module):

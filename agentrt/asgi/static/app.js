@@ -106,9 +106,10 @@ async function refreshRun() {
   let summary = run.agent;
   if (run.status === "completed") summary += " → " + short(run.output, 200);
   else if (run.status === "failed") summary += " ✗ " + short(run.error && (run.error.message || run.error), 200);
+  else if (run.status === "blocked") summary += " ⛔ " + short(run.blocked && (run.blocked.message || run.blocked), 200);
   else if (run.pending) summary += " · pending " + short(run.pending, 160);
   $("#run-summary").textContent = summary;
-  $("#cancel").hidden = !["queued", "running", "waiting"].includes(run.status);
+  $("#cancel").hidden = !["queued", "running", "waiting", "blocked"].includes(run.status);
   const asking = run.status === "waiting" && run.waiting_on === "reply";
   $("#ask").hidden = !asking;
   if (asking) $("#ask-prompt").textContent = typeof run.prompt === "string" ? run.prompt : JSON.stringify(run.prompt);
@@ -201,7 +202,7 @@ function handleEvent(ev, runId) {
     return true;
   }
   addEvent(ev.id, ev.event, payload.data);
-  if (["waiting", "replied", "checkpoint", "resumed"].includes(ev.event)) {
+  if (["waiting", "replied", "checkpoint", "resumed", "blocked", "retried"].includes(ev.event)) {
     refreshRun();
     refreshRuns();
   }
