@@ -1,0 +1,14 @@
+"""Agents ported from public examples of other agent frameworks and model SDKs.
+
+Importing this package imports every port (each registers itself with ``@port``); ``PORTS`` lists
+them.  The restore worker imports it before restoring, as a host imports its code.  The API keys
+are set (if absent) while a port runs because the SDK clients read them from the environment when a blob reopens
+them (``_run.api_keys``); nothing ever reaches a network.
+"""
+
+from tests.realcode import (  # noqa: F401  (imported for their registrations)
+    openai_function_calling,
+)
+from tests.realcode._registry import PORTS, Port
+
+__all__ = ["PORTS", "Port"]
