@@ -8,6 +8,7 @@ them (``_run.api_keys``); nothing ever reaches a network.
 
 from tests.realcode import (  # noqa: F401  (imported for their registrations)
     openai_function_calling,
+    support_desk,
 )
 from tests.realcode._registry import PORTS, Port
 

@@ -10,11 +10,16 @@ A port's verdict is ``exact`` when (b), the carrying-on machine and every fresh-
 give the reference's outcome and the reference's remaining payloads; ``refused ARxxx`` when
 ``Machine.get()`` raises ``CannotCrossAwait`` with that code (at the first such suspension);
 anything else is ``differs: ...`` -- a bug.
+
+Every run starts under an empty ``contextvars.Context``, as a host's task does, so a context
+variable one port sets cannot leak into the next run.  Mode (b) steps one chain under one context,
+so only (c) can show a context variable that the checkpoint does not carry.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import gc
 import os
@@ -60,7 +65,8 @@ def api_keys() -> Iterator[None]:
 
 @functools.cache
 def _reference(name: str) -> Outcome:
-    return run_direct(next(p for p in PORTS if p.name == name), respond)
+    with api_keys():
+        return contextvars.Context().run(run_direct, next(p for p in PORTS if p.name == name), respond)
 
 
 def reference(port: Any) -> Outcome:
@@ -81,7 +87,7 @@ def every_suspension(port: Any) -> str:
     ref = reference(port)
     try:
         with api_keys():
-            got = run_checkpoint_every(port, respond)
+            got = contextvars.Context().run(run_checkpoint_every, port, respond)
     except HarnessError as exc:
         code = refusal_code(exc)
         return f"refused {code}" if code else f"differs: {exc}"
@@ -114,7 +120,9 @@ def make_blobs(port: Any, directory: Path, manifest: list) -> dict:
         return machine
 
     try:
-        info["continued"] = run_machine(port, before_answer=checkpoint, responder=respond)
+        info["continued"] = contextvars.Context().run(
+            run_machine, port, before_answer=checkpoint, responder=respond
+        )
     except Exception as exc:
         info["errors"].append(f"running the original machine failed: {type(exc).__name__}: {exc}")
     return info
@@ -147,11 +155,11 @@ def fresh_verdict(port: Any, fresh: dict) -> str:
         elif "error" in res:
             problems.append(f"{where}: {res['error']}")
         else:
-            if not deep_equal(res["pending"], ref.payloads[k - 1]):
-                problems.append(f"{where}: pending {show(res['pending'])} != {show(ref.payloads[k - 1])}")
+            if k > len(ref.payloads) or not deep_equal(res["pending"], ref.payloads[k - 1]):
+                problems.append(f"{where}: pending {show(res['pending'])} != {show(ref.payloads[k - 1 :][:1])}")
             problems += [f"{where}: {p}" for p in compare_outcomes(ref, res["outcome"], k - 1)]
     if problems:
-        return "differs: " + "\n".join(problems)
+        return "differs: " + "\n".join(problems)  # the first line says where, the rest what
     return gen["refused"] or "exact"
 
 

@@ -19,7 +19,13 @@ from tests.realcode._run import every_suspension, fresh_process, fresh_verdict, 
 
 
 def verdict(in_process: str, fresh: str) -> str:
-    return in_process if in_process == fresh else f"in process: {in_process}; fresh process: {fresh}"
+    def short(text: str) -> str:
+        first = text.splitlines()[0] if text else text
+        return first if len(first) <= 160 else first[:157] + "..."
+
+    if in_process == fresh:
+        return short(in_process)
+    return f"in process: {short(in_process)}; fresh process: {short(fresh)}"
 
 
 def main() -> int:
@@ -29,7 +35,7 @@ def main() -> int:
     print("| agent | ports | suspensions | as written |")
     print("|---|---|---|---|")
     for port in PORTS:
-        row = verdict(every_suspension(port), fresh_verdict(port, fresh)).replace("\n", "<br>")
+        row = verdict(every_suspension(port), fresh_verdict(port, fresh))
         print(f"| `{port.name}` | {port.example} | {len(reference(port).payloads)} | {row} |")
     return 0
 
