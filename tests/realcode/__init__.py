@@ -9,9 +9,11 @@ them (``_run.api_keys``); nothing ever reaches a network.
 from tests.realcode import (  # noqa: F401  (imported for their registrations)
     anthropic_tool_use,
     langgraph_functional_react,
+    openai_agents_airline,
     openai_function_calling,
     pydantic_ai_weather,
     react_classic,
+    smolagents_tool_calling,
     support_desk,
 )
 from tests.realcode._registry import PORTS, Port

@@ -44,12 +44,12 @@ def script(agent: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return register
 
 
-def model(agent: str, **request: Any) -> Any:
+def model(agent: str, /, **request: Any) -> Any:
     """``await model(AGENT, messages=..., tools=...)``: the agent's model call, answered by its script."""
     return suspend(("model", agent, copy.deepcopy(request)))
 
 
-def tool(agent: str, name: str, **arguments: Any) -> Any:
+def tool(agent: str, name: str, /, **arguments: Any) -> Any:
     """``await tool(AGENT, "get_weather", city=...)``: the agent's tool call, answered by its script."""
     return suspend(("tool", agent, name, copy.deepcopy(arguments)))
 
