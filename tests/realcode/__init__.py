@@ -8,13 +8,16 @@ them (``_run.api_keys``); nothing ever reaches a network.
 
 from tests.realcode import (  # noqa: F401  (imported for their registrations)
     anthropic_tool_use,
+    instructor_retry,
     langgraph_functional_react,
+    llamaindex_workflow,
     openai_agents_airline,
     openai_function_calling,
     pydantic_ai_weather,
     react_classic,
     smolagents_tool_calling,
     support_desk,
+    swarm_routines,
 )
 from tests.realcode._registry import PORTS, Port
 
