@@ -8,6 +8,9 @@ them (``_run.api_keys``); nothing ever reaches a network.
 
 from tests.realcode import (  # noqa: F401  (imported for their registrations)
     anthropic_tool_use,
+    autogen_round_robin,
+    crewai_sequential,
+    haystack_agent,
     instructor_retry,
     langgraph_functional_react,
     llamaindex_workflow,
