@@ -18,6 +18,8 @@ from tests.realcode import (  # noqa: F401  (imported for their registrations)
     llamaindex_workflow,
     openai_agents_airline,
     openai_function_calling,
+    openai_responses_tools,
+    openai_structured_outputs,
     pydantic_ai_weather,
     react_classic,
     smolagents_tool_calling,
