@@ -126,7 +126,9 @@ def run_direct(case: Case, responder: Callable[[Any], tuple[str, Any]] = respond
     return drive(runner, first, [], responder=responder)
 
 
-def run_machine(case: Case, before_answer=None, responder: Callable[[Any], tuple[str, Any]] = respond) -> Outcome:
+def run_machine(
+    case: Case, before_answer=None, responder: Callable[[Any], tuple[str, Any]] = respond
+) -> Outcome:
     args, kwargs = fresh_args(case)
     m = protocol.Machine(case.fn, *args, **kwargs)
     first = start(m)

@@ -45,7 +45,10 @@ SUITE = {"suite": "tests.realcode", "responder": "tests.realcode._driver:respond
 
 
 #: what a host has in its environment: the SDK clients a blob reopens read their keys from it
-API_KEYS = {"OPENAI_API_KEY": "sk-realcode-test-never-sent", "ANTHROPIC_API_KEY": "sk-ant-realcode-never-sent"}
+API_KEYS = {
+    "OPENAI_API_KEY": "sk-realcode-test-never-sent",
+    "ANTHROPIC_API_KEY": "sk-ant-realcode-never-sent",
+}
 
 
 @contextlib.contextmanager
@@ -156,7 +159,9 @@ def fresh_verdict(port: Any, fresh: dict) -> str:
             problems.append(f"{where}: {res['error']}")
         else:
             if k > len(ref.payloads) or not deep_equal(res["pending"], ref.payloads[k - 1]):
-                problems.append(f"{where}: pending {show(res['pending'])} != {show(ref.payloads[k - 1 :][:1])}")
+                problems.append(
+                    f"{where}: pending {show(res['pending'])} != {show(ref.payloads[k - 1 :][:1])}"
+                )
             problems += [f"{where}: {p}" for p in compare_outcomes(ref, res["outcome"], k - 1)]
     if problems:
         return "differs: " + "\n".join(problems)  # the first line says where, the rest what

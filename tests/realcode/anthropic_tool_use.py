@@ -77,7 +77,7 @@ async def chat_with_claude(user_message: str) -> tuple[Any, ...]:
 @script(AGENT)
 def _script(kind: str, *request: Any) -> Any:
     if kind == "tool":
-        name, arguments = request
+        name, _arguments = request
         if name == "get_weather":
             return json.dumps({"temperature": 68, "unit": "F", "conditions": "sunny"})
         return "14:05"
@@ -85,7 +85,11 @@ def _script(kind: str, *request: Any) -> Any:
     n = len(messages)
     if n == 1:
         return anthropic_message(
-            n, [text("I'll check the weather first."), tool_use(n, 0, "get_weather", {"location": "New York, NY"})]
+            n,
+            [
+                text("I'll check the weather first."),
+                tool_use(n, 0, "get_weather", {"location": "New York, NY"}),
+            ],
         )
     if n == 3:
         return anthropic_message(n, [tool_use(n, 0, "get_time", {"timezone": "America/New_York"})])

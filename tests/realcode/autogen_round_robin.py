@@ -66,7 +66,10 @@ class MaxMessageTermination(TerminationCondition):
     def check(self, messages: list[TextMessage]) -> StopMessage | None:
         self._count += len(messages)
         if self._count >= self.max_messages:
-            return StopMessage(content=f"Maximum number of messages {self.max_messages} reached", source="MaxMessageTermination")
+            return StopMessage(
+                content=f"Maximum number of messages {self.max_messages} reached",
+                source="MaxMessageTermination",
+            )
         return None
 
 
@@ -115,16 +118,28 @@ class RoundRobinGroupChat:
 
 @port(
     "Write a short poem about the fall season.",
-    example="AutoGen AgentChat tutorial: Teams (RoundRobinGroupChat, primary and critic, TextMentionTermination)",
+    example="AutoGen AgentChat tutorial: Teams (RoundRobinGroupChat primary/critic, TextMentionTermination)",
     answer="Text 'APPROVE' mentioned",
 )
 async def main(task: str) -> tuple[Any, ...]:
     primary_agent = AssistantAgent("primary", system_message="You are a helpful AI assistant.")
-    critic_agent = AssistantAgent("critic", system_message="Provide constructive feedback. Respond with 'APPROVE' when your feedbacks are addressed.")
+    critic_agent = AssistantAgent(
+        "critic",
+        system_message=(
+            "Provide constructive feedback. Respond with 'APPROVE' when your feedbacks are addressed."
+        ),
+    )
     text_termination = TextMentionTermination("APPROVE")
-    team = RoundRobinGroupChat([primary_agent, critic_agent], termination_condition=text_termination | MaxMessageTermination(10))
+    team = RoundRobinGroupChat(
+        [primary_agent, critic_agent], termination_condition=text_termination | MaxMessageTermination(10)
+    )
     result = await team.run(task=task)
-    return (result.stop_reason, [m.content for m in result.messages], result, team.participants[0].model_context)
+    return (
+        result.stop_reason,
+        [m.content for m in result.messages],
+        result,
+        team.participants[0].model_context,
+    )
 
 
 @script(AGENT)
@@ -134,8 +149,14 @@ def _script(kind: str, request: Any) -> Any:
     drafts = sum(1 for m in history if m["role"] == "assistant")
     if agent == "primary":
         if drafts == 0:
-            return {"content": "Leaves of amber drift and fall,\nwhispers of the autumn call.", "usage": usage}
-        return {"content": "Leaves of amber, crimson, gold,\ndrift and settle, brave and bold.", "usage": usage}
+            return {
+                "content": "Leaves of amber drift and fall,\nwhispers of the autumn call.",
+                "usage": usage,
+            }
+        return {
+            "content": "Leaves of amber, crimson, gold,\ndrift and settle, brave and bold.",
+            "usage": usage,
+        }
     if drafts == 0:
         return {"content": "Nice imagery; add more colours and a stronger rhythm.", "usage": usage}
     return {"content": "Much better. APPROVE", "usage": usage}

@@ -23,7 +23,7 @@ from tests.realcode._registry import port
 AGENT = "crewai_sequential"
 
 
-class Process(str, Enum):
+class Process(str, Enum):  # noqa: UP042 - as the framework writes it
     sequential = "sequential"
     hierarchical = "hierarchical"
 
@@ -42,11 +42,15 @@ class Agent(BaseModel):
         self.backstory = self.backstory.format(**inputs)
 
     async def execute_task(self, task: Task, context: str | None) -> str:
-        prompt = f"{task.description}\n\nThis is the expected criteria for your final answer: {task.expected_output}"
+        prompt = f"{task.description}\n\nThis is the expected criteria for your final answer: "
+        prompt += task.expected_output
         if context:
             prompt += f"\n\nThis is the context you're working with:\n{context}"
         messages = [
-            {"role": "system", "content": f"You are {self.role}. {self.backstory}\nYour personal goal is: {self.goal}"},
+            {
+                "role": "system",
+                "content": f"You are {self.role}. {self.backstory}\nYour personal goal is: {self.goal}",
+            },
             {"role": "user", "content": prompt},
         ]
         for _ in range(self.max_iter):
@@ -122,7 +126,10 @@ reporting_analyst = Agent(
 )
 async def run_crew(inputs: dict[str, str]) -> tuple[Any, ...]:
     research_task = Task(
-        description="Conduct a thorough research about {topic}. Make sure you find any interesting and relevant information.",
+        description=(
+            "Conduct a thorough research about {topic}. "
+            "Make sure you find any interesting and relevant information."
+        ),
         expected_output="A list with 2 bullet points of the most relevant information about {topic}",
         agent=researcher.model_copy(deep=True),
     )
@@ -139,12 +146,17 @@ async def run_crew(inputs: dict[str, str]) -> tuple[Any, ...]:
 @script(AGENT)
 def _script(kind: str, *request: Any) -> Any:
     if kind == "tool":
-        return "2025: open-weight models match closed ones on benchmarks; agent frameworks ship to production."
+        return (
+            "2025: open-weight models match closed ones on benchmarks; agent frameworks ship to production."
+        )
     messages = request[0]["messages"]
     researcher_turn = "Researcher" in messages[0]["content"]
     if researcher_turn and len(messages) == 2:
-        return "Thought: I should search.\nAction: search_the_internet\nAction Input: AI LLMs 2025 developments"
+        return (
+            "Thought: I should search.\nAction: search_the_internet\nAction Input: AI LLMs 2025 developments"
+        )
     if researcher_turn:
-        return "Thought: I know enough.\nFinal Answer: - Open-weight models caught up\n- Agents went to production"
+        final = "- Open-weight models caught up\n- Agents went to production"
+        return f"Thought: I know enough.\nFinal Answer: {final}"
     bullets = messages[1]["content"].split("working with:\n", 1)[1]
     return f"Thought: I can write the report.\nFinal Answer: # AI LLMs in 2025\n{bullets}"

@@ -84,10 +84,14 @@ class Predict:
 
 class ReAct:
     def __init__(self, signature: str, tools: list[Callable[..., Any]], max_iters: int = 10) -> None:
-        self.signature = Signature(signature, "You are an Agent. In each episode, you will be given the fields as input.")
+        self.signature = Signature(
+            signature, "You are an Agent. In each episode, you will be given the fields as input."
+        )
         tools_ = [t if isinstance(t, Tool) else Tool(t) for t in tools]
         self.tools = {t.name: t for t in tools_}
-        self.tools["finish"] = Tool(func=lambda: "Completed.", name="finish", desc="Marks the task as complete.")
+        self.tools["finish"] = Tool(
+            func=lambda: "Completed.", name="finish", desc="Marks the task as complete."
+        )
         self.max_iters = max_iters
         react_signature = (
             self.signature.append("trajectory")
@@ -106,7 +110,9 @@ class ReAct:
             trajectory[f"tool_name_{idx}"] = pred.next_tool_name
             trajectory[f"tool_args_{idx}"] = pred.next_tool_args
             try:
-                trajectory[f"observation_{idx}"] = await self.tools[pred.next_tool_name].acall(**pred.next_tool_args)
+                trajectory[f"observation_{idx}"] = await self.tools[pred.next_tool_name].acall(
+                    **pred.next_tool_args
+                )
             except Exception as err:
                 trajectory[f"observation_{idx}"] = f"Execution error in {pred.next_tool_name}: {err}"
             if pred.next_tool_name == "finish":
@@ -139,9 +145,12 @@ async def main(question: str) -> tuple[Any, ...]:
 @script(AGENT)
 def _script(kind: str, *request: Any) -> Any:
     if kind == "tool":
-        name, arguments = request
+        name, _arguments = request
         if name == "search_wikipedia":
-            return ["David Gregory (physician) | David Gregory (20 December 1625 - 1720) was a Scottish physician and inventor."]
+            return [
+                "David Gregory (physician) | David Gregory (20 December 1625 - 1720) "
+                "was a Scottish physician and inventor."
+            ]
         return 5761.328
     req = request[0]
     trajectory = req["inputs"]["trajectory"]
@@ -149,7 +158,15 @@ def _script(kind: str, *request: Any) -> Any:
         return {"reasoning": "9362158 / 1625 = 5761.328", "answer": str(trajectory["observation_1"])}
     step = len(trajectory) // 4
     if step == 0:
-        return {"next_thought": "Find his year of birth.", "next_tool_name": "search_wikipedia", "next_tool_args": {"query": "David Gregory of Kinnairdy castle"}}
+        return {
+            "next_thought": "Find his year of birth.",
+            "next_tool_name": "search_wikipedia",
+            "next_tool_args": {"query": "David Gregory of Kinnairdy castle"},
+        }
     if step == 1:
-        return {"next_thought": "Born 1625; divide.", "next_tool_name": "evaluate_math", "next_tool_args": {"expression": "9362158 / 1625"}}
+        return {
+            "next_thought": "Born 1625; divide.",
+            "next_tool_name": "evaluate_math",
+            "next_tool_args": {"expression": "9362158 / 1625"},
+        }
     return {"next_thought": "I have the answer.", "next_tool_name": "finish", "next_tool_args": {}}

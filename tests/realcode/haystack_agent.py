@@ -24,7 +24,7 @@ from tests.realcode._registry import port
 AGENT = "haystack_agent"
 
 
-class ChatRole(str, Enum):
+class ChatRole(str, Enum):  # noqa: UP042 - as the framework writes it
     USER = "user"
     SYSTEM = "system"
     ASSISTANT = "assistant"
@@ -61,8 +61,15 @@ class ChatMessage:
         return cls(ChatRole.USER, [TextContent(text)])
 
     @classmethod
-    def from_assistant(cls, text: str | None = None, tool_calls: list[ToolCall] | None = None, meta: dict[str, Any] | None = None) -> ChatMessage:
-        return cls(ChatRole.ASSISTANT, ([TextContent(text)] if text else []) + list(tool_calls or []), meta or {})
+    def from_assistant(
+        cls,
+        text: str | None = None,
+        tool_calls: list[ToolCall] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> ChatMessage:
+        return cls(
+            ChatRole.ASSISTANT, ([TextContent(text)] if text else []) + list(tool_calls or []), meta or {}
+        )
 
     @classmethod
     def from_tool(cls, tool_result: str, origin: ToolCall, error: bool = False) -> ChatMessage:
@@ -93,7 +100,11 @@ async def calculate(expression: str) -> dict[str, Any]:
 calculator_tool = Tool(
     name="calculator",
     description="Evaluate basic math expressions.",
-    parameters={"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]},
+    parameters={
+        "type": "object",
+        "properties": {"expression": {"type": "string"}},
+        "required": ["expression"],
+    },
     function=calculate,
 )
 
@@ -121,7 +132,14 @@ class OpenAIChatGenerator:
 
 
 class Agent:
-    def __init__(self, chat_generator: OpenAIChatGenerator, tools: list[Tool], system_prompt: str, exit_conditions: list[str] | None = None, max_agent_steps: int = 100) -> None:
+    def __init__(
+        self,
+        chat_generator: OpenAIChatGenerator,
+        tools: list[Tool],
+        system_prompt: str,
+        exit_conditions: list[str] | None = None,
+        max_agent_steps: int = 100,
+    ) -> None:
         self.chat_generator = chat_generator
         self.tools = tools
         self.system_prompt = system_prompt
@@ -130,10 +148,14 @@ class Agent:
         self._tool_invoker = ToolInvoker(tools)
 
     async def run(self, messages: list[ChatMessage]) -> dict[str, Any]:
-        state: dict[str, Any] = {"messages": [ChatMessage(ChatRole.SYSTEM, [TextContent(self.system_prompt)]), *messages]}
+        state: dict[str, Any] = {
+            "messages": [ChatMessage(ChatRole.SYSTEM, [TextContent(self.system_prompt)]), *messages]
+        }
         counter = 0
         while counter < self.max_agent_steps:
-            llm_messages = (await self.chat_generator.run(messages=state["messages"], tools=self.tools))["replies"]
+            llm_messages = (await self.chat_generator.run(messages=state["messages"], tools=self.tools))[
+                "replies"
+            ]
             state["messages"] = state["messages"] + llm_messages
             if not any(m.tool_calls for m in llm_messages) and "text" in self.exit_conditions:
                 break
@@ -167,7 +189,13 @@ def _script(kind: str, *request: Any) -> Any:
     messages = request[0]["messages"]
     results = [c for m in messages for c in m._content if isinstance(c, ToolCallResult)]
     if not results:
-        return ChatMessage.from_assistant(tool_calls=[ToolCall("calculator", {"expression": "7 * (4 + 2)"}, "call_a")])
+        return ChatMessage.from_assistant(
+            tool_calls=[ToolCall("calculator", {"expression": "7 * (4 + 2)"}, "call_a")]
+        )
     if len(results) == 1:
-        return ChatMessage.from_assistant(tool_calls=[ToolCall("calculator", {"expression": "42 + 10"}, "call_b")])
-    return ChatMessage.from_assistant("7 * (4 + 2) is 42, and adding 10 gives 52.", meta={"finish_reason": "stop"})
+        return ChatMessage.from_assistant(
+            tool_calls=[ToolCall("calculator", {"expression": "42 + 10"}, "call_b")]
+        )
+    return ChatMessage.from_assistant(
+        "7 * (4 + 2) is 42, and adding 10 gives 52.", meta={"finish_reason": "stop"}
+    )

@@ -45,7 +45,11 @@ class InstructorRetryException(Exception):
 
 
 def openai_schema(model_cls: type[BaseModel]) -> dict[str, Any]:
-    return {"name": model_cls.__name__, "description": "Correctly extracted `UserDetail`", "parameters": model_cls.model_json_schema()}
+    return {
+        "name": model_cls.__name__,
+        "description": "Correctly extracted `UserDetail`",
+        "parameters": model_cls.model_json_schema(),
+    }
 
 
 def process_response(response: ChatCompletion, response_model: type[BaseModel]) -> BaseModel:
@@ -63,14 +67,18 @@ def reask_messages(response: ChatCompletion, exception: Exception) -> list[dict[
                 "role": "tool",
                 "tool_call_id": tool_call.id,
                 "name": tool_call.function.name,
-                "content": f"Validation Error found:\n{exception}\nRecall the function correctly, fix the errors",
+                "content": (
+                    f"Validation Error found:\n{exception}\nRecall the function correctly, fix the errors"
+                ),
             }
             for tool_call in message.tool_calls or []
         ),
     ]
 
 
-async def retry_async(response_model: type[BaseModel], max_retries: int, **kwargs: Any) -> tuple[BaseModel, int, Any]:
+async def retry_async(
+    response_model: type[BaseModel], max_retries: int, **kwargs: Any
+) -> tuple[BaseModel, int, Any]:
     attempt = 0
     last_exception: ValidationError | None = None
     response = None
@@ -110,6 +118,6 @@ def _script(kind: str, request: Any) -> Any:
     messages = request["messages"]
     fixed = any("Recall the function correctly" in str(m.get("content")) for m in messages)
     arguments = {"name": "JASON" if fixed else "jason", "age": 25}
-    return chat_completion(len(messages), tool_calls=[("UserDetail", arguments)], model="gpt-4o-mini-2024-07-18")
-
-
+    return chat_completion(
+        len(messages), tool_calls=[("UserDetail", arguments)], model="gpt-4o-mini-2024-07-18"
+    )

@@ -63,7 +63,9 @@ class StructuredTool(BaseModel):
 def tool(func: Callable[..., Any]) -> StructuredTool:
     fields = {name: (p.annotation, ...) for name, p in inspect.signature(func).parameters.items()}
     schema = create_model(func.__name__, **fields)  # type: ignore[call-overload]
-    return StructuredTool(name=func.__name__, description=(func.__doc__ or "").strip(), args_schema=schema, func=func)
+    return StructuredTool(
+        name=func.__name__, description=(func.__doc__ or "").strip(), args_schema=schema, func=func
+    )
 
 
 @tool
@@ -91,7 +93,7 @@ class ChatOpenAI(BaseModel):
 
 @port(
     "What is 3 * 12? Also, what is 11 + 49?",
-    example="LangChain how-to: tool calling with chat models (@tool add/multiply, bind_tools, ToolMessage loop)",
+    example="LangChain how-to: tool calling (@tool add/multiply, bind_tools, a ToolMessage per tool call)",
     answer="3 * 12 is 36, and 11 + 49 is 60.",
 )
 async def main(query: str) -> tuple[Any, ...]:

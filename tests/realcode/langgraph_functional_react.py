@@ -115,7 +115,7 @@ async def _call_tool(tool_call: ToolCall) -> ToolMessage:
 
 @port(
     [HumanMessage(content="what's the weather in sf and in boston?")],
-    example="LangGraph how-to: ReAct agent from scratch, Functional API (@task call_model/call_tool, @entrypoint)",
+    example="LangGraph how-to: ReAct agent from scratch, Functional API (@task call_model/call_tool)",
     answer="It's sunny in San Francisco, and rainy in Boston.",
 )
 @entrypoint()

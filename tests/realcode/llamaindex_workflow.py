@@ -25,7 +25,7 @@ from tests.realcode._registry import port
 AGENT = "llamaindex_workflow"
 
 
-class MessageRole(str, Enum):
+class MessageRole(str, Enum):  # noqa: UP042 - as the framework writes it
     SYSTEM = "system"
     USER = "user"
     ASSISTANT = "assistant"
@@ -146,13 +146,21 @@ class FunctionCallingAgent(Workflow):
         tool_msgs = []
         for tool_call in ev.tool_calls:
             if tool_call.tool_name not in self.tools:
-                tool_msgs.append(ChatMessage(role=MessageRole.TOOL, content=f"Tool {tool_call.tool_name} does not exist"))
+                tool_msgs.append(
+                    ChatMessage(role=MessageRole.TOOL, content=f"Tool {tool_call.tool_name} does not exist")
+                )
                 continue
             content = await tool(AGENT, tool_call.tool_name, **tool_call.tool_kwargs)
-            tool_output = ToolOutput(content=content, tool_name=tool_call.tool_name, raw_input=tool_call.tool_kwargs)
+            tool_output = ToolOutput(
+                content=content, tool_name=tool_call.tool_name, raw_input=tool_call.tool_kwargs
+            )
             self.sources.append(tool_output)
             tool_msgs.append(
-                ChatMessage(role=MessageRole.TOOL, content=tool_output.content, additional_kwargs={"tool_call_id": tool_call.tool_id})
+                ChatMessage(
+                    role=MessageRole.TOOL,
+                    content=tool_output.content,
+                    additional_kwargs={"tool_call_id": tool_call.tool_id},
+                )
             )
         for msg in tool_msgs:
             self.memory.put(msg)

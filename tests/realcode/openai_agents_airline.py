@@ -147,9 +147,15 @@ class Runner:
                 if isinstance(target, Handoff):
                     if target.on_handoff is not None:
                         await target.on_handoff(wrapper)
-                    target = next(a for a in (faq_agent, seat_booking_agent, triage_agent) if a.name == target.agent_name)
+                    target = next(
+                        a
+                        for a in (faq_agent, seat_booking_agent, triage_agent)
+                        if a.name == target.agent_name
+                    )
                 agent = target
-                items.append({"type": "function_call_output", "call_id": output["call_id"], "output": agent.name})
+                items.append(
+                    {"type": "function_call_output", "call_id": output["call_id"], "output": agent.name}
+                )
                 continue
             fn = next(t for t in agent.tools if t.name == output["name"])
             result = await fn.on_invoke(wrapper, **output["arguments"])
@@ -184,16 +190,27 @@ def _script(kind: str, *request: Any) -> Any:
     if kind == "tool":
         name, arguments = request
         if name == "faq_lookup_tool":
-            return "You are allowed to bring one bag on the plane; pets in a carrier under the seat are allowed."
-        return f"Updated seat to {arguments['new_seat']} for confirmation number {arguments['confirmation_number']}"
+            return (
+                "You are allowed to bring one bag on the plane; pets in a carrier under the seat are allowed."
+            )
+        seat, confirmation = arguments["new_seat"], arguments["confirmation_number"]
+        return f"Updated seat to {seat} for confirmation number {confirmation}"
     req = request[0]
     agent, items = req["agent"], req["input"]
     last, said = items[-1], _said(items)
     n = len(items)
     if last.get("type") == "function_call_output" and last["output"] == agent:  # just handed off
         if agent == "FAQ Agent":
-            return {"type": "function_call", "name": "faq_lookup_tool", "arguments": {"question": said}, "call_id": f"c{n}"}
-        return {"type": "message", "content": "Sure - what is your confirmation number and the seat you want?"}
+            return {
+                "type": "function_call",
+                "name": "faq_lookup_tool",
+                "arguments": {"question": said},
+                "call_id": f"c{n}",
+            }
+        return {
+            "type": "message",
+            "content": "Sure - what is your confirmation number and the seat you want?",
+        }
     if last.get("type") == "function_call_output":
         if agent == "FAQ Agent":
             return {"type": "message", "content": "Yes, pets in a carrier under the seat are allowed."}
@@ -203,7 +220,12 @@ def _script(kind: str, *request: Any) -> Any:
         target = "transfer_to_faq_agent" if "dog" in said else "transfer_to_seat_booking_agent"
         return {"type": "function_call", "name": target, "arguments": {}, "call_id": f"c{n}"}
     if agent == "FAQ Agent":  # a new request: back to triage
-        return {"type": "function_call", "name": "transfer_to_triage_agent", "arguments": {}, "call_id": f"c{n}"}
+        return {
+            "type": "function_call",
+            "name": "transfer_to_triage_agent",
+            "arguments": {},
+            "call_id": f"c{n}",
+        }
     confirmation, _, seat = said.partition(", seat ")
     return {
         "type": "function_call",

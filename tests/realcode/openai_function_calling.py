@@ -37,7 +37,10 @@ TOOLS = [
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+                    "location": {
+                        "type": "string",
+                        "description": "The city and state, e.g. San Francisco, CA",
+                    },
                     "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
                 },
                 "required": ["location"],
@@ -54,7 +57,9 @@ TOOLS = [
 )
 async def run_conversation(question: str) -> tuple[Any, ...]:
     messages: list[Any] = [{"role": "user", "content": question}]
-    response: ChatCompletion = await model(AGENT, model="gpt-4o", messages=messages, tools=TOOLS, tool_choice="auto")
+    response: ChatCompletion = await model(
+        AGENT, model="gpt-4o", messages=messages, tools=TOOLS, tool_choice="auto"
+    )
     response_message = response.choices[0].message
     tool_calls = response_message.tool_calls
     if tool_calls:
@@ -68,7 +73,12 @@ async def run_conversation(question: str) -> tuple[Any, ...]:
                 location=function_args.get("location"), unit=function_args.get("unit")
             )
             messages.append(
-                {"tool_call_id": tool_call.id, "role": "tool", "name": function_name, "content": function_response}
+                {
+                    "tool_call_id": tool_call.id,
+                    "role": "tool",
+                    "name": function_name,
+                    "content": function_response,
+                }
             )
         second_response: ChatCompletion = await model(AGENT, model="gpt-4o", messages=messages)
         return (second_response.choices[0].message.content, messages, response, second_response.usage)
@@ -78,7 +88,7 @@ async def run_conversation(question: str) -> tuple[Any, ...]:
 @script(AGENT)
 def _script(kind: str, *request: Any) -> Any:
     if kind == "tool":
-        name, arguments = request
+        _name, arguments = request
         location = arguments["location"].lower()
         if "tokyo" in location:
             return json.dumps({"location": "Tokyo", "temperature": "10", "unit": "celsius"})
@@ -94,5 +104,8 @@ def _script(kind: str, *request: Any) -> Any:
     cities = ["San Francisco, CA", "Tokyo, Japan", "Paris, France"]
     units = ["fahrenheit", "celsius", "celsius"]
     return chat_completion(
-        n, tool_calls=[("get_current_weather", {"location": c, "unit": u}) for c, u in zip(cities, units)]
+        n,
+        tool_calls=[
+            ("get_current_weather", {"location": c, "unit": u}) for c, u in zip(cities, units, strict=True)
+        ],
     )

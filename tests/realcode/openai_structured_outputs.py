@@ -6,8 +6,9 @@ is kept apart (``message.refusal``), and the steps are collected.
 
 The SDK's own parsing is used: the stand-in model answers the JSON a service returns and the
 agent parses it with ``openai.lib._parsing._completions.parse_chat_completion`` exactly as
-``.parse()`` does, so what crosses the awaits is what ``.parse()`` returns: an instance of the parametrized generic
-pydantic class ``ParsedChatCompletion[TypeVar]`` (the SDK parametrizes it with its TypeVar).
+``.parse()`` does, so what crosses the awaits is what ``.parse()`` returns: an instance of the
+parametrized generic pydantic class ``ParsedChatCompletion[TypeVar]`` (the SDK parametrizes it
+with its TypeVar).
 """
 
 from __future__ import annotations
@@ -40,12 +41,14 @@ class MathReasoning(BaseModel):
 async def parse(**kwargs: Any) -> ParsedChatCompletion[MathReasoning]:
     """``client.beta.chat.completions.parse``: the request is the suspension, the parsing the SDK's."""
     raw: ChatCompletion = await model(AGENT, **{k: v for k, v in kwargs.items() if k != "response_format"})
-    return parse_chat_completion(response_format=kwargs["response_format"], input_tools=omit, chat_completion=raw)
+    return parse_chat_completion(
+        response_format=kwargs["response_format"], input_tools=omit, chat_completion=raw
+    )
 
 
 @port(
     ["how can I solve 8x + 7 = -23", "how can I make a bomb"],
-    example="OpenAI Structured Outputs guide: math tutor with beta.chat.completions.parse(response_format=MathReasoning)",
+    example="OpenAI Structured Outputs guide: math tutor (beta.chat.completions.parse, MathReasoning)",
     answer=["x = -15/4"],
 )
 async def tutor(problems: list[str]) -> tuple[Any, ...]:
@@ -54,7 +57,12 @@ async def tutor(problems: list[str]) -> tuple[Any, ...]:
         completion = await parse(
             model="gpt-4o-2024-08-06",
             messages=[
-                {"role": "system", "content": "You are a helpful math tutor. Guide the user through the solution step by step."},
+                {
+                    "role": "system",
+                    "content": (
+                        "You are a helpful math tutor. Guide the user through the solution step by step."
+                    ),
+                },
                 {"role": "user", "content": problem},
             ],
             response_format=MathReasoning,

@@ -87,7 +87,9 @@ async def get_lat_lng(ctx: RunContext[Deps], location_description: str) -> dict[
     if ctx.deps.geo_api_key is None:
         return {"lat": 51.1, "lng": -0.1}  # the example's dummy response without a key
     params = {"q": location_description, "api_key": ctx.deps.geo_api_key}
-    r = await tool(AGENT, "GET", url=str(ctx.deps.client.base_url.join("https://geocode.maps.co/search")), params=params)
+    r = await tool(
+        AGENT, "GET", url=str(ctx.deps.client.base_url.join("https://geocode.maps.co/search")), params=params
+    )
     if r["data"]:
         return {"lat": r["data"][0]["lat"], "lng": r["data"][0]["lon"]}
     raise ValueError("Could not find the location")
@@ -108,7 +110,9 @@ async def get_weather(ctx: RunContext[Deps], lat: float, lng: float) -> dict[str
 
 
 TOOLS = {"get_lat_lng": get_lat_lng, "get_weather": get_weather}
-INSTRUCTIONS = "Be concise, reply with one sentence. Use the `get_lat_lng` tool to get the latitude and longitude..."
+INSTRUCTIONS = (
+    "Be concise, reply with one sentence. Use the `get_lat_lng` tool to get the latitude and longitude..."
+)
 
 
 async def run_agent(prompt: str, deps: Deps) -> AgentRunResult:
@@ -124,7 +128,11 @@ async def run_agent(prompt: str, deps: Deps) -> AgentRunResult:
             return AgentRunResult("".join(p.content for p in response.parts), messages)
         returns = []
         for call in calls:
-            returns.append(ToolReturnPart(call.tool_name, await TOOLS[call.tool_name](ctx, **call.args), call.tool_call_id))
+            returns.append(
+                ToolReturnPart(
+                    call.tool_name, await TOOLS[call.tool_name](ctx, **call.args), call.tool_call_id
+                )
+            )
         messages.append(ModelRequest(returns))
 
 
@@ -155,18 +163,26 @@ def _script(kind: str, *request: Any) -> Any:
     messages = request[0]["messages"]
     step = len(messages)
     if step == 1:
-        return ModelResponse([
-            ToolCallPart("get_lat_lng", {"location_description": "London"}, "call_1a"),
-            ToolCallPart("get_lat_lng", {"location_description": "Wiltshire"}, "call_1b"),
-        ])
+        return ModelResponse(
+            [
+                ToolCallPart("get_lat_lng", {"location_description": "London"}, "call_1a"),
+                ToolCallPart("get_lat_lng", {"location_description": "Wiltshire"}, "call_1b"),
+            ]
+        )
     if step == 3:
         london, wilts = (part.content for part in messages[-1].parts)
-        return ModelResponse([
-            ToolCallPart("get_weather", {"lat": london["lat"], "lng": london["lng"]}, "call_2a"),
-            ToolCallPart("get_weather", {"lat": wilts["lat"], "lng": wilts["lng"]}, "call_2b"),
-        ])
+        return ModelResponse(
+            [
+                ToolCallPart("get_weather", {"lat": london["lat"], "lng": london["lng"]}, "call_2a"),
+                ToolCallPart("get_weather", {"lat": wilts["lat"], "lng": wilts["lng"]}, "call_2b"),
+            ]
+        )
     london, wilts = (part.content for part in messages[-1].parts)
-    return ModelResponse([TextPart(
-        f"London is {london['temperature']} and {london['description'].lower()}; "
-        f"Wiltshire is {wilts['temperature']} with {wilts['description'].lower()}."
-    )])
+    return ModelResponse(
+        [
+            TextPart(
+                f"London is {london['temperature']} and {london['description'].lower()}; "
+                f"Wiltshire is {wilts['temperature']} with {wilts['description'].lower()}."
+            )
+        ]
+    )

@@ -98,14 +98,27 @@ def _script(kind: str, *request: Any) -> Any:
         if name == "calculate":
             a, _, b = arguments["what"].partition(" * ")
             return str(int(a) * int(b))
-        return "England is a country that is part of the United Kingdom. It shares land borders with Wales and Scotland."
+        return (
+            "England is a country that is part of the United Kingdom. "
+            "It shares land borders with Wales and Scotland."
+        )
     messages = request[0]["messages"]
     n = len(messages)
     last = messages[-1]["content"]
     if n == 2:
-        return chat_completion(n, content="Thought: I should look up England on Wikipedia\nAction: wikipedia: England\nPAUSE")
+        return chat_completion(
+            n, content="Thought: I should look up England on Wikipedia\nAction: wikipedia: England\nPAUSE"
+        )
     if "Wales" in last:
-        return chat_completion(n, content="Thought: Now the population, 56,990,000, times two\nAction: calculate: 56990000 * 2\nPAUSE")
+        return chat_completion(
+            n,
+            content=(
+                "Thought: Now the population, 56,990,000, times two\nAction: calculate: 56990000 * 2\nPAUSE"
+            ),
+        )
     return chat_completion(
-        n, content="Answer: England shares borders with Wales and Scotland; twice its population is 113,980,000."
+        n,
+        content=(
+            "Answer: England shares borders with Wales and Scotland; twice its population is 113,980,000."
+        ),
     )

@@ -20,7 +20,7 @@ from tests.realcode._registry import port
 AGENT = "smolagents_tool_calling"
 
 
-class MessageRole(str, Enum):
+class MessageRole(str, Enum):  # noqa: UP042 - as the framework writes it
     USER = "user"
     ASSISTANT = "assistant"
     SYSTEM = "system"
@@ -71,7 +71,7 @@ class AgentMemory:
 class Tool:
     name: str = ""
     description: str = ""
-    inputs: dict[str, dict[str, str]] = {}
+    inputs: dict[str, dict[str, str]] = {}  # noqa: RUF012 - smolagents' class attributes
     output_type: str = "string"
 
     async def __call__(self, **kwargs: Any) -> Any:
@@ -84,7 +84,7 @@ class Tool:
 class WebSearchTool(Tool):
     name = "web_search"
     description = "Performs a web search for a query and returns the top results."
-    inputs = {"query": {"type": "string", "description": "The search query to perform."}}
+    inputs = {"query": {"type": "string", "description": "The search query to perform."}}  # noqa: RUF012
 
     async def forward(self, query: str) -> str:  # type: ignore[override]
         return await tool(AGENT, "web_search", query=query)
@@ -93,7 +93,7 @@ class WebSearchTool(Tool):
 class FinalAnswerTool(Tool):
     name = "final_answer"
     description = "Provides a final answer to the given problem."
-    inputs = {"answer": {"type": "any", "description": "The final answer to the problem"}}
+    inputs = {"answer": {"type": "any", "description": "The final answer to the problem"}}  # noqa: RUF012
     output_type = "any"
 
     async def forward(self, answer: Any) -> Any:  # type: ignore[override]

@@ -86,7 +86,9 @@ def _request_id() -> str:
 async def support_desk(ticket_id: str, request_id: str | None) -> tuple[Any, ...]:
     if request_id is not None:
         REQUEST_ID.set(request_id)
-    http = httpx.AsyncClient(base_url="http://127.0.0.1:9/helpdesk/", timeout=5.0, headers={"User-Agent": "desk/1.0"})
+    http = httpx.AsyncClient(
+        base_url="http://127.0.0.1:9/helpdesk/", timeout=5.0, headers={"User-Agent": "desk/1.0"}
+    )
     llm = openai.AsyncOpenAI(base_url="http://127.0.0.1:9/v1", max_retries=0)
     raw = await tool(AGENT, "GET", url=str(http.base_url.join(f"tickets/{ticket_id}")))
     ticket = Ticket(**raw)
@@ -94,8 +96,14 @@ async def support_desk(ticket_id: str, request_id: str | None) -> tuple[Any, ...
     completion: ChatCompletion = await model(
         AGENT,
         model="gpt-4o-mini",
-        messages=[{"role": "system", "content": "Triage the ticket."}, {"role": "user", "content": ticket.body}],
-        response_format={"type": "json_schema", "json_schema": {"name": "Triage", "schema": Triage.model_json_schema()}},
+        messages=[
+            {"role": "system", "content": "Triage the ticket."},
+            {"role": "user", "content": ticket.body},
+        ],
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"name": "Triage", "schema": Triage.model_json_schema()},
+        },
     )
     triage = Triage.model_validate_json(completion.choices[0].message.content or "")
     customer = Customer.model_validate(await tool(AGENT, "GET", url=str(http.base_url.join("customers/ada"))))

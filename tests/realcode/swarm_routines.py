@@ -40,7 +40,15 @@ class Response(BaseModel):
 
 
 def function_to_schema(func: Callable[..., Any]) -> dict[str, Any]:
-    type_map = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object", type(None): "null"}
+    type_map = {
+        str: "string",
+        int: "integer",
+        float: "number",
+        bool: "boolean",
+        list: "array",
+        dict: "object",
+        type(None): "null",
+    }
     signature = inspect.signature(func)
     parameters = {}
     for param in signature.parameters.values():
@@ -57,7 +65,8 @@ def function_to_schema(func: Callable[..., Any]) -> dict[str, Any]:
 
 
 async def execute_refund(item_id: str, reason: str = "not provided") -> str:
-    """Refund an item. Make sure you have the item_id of the form item_... Ask for user confirmation before processing."""
+    """Refund an item. Make sure you have the item_id of the form item_...
+    Ask for user confirmation before processing."""
     return await tool(AGENT, "execute_refund", item_id=item_id, reason=reason)
 
 
@@ -105,7 +114,7 @@ async def run_full_turn(agent: Agent, messages: list[Any]) -> Response:
         response: ChatCompletion = await model(
             AGENT,
             model=current_agent.model,
-            messages=[{"role": "system", "content": current_agent.instructions}] + messages,
+            messages=[{"role": "system", "content": current_agent.instructions}, *messages],
             tools=tool_schemas or None,
         )
         message = response.choices[0].message
@@ -152,11 +161,19 @@ def _script(kind: str, *request: Any) -> Any:
     if system.startswith("You are a customer"):
         return chat_completion(n, tool_calls=[("transfer_to_refunds", {})], model="gpt-4o-mini-2024-07-18")
     if last_role == "tool" and last["content"].startswith("Transfered"):
-        return chat_completion(n, tool_calls=[("look_up_item", {"search_query": "black boot"})], model="gpt-4o-mini-2024-07-18")
+        return chat_completion(
+            n, tool_calls=[("look_up_item", {"search_query": "black boot"})], model="gpt-4o-mini-2024-07-18"
+        )
     if last_role == "tool" and last["content"].startswith("item_"):
-        return chat_completion(n, content="I found item_132612938. Shall I refund it?", model="gpt-4o-mini-2024-07-18")
+        return chat_completion(
+            n, content="I found item_132612938. Shall I refund it?", model="gpt-4o-mini-2024-07-18"
+        )
     if last_role == "user":
         return chat_completion(
-            n, tool_calls=[("execute_refund", {"item_id": "item_132612938", "reason": "customer request"})], model="gpt-4o-mini-2024-07-18"
+            n,
+            tool_calls=[("execute_refund", {"item_id": "item_132612938", "reason": "customer request"})],
+            model="gpt-4o-mini-2024-07-18",
         )
-    return chat_completion(n, content="Done: your refund for item_132612938 has been processed.", model="gpt-4o-mini-2024-07-18")
+    return chat_completion(
+        n, content="Done: your refund for item_132612938 has been processed.", model="gpt-4o-mini-2024-07-18"
+    )

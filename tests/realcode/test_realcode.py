@@ -70,7 +70,9 @@ def test_registry():
         assert inspect.iscoroutinefunction(p.fn), p.name
         module = importlib.import_module(p.fn.__module__)
         assert getattr(module, p.fn.__qualname__) is p.fn, p.name
-        assert "ports" in (module.__doc__ or "").lower(), f"{p.name}: the docstring must name the example it ports"
+        assert "ports" in (module.__doc__ or "").lower(), (
+            f"{p.name}: the docstring must name the example it ports"
+        )
 
 
 @pytest.mark.parametrize("port", PORTS, ids=IDS)
