@@ -66,10 +66,15 @@ def api_keys() -> Iterator[None]:
                 os.environ[name] = value
 
 
+def direct(port: Any) -> Outcome:
+    """Mode (a): one uninterrupted run, under a context of its own, with the API keys set."""
+    with api_keys():
+        return contextvars.Context().run(run_direct, port, respond)
+
+
 @functools.cache
 def _reference(name: str) -> Outcome:
-    with api_keys():
-        return contextvars.Context().run(run_direct, next(p for p in PORTS if p.name == name), respond)
+    return direct(next(p for p in PORTS if p.name == name))
 
 
 def reference(port: Any) -> Outcome:
@@ -94,8 +99,6 @@ def every_suspension(port: Any) -> str:
     except HarnessError as exc:
         code = refusal_code(exc)
         return f"refused {code}" if code else f"differs: {exc}"
-    finally:
-        gc.collect()
     problems = compare_outcomes(ref, got)
     return "exact" if not problems else "differs: " + "; ".join(problems)
 

@@ -51,8 +51,11 @@ class ToolMessage(BaseMessage):
     tool_call_id: str
 
 
-def add_messages(left: list[BaseMessage], right: list[BaseMessage]) -> list[BaseMessage]:
-    """LangGraph's reducer: append, replacing a message with the same id, ids given to new ones."""
+def add_messages(left: list[BaseMessage], right: list[BaseMessage] | BaseMessage) -> list[BaseMessage]:
+    """LangGraph's reducer: append (one message or a list), replacing a message with the same id,
+    ids given to new ones."""
+    if isinstance(right, BaseMessage):
+        right = [right]
     merged = list(left)
     index = {m.id: i for i, m in enumerate(merged)}
     for i, message in enumerate(right):

@@ -199,12 +199,16 @@ def _script(kind: str, *request: Any) -> Any:
     agent, items = req["agent"], req["input"]
     last, said = items[-1], _said(items)
     n = len(items)
+    if agent == "Triage Agent":
+        target = "transfer_to_faq_agent" if "dog" in said else "transfer_to_seat_booking_agent"
+        return {"type": "function_call", "name": target, "arguments": {}, "call_id": f"c{n}"}
     if last.get("type") == "function_call_output" and last["output"] == agent:  # just handed off
         if agent == "FAQ Agent":
+            arguments = {"question": said}
             return {
                 "type": "function_call",
                 "name": "faq_lookup_tool",
-                "arguments": {"question": said},
+                "arguments": arguments,
                 "call_id": f"c{n}",
             }
         return {
@@ -216,9 +220,6 @@ def _script(kind: str, *request: Any) -> Any:
             return {"type": "message", "content": "Yes, pets in a carrier under the seat are allowed."}
         seat = last["output"].split("seat to ")[1].split(" ")[0]
         return {"type": "message", "content": f"Your seat has been updated to {seat} on FLT-265."}
-    if agent == "Triage Agent":
-        target = "transfer_to_faq_agent" if "dog" in said else "transfer_to_seat_booking_agent"
-        return {"type": "function_call", "name": target, "arguments": {}, "call_id": f"c{n}"}
     if agent == "FAQ Agent":  # a new request: back to triage
         return {
             "type": "function_call",

@@ -73,9 +73,10 @@ async def tutor(problems: list[str]) -> tuple[Any, ...]:
             refusals.append(math_reasoning.refusal)
         else:
             answers.append(math_reasoning.parsed.final_answer)  # type: ignore[union-attr]
-    # dumped: a ParsedChatCompletion[...] class is not reachable by module:qualname, so the harness
-    # could not pickle the outcome to compare it across processes
-    return (answers, refusals, [c.model_dump() for c in completions], [type(c).__name__ for c in completions])
+    # the parsed models, not the completions: ParsedChatCompletion[TypeVar] is not reachable by
+    # module:qualname, so the harness could not pickle the outcome to compare it across processes
+    parsed = [c.choices[0].message.parsed for c in completions]
+    return (answers, refusals, parsed, [type(c).__name__ for c in completions])
 
 
 @script(AGENT)

@@ -3,7 +3,11 @@
 ``get_lat_lng`` and ``get_weather``, take ``RunContext[Deps]`` and call web APIs with
 ``ctx.deps.client``.
 
-As written there: ``async with AsyncClient() as client`` around the run, ``Deps`` passed down,
+As written there, but for one line: the example opens the client with ``async with AsyncClient()
+as client``; leaving that block (``AsyncClient.__aexit__``, which closes httpcore's pool) asks
+sniffio which async library runs it and raises ``AsyncLibraryNotFoundError`` in an agent that
+agentrt drives (no event loop runs it), so the port creates the client without the block.  Then:
+``Deps`` passed down,
 the agent's loop (model request, tool calls, tool returns, final text) in pydantic-ai's message
 style, here its own small dataclasses.  The model requests and the two HTTP GETs are the
 suspensions; the client inside ``Deps`` (reopened on restore), the ``RunContext`` and the message
@@ -142,10 +146,10 @@ async def run_agent(prompt: str, deps: Deps) -> AgentRunResult:
     answer="London is 12°C and partly cloudy; Wiltshire is 9°C with rain.",
 )
 async def main(question: str) -> tuple[Any, ...]:
-    async with AsyncClient() as client:
-        deps = Deps(client=client, weather_api_key="weather-key-from-env", geo_api_key="geo-key-from-env")
-        result = await run_agent(question, deps)
-        return (result.output, result.all_messages(), str(deps.client.base_url), type(deps.client).__name__)
+    client = AsyncClient()  # the example's `async with AsyncClient() as client:` -- see the docstring
+    deps = Deps(client=client, weather_api_key="weather-key-from-env", geo_api_key="geo-key-from-env")
+    result = await run_agent(question, deps)
+    return (result.output, result.all_messages(), str(deps.client.base_url), type(deps.client).__name__)
 
 
 @script(AGENT)
