@@ -37,6 +37,8 @@ from agentrt._codec._refs import MISSING, class_dict, imported_module, module_di
 from agentrt.exceptions import IncompatibleBlob
 
 _CALL, _STATE = _wire.PLACEHOLDERS["call"], _wire.PLACEHOLDERS["state"]
+#: pickle's "cls.__new__(cls, ...)" (typeshed does not list them; they are in copyreg since 2.3 / 3.4)
+_NEWOBJ = (vars(copyreg)["__newobj__"], vars(copyreg)["__newobj_ex__"])
 
 FIX_PICKLED = (
     "Keep plain data (or an instance of an importable class whose pickle reduction works) across the "
@@ -134,6 +136,14 @@ def reduction(obj: object) -> tuple[Any, Any, Any]:
             f"Its reduction calls {_describe_callable(func)}, which cannot be found again by "
             "module:qualname (a lambda, a function or class defined inside a function, or a name that "
             f"was rebound). Define it at module level. {FIX_PICKLED}",
+        )
+    if func in _NEWOBJ and args and isinstance(args[0], type) and callable_name(args[0]) is None:
+        cls = args[0]
+        where = "is defined inside a function" if "<locals>" in cls.__qualname__ else "cannot be found again"
+        raise _refuse(
+            obj,
+            f"Its class {cls.__module__}:{cls.__qualname__} {where}; blobs name classes by "
+            f"module:qualname. Define it at module level. {FIX_PICKLED}",
         )
     items = list(listitems) if listitems is not None else None
     pairs = list(dictitems) if dictitems is not None else None

@@ -789,20 +789,29 @@ def r_reopen(ctx: DecodeContext, name: str, state: Any) -> Any:
     return _reopen.reopen(name, state)
 
 
-@_reconstructor("float")
-def r_float(ctx: DecodeContext, value: float) -> float:
-    """A float held by more than one name: pickle memoises this call, so they stay one object."""
-    _require(type(value) is float, "float value")
-    return value
-
-
 # --- extensions ---------------------------------------------------------------------------
 
 
 def _apply_extension(ctx: DecodeContext, obj: Any, state: Any, ext: Extension) -> None:
-    if type(state) is not tuple or len(state) != 1:
+    if type(state) is not tuple or not 1 <= len(state) <= 2:
         raise _corrupt("extension state")
+    if len(state) == 2:
+        _unwrap_floats(state[0], state[1])
     ext.set_state(ctx, obj, state[0])
+
+
+def _unwrap_floats(values: Any, positions: Any) -> None:
+    """Undo ``_reduce._share_floats``: each listed position holds a 1-tuple of a float."""
+    if type(values) is not list or type(positions) is not tuple or not positions:
+        raise _corrupt("float positions")
+    size = len(values)
+    for i in positions:
+        if type(i) is not int or not 0 <= i < size:
+            raise _corrupt("float position")
+        box = values[i]
+        if type(box) is not tuple or len(box) != 1 or type(box[0]) is not float:
+            raise _corrupt("shared float")
+        values[i] = box[0]
 
 
 @_reconstructor("ext")

@@ -39,7 +39,7 @@ P = _wire.PLACEHOLDERS
 _REF, _FN, _METHOD, _BMETHOD, _PARTIAL = P["ref"], P["fn"], P["method"], P["bmethod"], P["partial"]
 _OBJ, _EXC, _ENUM, _STATE, _CELL, _EXT = P["obj"], P["exc"], P["enum"], P["state"], P["cell"], P["ext"]
 _SEQITER, _DICTITER, _SETITER = P["seqiter"], P["dictiter"], P["setiter"]
-_REOPEN, _FLOAT = P["reopen"], P["float"]
+_REOPEN = P["reopen"]
 
 #: Exact types the C pickler writes itself; ``reducer_override`` never sees them.
 PASSTHROUGH: frozenset[type] = frozenset(
@@ -494,39 +494,35 @@ def reduce_extension(enc: EncodeState, ext: Extension, obj: Any) -> Any:
     if not extension_is_inert(ext):
         enc.flags |= FLAG_REFERENCING
     if type(state) is list:
-        _share_floats(enc, state)
+        positions = _share_floats(enc, state)
+        if positions:
+            return (_EXT, (ext.name, *args), (state, positions), None, None, _STATE)
     return (_EXT, (ext.name, *args), (state,), None, None, _STATE)
 
 
-class _SharedFloat:
-    """A float in a frame's locals or value stack, written as one memoised ``float`` call.
+def _share_floats(enc: EncodeState, state: list[Any]) -> tuple[int, ...] | None:
+    """Wrap each float of an extension's state in the encoder's one 1-tuple for that float object.
 
-    The C pickler writes floats without memoising them, so two locals bound to one float
-    would come back as two floats.  Every float an extension's state holds is replaced by the
-    encoder's one box for that float object; pickle memoises the box, so each later reference
-    (in this frame or another) is a memo read, and restore gives one float again.
+    The C pickler writes floats without memoising them, so two locals bound to one float (in one
+    frame, or a caller's and a callee's) would come back as two floats.  A tuple is memoised by C,
+    at no Python cost: every occurrence of the float becomes the same tuple, and the positions of
+    the wrapped floats travel beside the state, so the decoder unwraps them into one float
+    (``_reconstruct._apply_extension``).  Returns those positions, or None if there are none.
     """
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: float) -> None:
-        self.value = value
-
-
-def _r_shared_float(enc: EncodeState, box: _SharedFloat) -> Any:
-    return (_FLOAT, (box.value,))
-
-
-def _share_floats(enc: EncodeState, state: list[Any]) -> None:
-    boxes: dict[int, _SharedFloat] | None = None
-    for i, value in enumerate(state):
-        if type(value) is float:
-            if boxes is None:
-                boxes = enc.__dict__.setdefault("shared_floats", {})
-            box = boxes.get(id(value))
-            if box is None or box.value is not value:
-                box = boxes[id(value)] = _SharedFloat(value)
-            state[i] = box
+    if float not in map(type, state):  # C speed: most frames hold no float
+        return None
+    positions = tuple([i for i, value in enumerate(state) if type(value) is float])
+    # float id -> its box, for this blob (a box keeps its float alive, so an id is never reused)
+    boxes: dict[int, tuple[float]] | None = enc.__dict__.get("shared_floats")
+    if boxes is None:
+        boxes = enc.__dict__["shared_floats"] = {}
+    for i in positions:
+        value = state[i]
+        box = boxes.get(id(value))
+        if box is None:
+            box = boxes[id(value)] = (value,)
+        state[i] = box
+    return positions
 
 
 # --- dispatch -------------------------------------------------------------------------
@@ -552,7 +548,6 @@ REDUCERS: dict[type, Reducer] = {
     types.ClassMethodDescriptorType: _r_descriptor,
     types.ModuleType: _r_module,
     type: _r_class,
-    _SharedFloat: _r_shared_float,
     functools.partial: _r_partial,
 }
 REDUCERS.update(dict.fromkeys(SEQ_ITER_KINDS, _r_seqiter))

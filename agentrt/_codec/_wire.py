@@ -50,7 +50,6 @@ SAFE: frozenset[str] = frozenset(
         "counter",
         "ext",
         "state",
-        "float",
     }
 )
 

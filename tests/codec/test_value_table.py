@@ -163,6 +163,47 @@ async def _two_names_one_float(x: float) -> bool:
     return a is b
 
 
+async def _callee(z: float) -> float:
+    from agentrt.lowlevel import suspend
+
+    await suspend("inner")
+    return z
+
+
+async def _caller(x: float) -> bool:
+    y = x * 2.0
+    back = await _callee(y)  # the callee's parameter is the caller's float
+    return back is y
+
+
+def test_a_float_passed_down_the_chain_stays_one_float() -> None:
+    machine = Machine(_caller, 0.25)
+    machine.step()
+    restored = Machine.set(machine.get())
+    machine.discard()
+    done = restored.step(None)
+    assert isinstance(done, Done) and done.value is True
+
+
+@pytest.mark.parametrize(
+    ("values", "positions"),
+    [
+        ([1.5], (1,)),
+        ([1.5], (-1,)),
+        ([(1.5,)], (0, 0)),
+        (["x"], (0,)),
+        ([(1,)], (0,)),
+        ([(1.5,)], ()),
+        ((1.5,), (0,)),
+    ],
+)
+def test_malformed_float_positions_are_corrupt(values: Any, positions: Any) -> None:
+    from agentrt._codec._reconstruct import _unwrap_floats
+
+    with pytest.raises(CorruptBlob):
+        _unwrap_floats(list(values) if type(values) is list else values, positions)
+
+
 def test_two_names_bound_to_one_float_stay_one_float() -> None:
     machine = Machine(_two_names_one_float, 0.5)
     machine.step()

@@ -12,9 +12,11 @@ from __future__ import annotations
 import array
 import collections
 import dataclasses
+import datetime
 import decimal
 import enum
 import fractions
+import functools
 import inspect
 import ipaddress
 import logging
@@ -27,6 +29,7 @@ import string
 import threading
 import types
 import typing
+import uuid
 import weakref
 import zoneinfo
 from collections.abc import Callable
@@ -253,6 +256,37 @@ def _anthropic_client() -> Any:
 # --- comparing what came back ---------------------------------------------------------------
 
 
+def make_adder(n: int) -> Callable[[int], int]:
+    """A closure: rebuilt by code identity and cells."""
+
+    def add(x: int) -> int:
+        return x + n
+
+    return add
+
+
+def _list_iterator() -> Any:
+    iterator = iter([1, 2, 3])
+    next(iterator)
+    return iterator
+
+
+def _enumerate() -> Any:
+    iterator = enumerate("abc", 10)
+    next(iterator)
+    return iterator
+
+
+@dataclasses.dataclass
+class Counter2:
+    """A dataclass whose bound method crosses the await."""
+
+    n: int
+
+    def bump(self) -> int:
+        return self.n + 1
+
+
 def _client_config(client: Any) -> Any:
     timeout = client.timeout
     return (
@@ -296,6 +330,49 @@ CASES: tuple[Case, ...] = (
     Case("IntFlag combination", lambda: Perm.R | Perm.W, EXACT, EXACT),
     Case("exception of an importable class", lambda: AppError("no", 404), EXACT, EXACT, _same_error),
     Case("re.Pattern", lambda: re.compile("a+b", re.I), EXACT, EXACT),
+    Case(
+        "datetime with timezone",
+        lambda: datetime.datetime(2024, 5, 6, 7, 8, tzinfo=datetime.UTC),
+        EXACT,
+        EXACT,
+    ),
+    Case(
+        "date, time, timedelta",
+        lambda: (datetime.date(2024, 2, 29), datetime.time(1, 2), datetime.timedelta(3)),
+        EXACT,
+        EXACT,
+    ),
+    Case("UUID", lambda: uuid.UUID(int=12345), EXACT, EXACT),
+    Case("complex, range, slice", lambda: (1 + 2j, range(1, 9, 2), slice(1, None, 3)), EXACT, EXACT),
+    Case(
+        "set, frozenset, bytes, bytearray",
+        lambda: ({1, 2}, frozenset("ab"), b"\x00", bytearray(b"x")),
+        EXACT,
+        EXACT,
+    ),
+    Case(
+        "OrderedDict and Counter",
+        lambda: (collections.OrderedDict(a=1), collections.Counter("aab")),
+        EXACT,
+        EXACT,
+    ),
+    Case("list iterator at a position", _list_iterator, EXACT, EXACT, _by(list)),
+    Case("enumerate at a position", _enumerate, EXACT, EXACT, _by(list)),
+    Case("closure", lambda: make_adder(5), EXACT, EXACT, lambda a, b: a(1) == b(1) == 6),
+    Case(
+        "functools.partial",
+        lambda: functools.partial(make_adder, 2),
+        EXACT,
+        EXACT,
+        lambda a, b: a()(1) == b()(1),
+    ),
+    Case(
+        "bound method of a dataclass instance",
+        lambda: Counter2(4).bump,
+        EXACT,
+        "AR106",
+        lambda a, b: a() == b() == 5,
+    ),
     # newly carried by signed blobs, refused by unsigned ones
     Case("dataclass", lambda: Point(1, [2, 3]), EXACT, "AR105"),
     Case("frozen slotted dataclass", lambda: FrozenSlots("n", 1.5), EXACT, "AR105"),
