@@ -626,15 +626,18 @@ def _r_pickled(enc: EncodeState, obj: Any) -> Any:
 
 
 def _plain_exception(cls: type) -> bool:
-    """Whether ``_r_exception`` rebuilds ``cls``: no class below the builtin one has its own ``__new__``.
+    """Whether ``_r_exception`` rebuilds ``cls``: no class below the builtin one has a compiled ``__new__``.
 
     pydantic-core's ``ValidationError`` is a compiled class with a ``__new__`` of its own, which
-    ``BaseException.__new__`` cannot stand in for; such exceptions take the pickle protocol.
+    ``BaseException.__new__`` cannot stand in for; such exceptions take the pickle protocol.  A
+    ``__new__`` written in Python (a staticmethod in the class ``__dict__``) is never run by
+    ``_r_exception`` and does not matter.
     """
     for base in cls.__mro__:
         if base.__module__ == "builtins":
             return True
-        if "__new__" in class_dict(base):
+        new = class_dict(base).get("__new__")
+        if new is not None and not isinstance(new, staticmethod):
             return False
     return True
 

@@ -105,3 +105,17 @@ def test_unsigned_blobs_keep_the_strict_list() -> None:
     with pytest.raises(CannotCrossAwait) as info:
         dumps(Key(1, "x"), key=b"")
     assert info.value.code == "AR105"
+
+
+class WithNew(Exception):
+    """An exception with a __new__ written in Python: still agentrt's own exception reducer."""
+
+    def __new__(cls, *args: Any) -> WithNew:
+        return super().__new__(cls, *args)
+
+
+def test_an_exception_with_a_python_new_stays_in_the_unsigned_list() -> None:
+    exc = WithNew("a", 1)
+    exc.add_note("kept")
+    out = loads(dumps(exc, key=b""))
+    assert type(out) is WithNew and out.args == ("a", 1) and out.__notes__ == ["kept"]
