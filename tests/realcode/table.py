@@ -34,9 +34,12 @@ def main() -> int:
     print(f"CPython {platform.python_version()}: {len(PORTS)} ported agents\n")
     print("| agent | ports | suspensions | as written |")
     print("|---|---|---|---|")
-    for port in PORTS:
-        row = verdict(every_suspension(port), fresh_verdict(port, fresh))
+    rows = [(port, verdict(every_suspension(port), fresh_verdict(port, fresh))) for port in PORTS]
+    for port, row in rows:
         print(f"| `{port.name}` | {port.example} | {len(reference(port).payloads)} | {row} |")
+    exact = sum(row == "exact" for _, row in rows)
+    refused = sum(row.startswith("refused") for _, row in rows)
+    print(f"\n{exact} of {len(rows)} exact, {refused} refused, {len(rows) - exact - refused} otherwise")
     return 0
 
 
