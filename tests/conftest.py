@@ -26,6 +26,7 @@ INTERPRETER_DEPENDENT = (
     "tests/golden/",
     "tests/corpus/",
     "tests/test_corpus.py",
+    "tests/realcode/",
     "tests/fuzz/",
     "tests/upgrade/",
     "tests/inspect/test_stack_roles.py",

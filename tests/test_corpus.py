@@ -218,9 +218,11 @@ def _read_records(path: Path) -> dict:
     return results
 
 
-def _run_workers(directory: Path, manifest: list) -> dict:
+def _run_workers(directory: Path, manifest: list, suite: dict | None = None) -> dict:
     """Restore every blob in fresh interpreters: normally ONE worker for the whole corpus;
-    a new worker for the remaining blobs only if one dies or hangs (the culprit is marked)."""
+    a new worker for the remaining blobs only if one dies or hangs (the culprit is marked).
+    ``suite`` (``{"suite": PACKAGE, "responder": "MODULE:NAME"}``) lets tests/realcode reuse the
+    worker with its own agents and responder."""
     from tests.corpus.restore_worker import CURRENT, RESULTS
 
     env = dict(os.environ)
@@ -229,7 +231,7 @@ def _run_workers(directory: Path, manifest: list) -> dict:
     remaining = list(manifest)
     for attempt in range(MAX_WORKER_RUNS):
         name = f"manifest-{attempt}.json"
-        (directory / name).write_text(json.dumps({"blobs": remaining}))
+        (directory / name).write_text(json.dumps({"blobs": remaining, **(suite or {})}))
         (directory / CURRENT).write_text("")
         try:
             proc = subprocess.run(

@@ -1,9 +1,14 @@
 """The documentation a newcomer reads first: docs/index.md lists every page and none as "to come",
-and every relative link in the README and docs/ points at a file of this repository."""
+every relative link in the README and docs/ points at a file of this repository, and the README's
+first example runs as printed."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,3 +37,22 @@ def test_relative_links_stay_in_the_repository(page: str) -> None:
         file = (path.parent / target.split("#", 1)[0]).resolve()
         assert file.is_relative_to(REPO), f"{page} links outside the repository: {target}"
         assert file.exists(), f"{page} links to a missing file: {target}"
+
+
+def test_the_readme_example_runs_as_printed(tmp_path: Path) -> None:
+    """The README's first example, run as a script in a fresh interpreter: the pydantic model it
+    holds across the awaits comes back from the restored blob with the answer given before it."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## Example") :]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start : section.index("\n```", start)]
+    script = tmp_path / "readme_example.py"
+    script.write_text(
+        "import json\n" + code + "\nprint(json.dumps([list(payload), done.value.model_dump()]))\n"
+    )
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    )
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [["ask", "anything else?"], {"customer": "ada", "items": ["tea"]}]

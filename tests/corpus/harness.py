@@ -82,9 +82,14 @@ def fresh_args(case: Case) -> tuple[tuple, dict]:
 
 
 def drive(
-    runner: Any, result: Any, payloads: list, before_answer: Callable[[Any, Any, int], Any] | None = None
+    runner: Any,
+    result: Any,
+    payloads: list,
+    before_answer: Callable[[Any, Any, int], Any] | None = None,
+    responder: Callable[[Any], tuple[str, Any]] = respond,
 ) -> Outcome:
-    """Answer every suspension with ``respond`` until the agent returns or raises.
+    """Answer every suspension with ``responder`` (the corpus's ``respond`` unless another suite,
+    such as tests/realcode, brings its own) until the agent returns or raises.
 
     ``result`` is what the last step returned (a payload or a done marker).
     ``before_answer(runner, payload, k)`` may replace the runner (mode (b) restores
@@ -96,7 +101,7 @@ def drive(
             raise HarnessError(f"more than {MAX_SUSPENSIONS} suspensions: the run is looping")
         if before_answer is not None:
             runner = before_answer(runner, result, len(payloads))
-        kind, value = respond(result)
+        kind, value = responder(result)
         try:
             result = runner.step(value) if kind == "value" else runner.throw(value)
         except Exception as exc:
@@ -111,23 +116,25 @@ def start(runner: Any) -> Outcome | Any:
         return Outcome("raise", exc_key(exc), [])
 
 
-def run_direct(case: Case) -> Outcome:
+def run_direct(case: Case, responder: Callable[[Any], tuple[str, Any]] = respond) -> Outcome:
     """Mode (a): uninterrupted reference run."""
     args, kwargs = fresh_args(case)
     runner = DirectRunner(case.fn, args, kwargs)
     first = start(runner)
     if isinstance(first, Outcome):
         return first
-    return drive(runner, first, [])
+    return drive(runner, first, [], responder=responder)
 
 
-def run_machine(case: Case, before_answer=None) -> Outcome:
+def run_machine(
+    case: Case, before_answer=None, responder: Callable[[Any], tuple[str, Any]] = respond
+) -> Outcome:
     args, kwargs = fresh_args(case)
     m = protocol.Machine(case.fn, *args, **kwargs)
     first = start(m)
     if isinstance(first, Outcome):
         return first
-    return drive(m, first, [], before_answer)
+    return drive(m, first, [], before_answer, responder)
 
 
 def checkpoint_restore(m: Any, payload: Any, k: int) -> Any:
@@ -155,14 +162,14 @@ def checkpoint_restore(m: Any, payload: Any, k: int) -> Any:
     return restored
 
 
-def run_checkpoint_every(case: Case) -> Outcome:
+def run_checkpoint_every(case: Case, responder: Callable[[Any], tuple[str, Any]] = respond) -> Outcome:
     """Mode (b): ``m = Machine.set(m.get())`` at every suspension before answering."""
-    return run_machine(case, before_answer=checkpoint_restore)
+    return run_machine(case, before_answer=checkpoint_restore, responder=responder)
 
 
-def finish_restored(m: Any) -> Outcome:
+def finish_restored(m: Any, responder: Callable[[Any], tuple[str, Any]] = respond) -> Outcome:
     """Drive a restored machine (waiting on ``m.pending``) to the end."""
-    return drive(m, m.pending, [])
+    return drive(m, m.pending, [], responder=responder)
 
 
 # ---------------------------------------------------------------- comparison

@@ -13,10 +13,16 @@ Records are flushed one by one and ``DIR/current`` names the blob in hand, so if
 interpreter dies (a crash in the engine) or hangs, the parent knows which blob did it,
 keeps the records already written and can start a new worker for the rest.
 A ``"__engine__"`` record means ``agentrt.lowlevel`` does not import here.
+
+Another suite reuses the worker by naming itself in the manifest: ``"suite": PACKAGE`` is
+imported instead of ``tests.corpus`` (it registers its agents, as a host imports its code
+before restoring) and ``"responder": "MODULE:NAME"`` answers the restored run's suspensions
+instead of ``protocol.respond`` (tests/realcode answers with SDK response objects).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import pickle
 import sys
@@ -31,9 +37,14 @@ def main(argv: list[str]) -> int:
     directory = Path(argv[1])
     manifest = json.loads((directory / (argv[2] if len(argv) > 2 else "manifest.json")).read_text())
 
-    import tests.corpus  # noqa: F401  - registers and imports every corpus module
+    importlib.import_module(manifest.get("suite", "tests.corpus"))  # registers and imports every agent module
     from tests.corpus import protocol
     from tests.corpus.harness import finish_restored, show
+
+    responder = protocol.respond
+    if "responder" in manifest:
+        module_name, _, attr = manifest["responder"].partition(":")
+        responder = getattr(importlib.import_module(module_name), attr)
 
     with open(directory / RESULTS, "ab") as out:
 
@@ -59,7 +70,7 @@ def main(argv: list[str]) -> int:
                 continue
             try:
                 pending = machine.pending
-                outcome = finish_restored(machine)
+                outcome = finish_restored(machine, responder)
             except Exception:  # harness errors (protocol, looping)
                 record(key, {"error": "driving the restored run failed:\n" + traceback.format_exc()})
                 continue
