@@ -40,7 +40,8 @@ def cli(
     In this process unless ``subprocess``; ``timeout`` applies to a subprocess only (a call in
     this process that hangs is reported by pytest's faulthandler timeout)."""
     if subprocess:
-        return run(command(*args), cwd=cwd, env=env or cli_env(), capture_output=True, text=True, timeout=timeout)
+        env = env or cli_env()
+        return run(command(*args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     return run_in_process(args, env or cli_env(), cwd)
 
 
