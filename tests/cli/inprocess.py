@@ -16,9 +16,10 @@ each call sees what a new process would see, and the test process gets its state
 * stdout and stderr are captured as text; ``SystemExit`` (argparse) gives the exit status, and
   an exception escaping ``main`` is printed as a traceback with status 1, as the interpreter does.
 
-What cannot be faithful this way stays a subprocess (``cli(..., subprocess=True)``): commands
-that wait for a signal (``worker``, ``serve``), crashes and kills, cold start, races between
-processes, and the example scripts.
+Calls run one at a time: while one runs, the process's environment, directory and modules are
+the call's, for every thread of the test.  What cannot be faithful this way stays a subprocess
+(``cli(..., subprocess=True)``, ``popen``): commands that wait for a signal (``worker``,
+``serve``), crashes and kills, cold start, commands racing each other, and the example scripts.
 """
 
 from __future__ import annotations
