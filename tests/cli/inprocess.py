@@ -13,6 +13,8 @@ each call sees what a new process would see, and the test process gets its state
   the call imported are dropped afterwards and the test's are put back;
 * agentrt's caches that a new process starts without (the key caches, migrations registered by
   the agent's modules) are reset, and ``PYTHONDONTWRITEBYTECODE`` is honoured;
+* warnings and log records are filtered and handled as a new interpreter would (printed on its
+  stderr), not as the test run does;
 * stdout and stderr are captured as text; ``SystemExit`` (argparse) gives the exit status, and
   an exception escaping ``main`` is printed as a traceback with status 1, as the interpreter does.
 
@@ -32,6 +34,7 @@ import importlib
 import io
 import json
 import linecache
+import logging
 import os
 import subprocess
 import sys
@@ -41,6 +44,7 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import TextIO
 
 __all__ = ["run_in_process"]
 
@@ -177,7 +181,36 @@ def _fresh_warnings() -> Iterator[None]:
             warnings.simplefilter("ignore", category)
         leaks = os.environ.get("AGENTRT_TEST_LEAKS", "") not in ("", "0")
         warnings.simplefilter("error" if leaks else "ignore", ResourceWarning)
+        warnings.showwarning = _print_warning  # not into pytest's record of the test's warnings
         yield
+
+
+def _print_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A warning on stderr, as the interpreter prints one."""
+    with contextlib.suppress(OSError):
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+@contextlib.contextmanager
+def _fresh_logging() -> Iterator[None]:
+    """The root logger of a new interpreter: no handlers (pytest's capture ones are set aside), so
+    that a warning logged by agentrt goes to stderr through ``logging.lastResort``, as it would."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    root.handlers[:] = []
+    root.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 def _call(args: Sequence[str], env: Mapping[str, str], cwd: str) -> subprocess.CompletedProcess[str]:
@@ -187,6 +220,7 @@ def _call(args: Sequence[str], env: Mapping[str, str], cwd: str) -> subprocess.C
     with (
         _LOCK,
         _fresh_warnings(),
+        _fresh_logging(),
         _fresh_process(env, cwd),
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import cli, cli_env
+from tests.cli.helpers import REPO, cli, cli_env
 from tests.cli.inprocess import _is_own
 
 SPEC = "tests.cli.crash_agents:counter"
@@ -61,6 +61,30 @@ def test_in_process_and_subprocess_give_the_same_answer(store, args):
     here = cli(*args, env=env)
     there = cli(*args, env=env, subprocess=True)
     assert (here.returncode, here.stdout, here.stderr) == (there.returncode, there.stdout, there.stderr)
+
+
+NOISY = """\
+import logging
+import warnings
+
+logging.getLogger("noisy").warning("logged at import")
+warnings.warn("deprecated at import", DeprecationWarning)
+warnings.warn("a user warning at import")
+open(__file__)  # left open: a new interpreter says nothing about it
+
+from tests.cli.crash_agents import counter
+"""
+
+
+def test_warnings_and_logs_of_the_agent_s_code_are_a_new_interpreter_s(tmp_path: Path):
+    (tmp_path / "noisy.py").write_text(NOISY)
+    args = ("run", "noisy:counter", "--input", '{"steps": 1}', "--store", "memory", "--run-id", "n")
+    env = cli_env(AGENTRT_TEST_WORK_SECONDS="0,0", PYTHONPATH=f"{REPO}")
+    here = cli(*args, env=env, cwd=tmp_path)
+    there = cli(*args, env=env, cwd=tmp_path, subprocess=True)
+    assert (here.returncode, here.stdout, here.stderr) == (there.returncode, there.stdout, there.stderr)
+    assert "logged at import" in here.stderr and "a user warning at import" in here.stderr
+    assert "deprecated" not in here.stderr
 
 
 AGENT = """\
