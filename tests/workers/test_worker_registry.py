@@ -1,11 +1,11 @@
 """``agentrt workers`` on a rolling deploy: old-code and new-code workers on one SQLite store.
 
 Every worker is a real ``agentrt worker`` subprocess, the commands typed meanwhile run in the
-test process (the agent, checkouts and workers of ``test_rolling_deploy``).  Both workers show up with what they carry and lack once they have met
-the runs; a cleanly stopped worker is forgotten; a run only the old code can resume is listed as
-stranded once only new-code workers are live; a SIGKILLed worker is no longer live (on its own
-machine at once: its pid is dead; elsewhere after three leases).  Every wait polls with a
-generous deadline.
+test process (the agent, checkouts and workers of ``test_rolling_deploy``).  Both workers show
+up with what they carry and lack once they have met the runs; a cleanly stopped worker is
+forgotten; a run only the old code can resume is listed as stranded once only new-code workers
+are live; a SIGKILLed worker is no longer live (on its own machine at once: its pid is dead;
+elsewhere after three leases).  Every wait polls with a generous deadline.
 """
 
 from __future__ import annotations
