@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -35,11 +37,18 @@ INTERPRETER_DEPENDENT = (
 
 def pytest_configure(config):
     """Blobs written without a store are signed with the project key; give the session (and the
-    processes it starts) a key file of its own instead of creating one in the runner's home."""
+    processes it starts) a key file of its own instead of creating one in the runner's home.
+
+    The key is written here, before any test runs: pytest-xdist's workers inherit the variable
+    and share the file, so none of them may be the one that creates it while another reads it."""
     global _KEY_DIR
     if "AGENTRT_KEY_FILE" not in os.environ:
         _KEY_DIR = tempfile.mkdtemp(prefix="agentrt-test-key-")
-        os.environ["AGENTRT_KEY_FILE"] = os.path.join(_KEY_DIR, "blob.key")
+        path = os.path.join(_KEY_DIR, "blob.key")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(secrets.token_hex(32) + "\n")
+        os.environ["AGENTRT_KEY_FILE"] = path
 
 
 #: A test module that names one of these drives Machines in this process (directly, or through a
@@ -85,9 +94,36 @@ def pg_server():
         pytest.skip(str(exc))
 
 
+#: The blob key of every PostgreSQL store of the tests (a shared store needs one).
+PG_BLOB_KEY = "test-key-" + "0" * 32
+
+
+def _worker_id() -> str:
+    """This pytest-xdist worker's id (``gw0``...), or ``main``: names on one server must not
+    collide between the workers (``AGENTRT_TEST_PG_URL`` is one server for all of them)."""
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+@pytest.fixture(scope="session")
+def pg_database(pg_server):
+    """The session's database on the cluster; each test gets a schema of its own in it."""
+    name = f"agentrt_tests_{_worker_id()}"
+    url = pgcluster.fresh_database(pg_server, name)
+    yield url
+    pgcluster.drop_database(pg_server, name)
+
+
 @pytest.fixture
-def pg_url(pg_server, request, monkeypatch):
-    """A fresh database on the session's cluster (one per test) and a blob key in the environment."""
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "test-key-" + "0" * 32)
-    name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50]
-    return pgcluster.fresh_database(pg_server, name)
+def pg_url(pg_database, request, monkeypatch):
+    """A fresh, empty store location for the test, and a blob key in the environment.
+
+    A schema of its own (the URL sets ``search_path`` to it), not a database: ``CREATE SCHEMA``
+    takes a millisecond where ``CREATE DATABASE`` copies a template for a few hundred.  agentrt
+    names its tables unqualified and looks for them with ``to_regclass``, so a store in a
+    schema is a store like one in a database of its own."""
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", PG_BLOB_KEY)
+    schema = f"t{next(_SCHEMAS)}_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50]
+    return pgcluster.fresh_schema(pg_database, schema)
+
+
+_SCHEMAS = itertools.count()

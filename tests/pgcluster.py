@@ -126,6 +126,24 @@ def fresh_database(admin_url: str, name: str) -> str:
     return admin_url.rsplit("/", 1)[0] + "/" + name
 
 
+def drop_database(admin_url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def fresh_schema(database_url: str, name: str) -> str:
+    """Create schema ``name`` (dropping an old one) in the database and return a URL whose
+    connections use it (``search_path``): an empty place for a store, much cheaper than a database."""
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+        conn.execute(f'CREATE SCHEMA "{name}"')
+    return f"{database_url}?options=-csearch_path%3D{name}"
+
+
 if __name__ == "__main__":
     with cluster() as url:
         print(url, flush=True)

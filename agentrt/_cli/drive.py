@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 from typing import Any  # Any: JSON replies; Runtime keyword arguments of mixed types
 
 from agentrt._cli.common import (
@@ -92,10 +93,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     retry.set_defaults(handler=guarded(cmd_retry))
 
 
-def _runtime(store: Store, args: argparse.Namespace) -> Runtime:
+def _runtime(store: Store, args: argparse.Namespace, closing: contextlib.ExitStack) -> Runtime:
+    """The command's runtime; ``closing`` closes the ``--trace`` file once the command is done."""
     tracers: list[Any] = [Progress(args.log_format, verbose=args.verbose)]
     if args.trace:
-        tracers.append(JsonlTraceExporter(args.trace))
+        tracers.append(closing.enter_context(JsonlTraceExporter(args.trace)))
     extra: dict[str, Any] = {}
     if args.max_model_calls is not None:
         extra["max_model_calls"] = args.max_model_calls
@@ -128,12 +130,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
 
         async def main() -> int:
-            rt = _runtime(store, args)
-            try:
-                run_id = await rt.start(agent, value, run_id=args.run_id)
-                return await _finish(rt, run_id, args)
-            finally:
-                await rt.close()
+            with contextlib.ExitStack() as closing:
+                rt = _runtime(store, args, closing)
+                try:
+                    run_id = await rt.start(agent, value, run_id=args.run_id)
+                    return await _finish(rt, run_id, args)
+                finally:
+                    await rt.close()
 
         return asyncio.run(main())
     finally:
@@ -156,18 +159,19 @@ def cmd_resume(args: argparse.Namespace) -> int:
         load_agent_option(store, rec.run_id, args)
 
         async def main() -> int:
-            rt = _runtime(store, args)
-            try:
-                rt.agent_of(rec)  # import the agent's module first: a bad spec is a clear error
-                if args.reply is not None:
-                    target = await rt.reply(args.run_id, reply)
-                    if target != args.run_id:
+            with contextlib.ExitStack() as closing:
+                rt = _runtime(store, args, closing)
+                try:
+                    rt.agent_of(rec)  # import the agent's module first: a bad spec is a clear error
+                    if args.reply is not None:
+                        target = await rt.reply(args.run_id, reply)
+                        if target != args.run_id:
+                            await rt.resume(args.run_id)
+                    else:
                         await rt.resume(args.run_id)
-                else:
-                    await rt.resume(args.run_id)
-                return await _finish(rt, args.run_id, args)
-            finally:
-                await rt.close()
+                    return await _finish(rt, args.run_id, args)
+                finally:
+                    await rt.close()
 
         return asyncio.run(main())
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import json
 import os
@@ -228,8 +229,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
             return fail(f"--import {module}: {exc}", EXIT_USAGE)
     # A worker is a service: its log of every event is what an operator reads, so -v is implied.
     tracers: list[Any] = [Progress(args.log_format, verbose=True)]
+    closing = contextlib.ExitStack()  # the --trace file, closed when the worker is done
     if args.trace:
-        tracers.append(JsonlTraceExporter(args.trace))
+        tracers.append(closing.enter_context(JsonlTraceExporter(args.trace)))
     store = open_cli_store(args)
     extra: dict[str, Any] = {}
     if args.max_model_calls is not None:
@@ -262,6 +264,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         return asyncio.run(main())
     finally:
         store.close()
+        closing.close()
 
 
 __all__ = ["print_result", "register", "result_object"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -144,6 +145,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         return fail(f"teams plan: no spec file {args.spec!r} (looked in {project})", 2)
     value = {"spec": spec, "project": project, "model_tier": args.model_tier}
     store = open_cli_store(args)
+    closing = contextlib.ExitStack()  # the --trace file, closed when the command is done
     try:
 
         async def main() -> int:
@@ -152,7 +154,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 extra["max_model_calls"] = args.max_model_calls
             tracers: list[Any] = [Progress(args.log_format, verbose=args.verbose)]
             if args.trace:
-                tracers.append(JsonlTraceExporter(args.trace))
+                tracers.append(closing.enter_context(JsonlTraceExporter(args.trace)))
             rt = Runtime(
                 store,
                 step_budget_seconds=step_budget(args),
@@ -183,6 +185,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         return asyncio.run(main())
     finally:
         store.close()
+        closing.close()
 
 
 def cmd_lint(args: argparse.Namespace) -> int:

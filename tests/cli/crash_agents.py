@@ -1,4 +1,4 @@
-"""Agents the CLI tests run in subprocesses.
+"""Agents the CLI tests run through the command (in the test process, or in subprocesses they kill).
 
 Tools append ``{"event": "start"|"end", "tool", "key", "pid"}`` lines to the file named by
 ``AGENTRT_TEST_SIDE_EFFECTS``, so a test can tell which calls ran, in which process, and

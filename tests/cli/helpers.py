@@ -1,4 +1,5 @@
-"""Run the ``agentrt`` command in a subprocess, as a user would."""
+"""Run the ``agentrt`` command as a user would: in this process by default (see
+:mod:`tests.cli.inprocess`), in a subprocess where the process itself is what a test is about."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from subprocess import CompletedProcess, run
 from typing import Any
+
+from tests.cli.inprocess import run_in_process
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,11 +29,20 @@ def command(*args: str) -> list[str]:
 
 
 def cli(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 60, cwd: Path = REPO
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command(*args), cwd=cwd, env=env or cli_env(), capture_output=True, text=True, timeout=timeout
-    )
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    cwd: Path = REPO,
+    subprocess: bool = False,
+) -> CompletedProcess[str]:
+    """``agentrt ARGS`` with ``env`` in ``cwd``: its exit status, stdout and stderr.
+
+    In this process unless ``subprocess``; ``timeout`` applies to a subprocess only (a call in
+    this process that hangs is reported by pytest's faulthandler timeout)."""
+    if subprocess:
+        env = env or cli_env()
+        return run(command(*args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return run_in_process(args, env or cli_env(), cwd)
 
 
 def cli_json(*args: str, **kw: Any) -> tuple[int, dict[str, Any], str]:

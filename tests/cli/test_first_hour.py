@@ -1,4 +1,4 @@
-"""A newcomer's first hour (issue 12), through the real command in subprocesses.
+"""A newcomer's first hour (issue 12), through the command as typed (``tests/cli/inprocess.py``).
 
 A run started in one directory is resumed and dumped from another with ``--agent FILE.py:ATTR``,
 and the hint an error gives is a command that works as printed from anywhere; a non-terminal
@@ -12,13 +12,12 @@ import json
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agentrt._cli.inspect_cmds import clip
-from tests.cli.helpers import cli, cli_env
+from tests.cli.helpers import cli
 from tests.cli.test_commands import ASK_AGENT
 
 EARLY_FAILURES = (
@@ -73,9 +72,8 @@ def start(
 
 def typed_from_root(*words: str) -> subprocess.CompletedProcess[str]:
     """A printed ``agentrt ...`` command run exactly as given, from ``/``."""
-    return subprocess.run(
-        [sys.executable, "-m", *words], cwd="/", env=cli_env(), capture_output=True, text=True, timeout=60
-    )
+    assert words[0] == "agentrt", words
+    return cli(*words[1:], cwd=Path("/"))
 
 
 def _hinted_command(stderr: str) -> list[str]:

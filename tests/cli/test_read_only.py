@@ -1,6 +1,7 @@
 """Commands that only look never create or alter a store, and a reader that goes away is no traceback.
 
-Through the real command in a subprocess: a missing store is "no such store" (exit status 3)
+Through the command (in the test process; ``agentrt runs | head -1`` in a subprocess, whose
+stdout is the closed pipe): a missing store is "no such store" (exit status 3)
 with nothing created; a SQLite file of something else is left byte for byte as it was, by the
 commands that create stores too; an
 agentrt store read by every looking command is unchanged; ``agentrt runs | head -1`` ends

@@ -168,7 +168,8 @@ def test_a_fleet_survives_kills_pauses_and_dropped_connections(backend, tmp_path
     reply_errors: list[str] = []
 
     def reply(run_id: str) -> None:
-        proc = cli("reply", run_id, '"yes"', "--store", location, env=env, timeout=120)
+        # replies race each other and the workers from processes of their own, as users' would
+        proc = cli("reply", run_id, '"yes"', "--store", location, env=env, timeout=120, subprocess=True)
         if proc.returncode != 0 and "already has a reply" not in proc.stderr:
             reply_errors.append(f"{run_id}: {proc.stderr.strip()}")
 

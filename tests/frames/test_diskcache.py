@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import REPO
+from tests.cli.helpers import REPO, cli
 
 AGENT = """\
 from agentrt.lowlevel import suspend
@@ -147,12 +147,6 @@ def test_a_valid_entry_for_another_function_is_refused():
 
 def test_the_validator_leaves_no_cache_files(tmp_path):
     (tmp_path / "checked.py").write_text(textwrap.dedent(AGENT))
-    done = subprocess.run(
-        [sys.executable, "-m", "agentrt", "check", str(tmp_path / "checked.py")],
-        cwd=REPO,
-        env=dict(os.environ, PYTHONPATH=str(REPO)),
-        capture_output=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr.decode()
+    done = cli("check", str(tmp_path / "checked.py"))
+    assert done.returncode == 0, done.stderr
     assert not (tmp_path / "__pycache__").exists()

@@ -1,31 +1,22 @@
-"""``agentrt dump ID`` / ``diff`` / ``fork`` end to end: the real command in subprocesses, a SQLite store."""
+"""``agentrt dump ID`` / ``diff`` / ``fork`` end to end: the command as typed, a SQLite store."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 
-from tests.inspect.golden_tools import REPO
+from tests.cli.helpers import cli, cli_env
 
 SPEC = "tests.inspect.agents:tally"
 ITEMS = ["ab", "cde", "f"]
 
 
 def agentrt(*args: str, store, expect: int = 0) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("AGENTRT_STORE", "AGENTRT_BLOB_KEY")}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentrt", *args, "--store", str(store)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    env = cli_env()
+    env.pop("AGENTRT_BLOB_KEY", None)
+    proc = cli(*args, "--store", str(store), env=env)
     assert proc.returncode == expect, (args, proc.returncode, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import subprocess
-import sys
 import threading
 
 import pytest
@@ -13,6 +11,7 @@ import pytest
 from agentrt import _codec
 from agentrt.inspection import dump_blob, dump_chain, render_text, to_json
 from agentrt.lowlevel import Machine, suspend
+from tests.cli.helpers import cli
 from tests.inspect import agents
 from tests.inspect.golden_tools import (
     AGENTS,
@@ -219,21 +218,10 @@ def test_errors_through_the_real_command(tmp_path):
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
     corrupt = tmp_path / "c.blob"
     corrupt.write_bytes(blob_path("nested").read_bytes()[:-3])
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentrt", "dump", str(corrupt)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
+    # in a process of its own, as a user runs it: there the blob's module is not imported
+    proc = cli("dump", str(corrupt), env=env, cwd=tmp_path, subprocess=True)
     _one_line_error(proc.returncode, proc.stdout, proc.stderr, expect=3)
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentrt", "dump", str(blob_path("nested")), "--allow-unsigned"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
+    proc = cli("dump", str(blob_path("nested")), "--allow-unsigned", env=env, cwd=tmp_path, subprocess=True)
     # the header and the hint on stdout; the failure in the status and one line on stderr
     assert proc.returncode == 3 and proc.stderr.count("\n") == 1, proc.stderr
     assert "module 'tests.inspect.agents' is not imported" in proc.stdout

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from agentrt import _frames
+from tests.cli.helpers import cli
 from tests.inspect.golden_tools import BLOBS, REPO, dump_args, golden_dir, normalize, run_cli
 
 
@@ -90,10 +91,8 @@ def test_dump_of_hostile_unsigned_blob_runs_nothing(root, tmp_path: Path):
     assert forged.returncode == 0, forged.stderr
     assert not marker.exists()
     dump = ["dump", str(blob), "--allow-unsigned", "--allow-module", "tests.security.agents"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentrt", *dump],
-        capture_output=True, text=True, env=env, cwd=REPO, timeout=120,
-    )  # fmt: skip
+    # a process of its own: a blob that crashed the decoder would end it, not the test run
+    proc = cli(*dump, env=env, cwd=REPO, timeout=120, subprocess=True)
     assert not marker.exists(), "agentrt dump ran the coroutine the blob put in the awaited slot"
     assert proc.returncode >= 0, f"dump died ({proc.returncode}): {proc.stderr[-2000:]}"
     if proc.returncode == 0:

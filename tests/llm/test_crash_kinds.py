@@ -1,6 +1,6 @@
 """SIGKILL between turns of an LLM agent and of a self-managed state agent, resumed with
-``agentrt resume`` in a new process: no finished model call or tool call is repeated, and the
-output is the one an uninterrupted run (in its own process) gives."""
+``agentrt resume`` as a new process runs it (tests/cli/inprocess.py): no finished model call or
+tool call is repeated, and the output is the one an uninterrupted run gives."""
 
 from __future__ import annotations
 

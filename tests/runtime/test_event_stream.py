@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ import tests.runtime.agents as A
 from agentrt import Runtime
 from agentrt._sdk.errors import NotWaiting, RunExists, RunNotFound
 from agentrt.stores import MemoryStore, SqliteStore
+from tests.cli.helpers import cli
 
 
 def run(coro):
@@ -163,11 +162,6 @@ def test_python_api_errors_name_no_cli_flags(store):
 def test_the_cli_adds_its_own_hints(tmp_path: Path):
     store = tmp_path / "s.db"
     SqliteStore(store).close()
-    out = subprocess.run(
-        [sys.executable, "-m", "agentrt", "resume", "nope", "--store", str(store)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = cli("resume", "nope", "--store", str(store))
     assert out.returncode == 2
     assert "no run 'nope'" in out.stderr and "agentrt runs" in out.stderr and "--store" in out.stderr

@@ -27,7 +27,8 @@ def _tables(location: str) -> list[str]:
         import psycopg
 
         with psycopg.connect(location) as conn:
-            rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+            sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"  # pg_url's schema
+            rows = conn.execute(sql).fetchall()
     else:
         with sqlite3.connect(location) as conn:
             rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()

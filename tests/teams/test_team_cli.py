@@ -1,5 +1,6 @@
-"""The CLI end to end in fresh processes: plan, the gate answered with ``agentrt resume --reply``,
-SIGKILL of the lead mid-run and a resume that does not re-run finished lanes; lint and stats."""
+"""The CLI end to end: plan, the gate answered with ``agentrt resume --reply``, SIGKILL of the
+lead mid-run and a resume that does not re-run finished lanes; lint and stats.  The example's
+own steps run as it runs them (processes); the commands the test types run in the test process."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from examples import team_demo
+from tests.cli import helpers
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,7 +28,11 @@ def setup(tmp_path: Path, name: str) -> tuple[Path, Path, dict[str, str]]:
 
 
 def cli(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(team_demo.agentrt(*args), env=env, capture_output=True, text=True, check=check)
+    """``agentrt ARGS`` in the test process (tests/cli/inprocess.py), from the test's directory."""
+    proc = helpers.cli(*args, env=env, cwd=Path.cwd())
+    if check:
+        proc.check_returncode()
+    return proc
 
 
 def normalized_output(env: dict[str, str], project: Path) -> Any:

@@ -1,6 +1,7 @@
 """The edit corpus of issue 15: an agent suspended at ``task.ui.ask`` under code v1, the module
 rewritten to v2, then ``agentrt upgrade --dry-run``, ``agentrt upgrade`` and ``agentrt resume`` --
-each in a fresh process, as a deploy would run them."""
+each as a fresh process runs it (tests/cli/inprocess.py: the agent's modules imported afresh
+from the edited files), as a deploy would run them."""
 
 from __future__ import annotations
 

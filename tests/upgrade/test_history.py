@@ -1,7 +1,7 @@
 """``agentrt dump`` and ``agentrt diff`` show what ``agentrt upgrade`` did: the run's upgrade history
 (which frames moved, old -> new digest and site, how their locals were mapped), and checkpoint N
 before and after its move (``agentrt diff RUN N N``, from the blob the upgrade kept).  Every step
-is a real ``agentrt`` subprocess."""
+is the ``agentrt`` command, run as a fresh process would run it (tests/cli/inprocess.py)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 completed step.  v1 looks something up with a tool, then asks a question; v2 drops the question
 (and renames a local).  The run waits at the question under v1; ``agentrt upgrade`` restarts it
 at the tool call's checkpoint, whose journaled result the new code receives, and ``agentrt
-resume`` finishes it in a fresh process -- with the output v2 computes from that step, without
-running the tool again.  Each step is a real ``agentrt`` subprocess."""
+resume`` finishes it as a fresh process -- with the output v2 computes from that step, without
+running the tool again.  Each step is the ``agentrt`` command as a fresh process runs it
+(tests/cli/inprocess.py)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,17 @@
-"""`agentrt check` end to end: output, exit codes, profiles, JSON and module resolution in a
-subprocess (`python -m agentrt check`); argument handling in-process through `agentrt.cli.main`."""
+"""`agentrt check` end to end: output, exit codes, profiles, JSON and module resolution as
+`python -m agentrt check` gives them (tests/cli/inprocess.py); argument handling through
+`agentrt.cli.main` itself."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agentrt.cli import main
+from tests.cli.helpers import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 HAZARDS = Path(__file__).parent / "hazards"
@@ -21,16 +21,7 @@ PORTABILITY_ONLY = "async def numbers(x):\n    yield await x\n"
 
 
 def check(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run(
-        [sys.executable, "-m", "agentrt", "check", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    return cli("check", *args, cwd=cwd)
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 from agentrt import Cancelled, DeadlineExceeded, Runtime
 from agentrt.stores import MemoryStore, NewRun, SqliteStore, open_store
+from tests.cli.helpers import command
 from tests.workers import agents
 from tests.workers.test_worker import ROOT, side_log, until
 
@@ -151,17 +151,7 @@ def test_racing_worker_processes_keep_an_agent_limit(backend, tmp_path, request)
             store.create_run(NewRun(f"l{i:02d}", spec, {"i": i, "work": 0.15}, status="queued"))
         procs = [
             subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "agentrt",
-                    "worker",
-                    "--store",
-                    location,
-                    "--limit",
-                    f"{spec}=2",
-                    *_WORKER_ARGS,
-                ],
+                command("worker", "--store", location, "--limit", f"{spec}=2", *_WORKER_ARGS),
                 cwd=ROOT,
                 env=env,
                 stdout=subprocess.DEVNULL,

@@ -5,8 +5,9 @@ by a worker that carries the code it is suspended in (its output names the versi
 it and the version that finished it), none may fail, and a worker gives a run it cannot resume
 back at once, at most once (its claims pass over that code from then on).  Then the old worker
 stops: runs still suspended in the old code wait (they are not failed) until ``agentrt upgrade``
-moves them, and the new worker finishes them.  Every process is a real ``agentrt`` subprocess,
-on SQLite and on PostgreSQL.
+moves them, and the new worker finishes them.  Every worker is a real ``agentrt worker``
+subprocess; the commands a user types meanwhile (run, reply, upgrade) run in the test process
+(``tests/cli/inprocess.py``); on SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import json
 import signal
 import subprocess
 import textwrap
+import threading
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -79,23 +82,59 @@ def _env() -> dict[str, str]:
     return cli_env(PYTHONDONTWRITEBYTECODE="1")
 
 
-def _worker(checkout: Path, store: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        command("worker", "--store", store, "--poll-seconds", "0.2", "--log-format", "json"),
-        cwd=checkout,
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+class Worker:
+    """An ``agentrt worker`` process, and its log (one JSON object per event) read as it is written."""
 
+    def __init__(self, checkout: Path, store: str, **env: str) -> None:
+        self.process = subprocess.Popen(
+            command("worker", "--store", store, "--poll-seconds", "0.2", "--log-format", "json"),
+            cwd=checkout,
+            env={**_env(), **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.events: list[dict] = []
+        self.text: list[str] = []
+        self._written = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.pid = self.process.pid
 
-def _stop(worker: subprocess.Popen[str]) -> list[dict]:
-    """SIGTERM (drain), and the worker's log: one JSON object per event."""
-    worker.send_signal(signal.SIGTERM)
-    _, err = worker.communicate(timeout=60)
-    assert worker.returncode == 0, err
-    return [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            with self._written:
+                self.text.append(line)
+                if line.startswith("{"):
+                    self.events.append(json.loads(line))
+                self._written.notify_all()
+
+    def wait_for(self, event: str, run_ids: Collection[str], timeout: float = 60.0) -> None:
+        """Until the log has ``event`` for one of ``run_ids``."""
+        with self._written:
+            seen = self._written.wait_for(
+                lambda: any(e["event"] == event and e["run_id"] in run_ids for e in self.events), timeout
+            )
+            assert seen, self.events
+
+    def stop(self) -> list[dict]:
+        """SIGTERM (drain), and the worker's log."""
+        self._end(signal.SIGTERM)
+        assert self.process.returncode == 0, "".join(self.text)
+        return self.events
+
+    def kill(self) -> None:
+        """SIGKILL, unless it has ended already."""
+        if self.process.returncode is None:
+            self._end(signal.SIGKILL)
+
+    def _end(self, sig: int) -> None:
+        self.process.send_signal(sig)
+        self.process.wait(timeout=60)
+        self._reader.join(timeout=60)
+        assert self.process.stderr is not None
+        self.process.stderr.close()
 
 
 def _reply(store: str, run_id: str, answer: str) -> None:
@@ -121,14 +160,14 @@ def test_old_and_new_workers_each_finish_the_runs_suspended_in_their_code(tmp_pa
         assert all(wants.values()) and len(set(wants.values())) == 2  # one text per version
         assert wants["old-0"] == wants["old-2"] != wants["new-0"] == wants["new-2"]
 
-        old_worker, new_worker = _worker(old, location), _worker(new, location)
+        old_worker, new_worker = Worker(old, location), Worker(new, location)
         try:
             for i in range(3):
                 for kind in ("old", "new"):
                     _reply(location, f"{kind}-{i}", " blue ")
             _wait_finished(store, list(wants))
         finally:
-            logs = {"v1": _stop(old_worker), "v2": _stop(new_worker)}
+            logs = {"v1": old_worker.stop(), "v2": new_worker.stop()}
         outputs = {r.run_id: (r.status, r.output) for r in store.list_runs()}
         for i in range(3):
             assert outputs[f"old-{i}"] == ("completed", {"text": "v1>blue>v1"}), outputs
@@ -146,11 +185,13 @@ def test_old_and_new_workers_each_finish_the_runs_suspended_in_their_code(tmp_pa
         # The old workers are gone: runs still suspended in the old code wait until they are moved.
         for i in range(2):
             _start_run(old, location, f"late-{i}")
-        new_worker = _worker(new, location)
+        new_worker = Worker(new, location)
+        late = [f"late-{i}" for i in range(2)]
         try:
-            for i in range(2):
-                _reply(location, f"late-{i}", " green ")
-            time.sleep(1.5)  # the new worker had every chance to take them
+            for run_id in late:
+                _reply(location, run_id, " green ")
+            # it claimed one, could not resume it and gave it back: its claims pass over v1 from now on
+            new_worker.wait_for("released", late)
             assert {store.get_run(f"late-{i}").status for i in range(2)} == {"waiting"}
             proc = cli("upgrade", "--store", location, "--json", cwd=new, env=_env())
             report = json.loads(proc.stdout)
@@ -160,7 +201,7 @@ def test_old_and_new_workers_each_finish_the_runs_suspended_in_their_code(tmp_pa
             }
             _wait_finished(store, [f"late-{i}" for i in range(2)])
         finally:
-            log = _stop(new_worker)
+            log = new_worker.stop()
         for i in range(2):
             rec = store.get_run(f"late-{i}")
             assert (rec.status, rec.output) == ("completed", {"text": "v1>GREEN>v2"})  # started v1, ended v2

@@ -1,18 +1,16 @@
 """``agentrt workers`` on a rolling deploy: old-code and new-code workers on one SQLite store.
 
-Every process is a real ``agentrt`` subprocess (the agent and checkouts of
-``test_rolling_deploy``).  Both workers show up with what they carry and lack once they have met
-the runs; a cleanly stopped worker is forgotten; a run only the old code can resume is listed as
-stranded once only new-code workers are live; a SIGKILLed worker is no longer live (on its own
-machine at once: its pid is dead; elsewhere after three leases).  Every wait polls with a
-generous deadline.
+Every worker is a real ``agentrt worker`` subprocess, the commands typed meanwhile run in the
+test process (the agent, checkouts and workers of ``test_rolling_deploy``).  Both workers show
+up with what they carry and lack once they have met the runs; a cleanly stopped worker is
+forgotten; a run only the old code can resume is listed as stranded once only new-code workers
+are live; a SIGKILLed worker is no longer live (on its own machine at once: its pid is dead;
+elsewhere after three leases).  Every wait polls with a generous deadline.
 """
 
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,8 +19,8 @@ from typing import Any
 import pytest
 
 from agentrt.stores.registry import requirement_key
-from tests.cli.helpers import cli, command
-from tests.workers.test_rolling_deploy import _checkout, _env, _reply, _start_run, _stop
+from tests.cli.helpers import cli
+from tests.workers.test_rolling_deploy import Worker, _checkout, _env, _reply, _start_run
 
 pytestmark = pytest.mark.system
 
@@ -30,15 +28,8 @@ pytestmark = pytest.mark.system
 LEASE = "1"
 
 
-def _worker(checkout: Path, store: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        command("worker", "--store", store, "--poll-seconds", "0.2", "--log-format", "json"),
-        cwd=checkout,
-        env={**_env(), "AGENTRT_LEASE_SECONDS": LEASE},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def _worker(checkout: Path, store: str) -> Worker:
+    return Worker(checkout, store, AGENTRT_LEASE_SECONDS=LEASE)
 
 
 def _fleet(store: str) -> dict[str, Any]:
@@ -82,7 +73,7 @@ def test_the_fleet_shows_what_each_worker_carries_and_the_runs_none_can_resume(t
 
     # The new worker alone meets old-0 first (a reply makes it runnable): it lacks that code.
     new_worker = _worker(new, store)
-    killed: subprocess.Popen[str] | None = None
+    killed: Worker | None = None
     try:
         _until(store, lambda f: new_worker.pid in _live(f))
         _reply(store, "old-0", " blue ")
@@ -110,7 +101,7 @@ def test_the_fleet_shows_what_each_worker_carries_and_the_runs_none_can_resume(t
             _start_run(old, store, "late-0")
             assert "late-0" not in [s["run_id"] for s in _fleet(store)["stranded"]]
         finally:
-            _stop(old_worker)  # SIGTERM: it drains and leaves the registry
+            old_worker.stop()  # SIGTERM: it drains and leaves the registry
         # ...and it is once only new-code workers are live.
         fleet = _fleet(store)
         assert old_worker.pid not in {w["pid"] for w in fleet["workers"]}  # forgotten, not just stale
@@ -124,16 +115,14 @@ def test_the_fleet_shows_what_each_worker_carries_and_the_runs_none_can_resume(t
         # A killed worker stops advertising: not live any more (its pid is dead on this machine).
         killed = _worker(new, store)
         _until(store, lambda f: killed.pid in _live(f))
-        killed.send_signal(signal.SIGKILL)
-        killed.communicate(timeout=30)  # reaped, and its stderr pipe closed
+        killed.kill()  # reaped, and its stderr pipe closed
         fleet = _until(store, lambda f: killed.pid not in _live(f))
         assert new_worker.pid in _live(fleet)
         assert [w["live"] for w in fleet["workers"] if w["pid"] == killed.pid] in ([], [False])
     finally:
-        if killed is not None and killed.returncode is None:
+        if killed is not None:
             killed.kill()
-            killed.communicate()
-        log = _stop(new_worker)
+        log = new_worker.stop()
     assert not [e for e in log if e["event"] in ("driver_error", "failed")], log
     fleet = _fleet(store)
     assert _live(fleet) == {}  # the new worker stopped cleanly: forgotten too
