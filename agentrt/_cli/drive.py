@@ -187,13 +187,14 @@ def cmd_retry(args: argparse.Namespace) -> int:
         load_agent_option(store, rec.run_id, args)
 
         async def main() -> int:
-            rt = _runtime(store, args)
-            try:
-                rt.agent_of(rec)  # import the agent's module first: a bad spec is a clear error
-                await rt.retry(args.run_id, args.from_seq, words=CLI_WORDS)
-                return await _finish(rt, args.run_id, args)
-            finally:
-                await rt.close()
+            with contextlib.ExitStack() as closing:
+                rt = _runtime(store, args, closing)
+                try:
+                    rt.agent_of(rec)  # import the agent's module first: a bad spec is a clear error
+                    await rt.retry(args.run_id, args.from_seq, words=CLI_WORDS)
+                    return await _finish(rt, args.run_id, args)
+                finally:
+                    await rt.close()
 
         return asyncio.run(main())
     finally:

@@ -140,7 +140,8 @@ def test_blocked_not_failed_and_resume_finishes_it_after_the_fix(tmp_path):
     listing = cli("runs", "--store", store, cwd=tmp_path, env=env)
     assert "blocked" in listing.stdout and "blocked at seq 1: AR1" in listing.stdout, listing.stdout
     code, runs, _ = _json("runs", "--status", "blocked", "--store", store, cwd=tmp_path, env=env)
-    assert [r["run_id"] for r in runs["runs"]] == ["s2"] and runs["runs"][0]["blocked"]["function"] == "locked_section"
+    assert [r["run_id"] for r in runs["runs"]] == ["s2"]
+    assert runs["runs"][0]["blocked"]["function"] == "locked_section"
     shown = cli("show", "s2", "--store", store, cwd=tmp_path, env=env)
     assert "status    blocked" in shown.stdout and "fix the code, then: agentrt resume s2" in shown.stdout
 
