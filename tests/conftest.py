@@ -87,6 +87,8 @@ def pg_server():
 @pytest.fixture
 def pg_url(pg_server, request, monkeypatch):
     """A fresh database on the session's cluster (one per test) and a blob key in the environment."""
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "test-key-" + "0" * 32)
+    monkeypatch.setenv(
+        "AGENTRT_BLOB_KEY", "test-key-62af8704764faf8ea82fc61ce9c4c3908b6cb97d463a634e9e587d7c885db0ef"
+    )
     name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50]
     return pgcluster.fresh_database(pg_server, name)

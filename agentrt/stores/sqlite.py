@@ -326,9 +326,13 @@ class SqliteStore:
             raise
         #: the blob keys of this store: AGENTRT_BLOB_KEY, else ``<database>.key`` beside it (0600),
         #: created with the database (a store made before keys existed gets one on first open)
-        self.keyring = (
-            _keys.store_keyring(self.path, create=not read_only) if self.path != ":memory:" else None
-        )
+        try:  # a refused key file (BlobKeyRejected) must not leave the connection open
+            self.keyring = (
+                _keys.store_keyring(self.path, create=not read_only) if self.path != ":memory:" else None
+            )
+        except StoreError:
+            self.close()
+            raise
 
     def _connect(self) -> sqlite3.Connection:
         directory = os.path.dirname(os.path.abspath(self.path))
