@@ -152,7 +152,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def _print_show(rec: RunRecord, obj: dict[str, Any]) -> None:
     print(f"run       {rec.run_id}")
     if rec.damaged is not None:
-        print(f"DAMAGED   {damaged_text(rec)[len('damaged: ') :]} (the store row; shown with a default)")
+        print(f"{damaged_text(rec)} (the stored row: that field is shown with its default)")
     print(f"agent     {rec.agent}")
     print(
         f"status    {rec.status}" + ("" if rec.status != "running" or rec.lease_live() else " (interrupted)")

@@ -33,33 +33,42 @@ def _store_with_runs(location: str) -> None:
         store.close()
 
 
-def _views(location: str, capsys: pytest.CaptureFixture[str]) -> str:
-    """Every view of ``location``; what they printed (each must exit 0 or with a finding, never 3)."""
-    out = []
+def _views(location: str, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    """What every view of ``location`` printed; each must answer (0, or 1 for a stranded run), never
+    exit 3 with "unexpected ... please report"."""
+    out = {}
+    agents = str(Path(__file__).parent / "agents.py")
     for argv in (["runs"], ["runs", "--json"], ["show", "victim"], ["show", "victim", "--json"],
-                 ["upgrade", "--dry-run"], ["upgrade", "--dry-run", "--json"]):  # fmt: skip
-        code = cli_main([*argv, "--store", location])
+                 ["upgrade", "--dry-run"], ["upgrade", "--dry-run", "--json"],
+                 ["check", "--against", location, agents],
+                 ["check", "--against", location, "--json", agents]):  # fmt: skip
+        store_arg = [] if argv[0] == "check" else ["--store", location]
+        code = cli_main([*argv, *store_arg])
         printed = capsys.readouterr()
         assert code in (0, 1), (argv, code, printed.err)
         assert "please report" not in printed.err and "Traceback" not in printed.err
-        out.append(printed.out)
+        out[" ".join(argv[:3])] = printed.out
     store = open_store(location, read_only=True)
-    try:  # what GET /runs and GET /runs/{id} answer
+    try:  # what GET /runs and GET /runs/{id} answer (the same shapes)
         listed = [result_object(r) for r in store.list_runs()]
-        assert {r["run_id"] for r in listed} >= {"good-1", "good-2", "victim"}
         rec = store.get_run("victim")
         assert rec is not None
-        json.dumps(show_object(store, rec))
-        out.append(json.dumps(listed))
+        out["GET /runs"] = json.dumps(listed)
+        out["GET /runs/victim"] = json.dumps(show_object(store, rec))
     finally:
         store.close()
-    return "\n".join(out)
+    return out
 
 
-def _check(text: str, column: str) -> None:
-    assert f"damaged: column {column}" in text
-    assert f'"damaged": {{"column": "{column}"' in text
-    assert "good-1" in text and "good-2" in text
+def _check(outputs: dict[str, str], column: str) -> None:
+    for view, text in outputs.items():
+        assert "victim" in text, view
+        assert f"damaged: column {column}" in text or f'"damaged": {{"column": "{column}"' in text, (
+            view,
+            text,
+        )
+        if view.startswith(("runs", "GET /runs", "upgrade", "check")) and view != "GET /runs/victim":
+            assert "good-1" in text and "good-2" in text, view  # the others are still listed
 
 
 @pytest.mark.parametrize("column", sorted({**TEXT_JSON, **SQLITE_ONLY}))
@@ -120,3 +129,34 @@ def test_a_parent_cycle_ends_the_walk(tmp_path: Path) -> None:
     finally:
         store.close()
     assert MAX_PARENT_DEPTH == 1000
+
+
+def test_a_run_with_a_damaged_input_is_not_driven_with_the_default(tmp_path: Path) -> None:
+    import asyncio
+
+    from agentrt import Runtime
+    from agentrt.exceptions import StoreCorrupt
+    from agentrt.stores import SqliteStore
+
+    db = tmp_path / "runs.db"
+    store = SqliteStore(db)
+    store.create_run(NewRun("victim", "tests.runtime.agents:summer", {"n": 3}, status="queued"))
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE runs SET input = '{bad' WHERE run_id = 'victim'")
+    conn.close()
+
+    async def main() -> BaseException | None:
+        async with Runtime(store, poll_seconds=0.05) as rt:
+            for _ in range(100):
+                if rt.driver_error("victim") is not None:
+                    break
+                await asyncio.sleep(0.05)
+            return rt.driver_error("victim")
+
+    try:
+        error = asyncio.run(main())
+        rec = store.get_run("victim")
+    finally:
+        store.close()
+    assert isinstance(error, StoreCorrupt) and "column input" in str(error)
+    assert rec is not None and rec.status in ("queued", "running") and rec.output is None
