@@ -126,3 +126,28 @@ def test_keygen_output_is_a_key_the_check_accepts(tmp_path: Path, capsys: pytest
     path = tmp_path / "made.key"
     assert cli_main(["keygen", "--file", str(path)]) == 0
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and keys.read_key_file(path) is not None
+
+
+@pytest.mark.parametrize("key", ["a", " ", "x" * 64])
+def test_the_postgres_store_refuses_a_weak_key(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    from agentrt.stores import open_store
+
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", key)
+    with pytest.raises(BlobKeyRejected, match=r"\$AGENTRT_BLOB_KEY is .*agentrt keygen --print"):
+        open_store(pg_url)
+
+
+def test_the_postgres_store_refuses_a_key_file_open_to_others(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from agentrt.stores import open_store
+
+    monkeypatch.delenv("AGENTRT_BLOB_KEY")
+    path = _key_file(tmp_path / "shared.key", secrets.token_hex(32), 0o644)
+    monkeypatch.setenv("AGENTRT_BLOB_KEY_FILE", str(path))
+    with pytest.raises(BlobKeyRejected, match=rf"chmod 600 {path}"):
+        open_store(pg_url)
+    os.chmod(path, 0o600)
+    open_store(pg_url).close()
