@@ -160,3 +160,53 @@ def test_a_run_with_a_damaged_input_is_not_driven_with_the_default(tmp_path: Pat
         store.close()
     assert isinstance(error, StoreCorrupt) and "column input" in str(error)
     assert rec is not None and rec.status in ("queued", "running") and rec.output is None
+
+
+def _workers_views(location: str, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    outputs = []
+    for argv in (["workers"], ["workers", "--json"]):
+        code = cli_main([*argv, "--store", location])
+        printed = capsys.readouterr()
+        assert code == 0, (argv, printed.err)
+        outputs.append(printed.out)
+    return outputs[0], outputs[1]
+
+
+@pytest.mark.parametrize(("info", "column"), [("{bad", "data"), ('{"lacking": 7}', "lacking")])
+def test_sqlite_a_damaged_worker_row_is_named_by_agentrt_workers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], info: str, column: str
+) -> None:
+    import time
+
+    db = tmp_path / "runs.db"
+    location = f"sqlite:///{db}"
+    _store_with_runs(location)
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO workers (owner, host, pid, started_at, last_seen, info) VALUES (?, ?, ?, ?, ?, ?)",
+            ("h/1/bad", "h", "not a pid", time.time(), time.time(), info),
+        )
+    conn.close()
+    text, as_json = _workers_views(location, capsys)
+    assert "h/1/bad" in text and "damaged: column" in text
+    worker = json.loads(as_json)["workers"][0]
+    assert worker["owner"] == "h/1/bad" and "damaged" in worker
+
+
+def test_postgres_a_damaged_worker_row_is_named_by_agentrt_workers(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import time
+
+    import psycopg
+
+    _store_with_runs(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO agentrt_workers (owner, host, pid, started_at, last_seen, info) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            ("h/1/bad", "h", 1, time.time(), time.time(), "{bad"),
+        )
+    text, as_json = _workers_views(pg_url, capsys)
+    assert "damaged: column data: invalid JSON" in text
+    assert json.loads(as_json)["workers"][0]["damaged"]["column"] == "data"
