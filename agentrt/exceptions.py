@@ -16,8 +16,8 @@ The tree (each family is re-exported where its users look for it: ``agentrt``,
     │                 AgentSpecError(LookupError), RunNotFound(LookupError),
     │                 RunExists(ValueError), NotWaiting, LeaseHeld, RunFailed, RunBlocked,
     │                 CannotRetry
-    ├── stores:       StoreError > StoreLocked, StoreCorrupt, StoreSchemaTooNew, StoreNotFound;
-    │                 LeaseLost
+    ├── stores:       StoreError > StoreLocked, StoreCorrupt, StoreSchemaTooNew, StoreNotFound,
+    │                 BlobKeyRejected(ValueError); LeaseLost
     ├── model calls:  MissingExecutor, ScriptExhausted, StructuredOutputError(ValueError),
     │                 DecisionExhausted, ModelCallBudgetExceeded, TokenBudgetExceeded,
     │                 ModelProviderError, ToolLoopExhausted,
@@ -38,6 +38,7 @@ from typing import Any  # Any: errors carry user values and pickle themselves
 __all__ = [
     "AgentSpecError",
     "AgentrtError",
+    "BlobKeyRejected",
     "BusLockTimeout",
     "Cancelled",
     "CannotCrossAwait",
@@ -438,6 +439,14 @@ class StoreNotFound(StoreError):
 
     Raised when a store is opened read-only (``open_store(..., read_only=True)``, the
     commands that only look); opening a store for writing creates it instead.
+    """
+
+
+class BlobKeyRejected(StoreError, ValueError):
+    """A blob key (``AGENTRT_BLOB_KEY`` or a key file) that cannot be trusted: too short, a pattern,
+    or a key file another user could have planted or can read (a symlink, not the user's own, not 0600).
+
+    Raised instead of signing with the key, since a guessable key lets anyone forge a checkpoint.
     """
 
 

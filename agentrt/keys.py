@@ -22,25 +22,40 @@ Where keys come from, first match wins:
 A key file holds one key per line, newest (the writing key) first; blank lines
 and ``#`` comments are ignored.  ``agentrt keygen`` makes one or rotates it.
 Keys longer than 64 bytes are hashed down to BLAKE2b's key size.
+
+A key is only worth signing with if nobody else knows it, so every key is
+checked before use (:func:`key_problem`, :func:`key_file_problem`) and
+refused with :class:`~agentrt.exceptions.BlobKeyRejected` when it is short
+(under 32 bytes: a hex key counts its decoded bytes, so 64 hex digits), a
+pattern (a repeated character), or lives in a key file that is a symlink,
+belongs to another user, or is open to group or others (mode 0600 or stricter).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 import secrets
+import stat
 from pathlib import Path
-from typing import Any  # Any: os.environ's private encoding hooks are untyped
+from typing import TYPE_CHECKING, Any  # Any: os.environ's private encoding hooks are untyped
 
 import attrs
+
+if TYPE_CHECKING:
+    from agentrt.exceptions import BlobKeyRejected
 
 __all__ = [
     "KEY_ENV",
     "KEY_FILE_ENV",
+    "MIN_KEY_BYTES",
     "Keyring",
     "add_key",
     "env_keyring",
+    "key_file_problem",
+    "key_problem",
     "keyring_for_store",
     "project_key_path",
     "project_keyring",
@@ -51,6 +66,65 @@ __all__ = [
 KEY_ENV = "AGENTRT_BLOB_KEY"
 KEY_FILE_ENV = "AGENTRT_KEY_FILE"
 _MAX_KEY_BYTES = 64  # BLAKE2b's key limit
+MIN_KEY_BYTES = 32  # spec §7.3: key material of at least 32 bytes
+# A rough floor on what the key's own byte counts say it holds: 32 random bytes measure ~150 bits
+# this way, a repeated character 0 and "ab" * 16 32; it catches patterns, not weak passphrases.
+_MIN_KEY_BITS = 128
+_KEY_FIX = "make one with `agentrt keygen --print` (64 hex digits = 32 random bytes)"
+
+
+def _key_material(text: str) -> bytes:
+    """The bytes a key's strength is measured on: a hex key's decoded bytes, else its UTF-8 bytes."""
+    stripped = text.strip()
+    if stripped and len(stripped) % 2 == 0:
+        with contextlib.suppress(ValueError):
+            return bytes.fromhex(stripped)
+    return text.encode("utf-8", "surrogateescape")
+
+
+def key_problem(text: str) -> str | None:
+    """Why ``text`` is no key to sign with (too short, or a pattern), or None when it will do."""
+    material = _key_material(text)
+    if len(material) < MIN_KEY_BYTES:
+        return f"{len(material)} byte(s) long; a key needs at least {MIN_KEY_BYTES} bytes of key material"
+    counts = [material.count(byte) for byte in set(material)]
+    bits = max(0.0, -sum(n * math.log2(n / len(material)) for n in counts))
+    if bits < _MIN_KEY_BITS:
+        return (
+            f"a pattern, not a secret ({len(set(material))} distinct byte value(s) in {len(material)}; "
+            f"about {bits:.0f} bits by their counts, {_MIN_KEY_BITS} needed)"
+        )
+    return None
+
+
+def key_file_problem(info: os.stat_result, path: str) -> str | None:
+    """Why the key file ``path`` (its ``lstat``/``fstat``) may hold a key someone else chose or can read."""
+    if stat.S_ISLNK(info.st_mode):
+        return (
+            "is a symlink, and a key file must be the file itself (a planted link names a key "
+            f"someone else knows): remove the link and run `agentrt keygen --file {path}`"
+        )
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file: remove it and run `agentrt keygen`"
+    uid = getattr(os, "geteuid", None)
+    if uid is not None and info.st_uid != uid():
+        return (
+            f"belongs to uid {info.st_uid}, not to this user (uid {uid()}): remove it and run "
+            f"`agentrt keygen --file {path}`, or run as its owner"
+        )
+    if os.name == "posix" and stat.S_IMODE(info.st_mode) & 0o077:
+        return (
+            f"is readable or writable by group or others (mode {stat.S_IMODE(info.st_mode):04o}): "
+            f"run `chmod 600 {path}` (and make a new key with `agentrt keygen --file {path}` "
+            "if others may have read it)"
+        )
+    return None
+
+
+def _reject(message: str) -> BlobKeyRejected:
+    from agentrt.exceptions import BlobKeyRejected
+
+    return BlobKeyRejected(message)
 
 
 @attrs.frozen
@@ -92,7 +166,13 @@ def env_keyring() -> Keyring | None:
         return None
     cached = _ENV_CACHE.get(text)
     if cached is None:
-        keys = [part.encode("utf-8", "surrogateescape") for part in text.split(",") if part]
+        parts = text.split(",")
+        for number, part in enumerate(parts, 1):
+            problem = key_problem(part) if part else None
+            if problem is not None:
+                which = f"key {number} of {len(parts)} in ${KEY_ENV}" if len(parts) > 1 else f"${KEY_ENV}"
+                raise _reject(f"{which} is {problem}: {_KEY_FIX} and set {KEY_ENV} to it")
+        keys = [part.encode("utf-8", "surrogateescape") for part in parts if part]
         cached = Keyring.of(keys, f"${KEY_ENV}")
         _ENV_CACHE.clear()
         _ENV_CACHE[text] = cached
@@ -100,23 +180,51 @@ def env_keyring() -> Keyring | None:
 
 
 _ENV_CACHE: dict[str, Keyring | None] = {}
-_FILE_CACHE: dict[str, tuple[int, Keyring | None]] = {}
+_FILE_CACHE: dict[str, tuple[tuple[int, ...], Keyring | None]] = {}
+
+
+def _stamp(info: os.stat_result) -> tuple[int, ...]:
+    """What must stay the same for a checked, cached key file to still be the one checked."""
+    return (info.st_mtime_ns, info.st_ino, info.st_dev, info.st_mode, info.st_uid, info.st_size)
 
 
 def read_key_file(path: str | os.PathLike[str]) -> Keyring | None:
-    """The keys in ``path`` (None if it does not exist or holds none); re-read when the file changes."""
+    """The keys in ``path`` (None if it does not exist or holds none); re-read when the file changes.
+
+    Raises :class:`~agentrt.exceptions.BlobKeyRejected` for a file someone else could have planted
+    or read (:func:`key_file_problem`) and for a key in it that is no secret (:func:`key_problem`).
+    """
     name = os.fspath(path)
     try:
-        stamp = os.stat(name).st_mtime_ns
+        info = os.lstat(name)
     except FileNotFoundError:
         return None
     cached = _FILE_CACHE.get(name)
-    if cached is not None and cached[0] == stamp:
+    if cached is not None and cached[0] == _stamp(info):
         return cached[1]
-    with open(name, encoding="utf-8") as f:
+    problem = key_file_problem(info, name)
+    if problem is not None:
+        raise _reject(f"blob key file {name} {problem}")
+    # O_NOFOLLOW and fstat: the file read is the file checked, not a link swapped in between
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, encoding="utf-8") as f:
+        info = os.fstat(f.fileno())
+        problem = key_file_problem(info, name)
+        if problem is not None:
+            raise _reject(f"blob key file {name} {problem}")
         lines = [line.split("#", 1)[0].strip() for line in f]
+    for number, line in enumerate(lines, 1):
+        problem = key_problem(line) if line else None
+        if problem is not None:
+            raise _reject(
+                f"blob key file {name}, line {number}: the key is {problem}; {_KEY_FIX} "
+                f"(`agentrt keygen --file {name}` puts a new one first) and delete the weak line"
+            )
     ring = Keyring.of([_parse_key(line) for line in lines if line], name)
-    _FILE_CACHE[name] = (stamp, ring)
+    _FILE_CACHE[name] = (_stamp(info), ring)
     return ring
 
 
@@ -125,7 +233,8 @@ def add_key(path: str | os.PathLike[str]) -> None:
     _PROJECT_CACHE.clear()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    old = target.read_text(encoding="utf-8") if target.exists() else ""
+    # the old keys stay readable keys, so they must be this user's own: a planted file is refused
+    old = target.read_text(encoding="utf-8") if read_key_file(target) is not None else ""
     fd = os.open(target.with_suffix(target.suffix + ".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(secrets.token_hex(32) + "\n" + old)

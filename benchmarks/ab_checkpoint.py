@@ -32,7 +32,7 @@ WORKER = r"""
 import gc, json, os, sys, time
 root = sys.argv[1]
 sys.path.insert(0, root)
-os.environ.setdefault("AGENTRT_BLOB_KEY", "ab-benchmark-key")
+os.environ.setdefault("AGENTRT_BLOB_KEY", "ab-benchmark-key-ae2ff7ee626ea635a15f24b2cab5535a617a9e35")
 import cloudpickle
 import agentrt
 assert agentrt.__file__.startswith(root), (agentrt.__file__, root)

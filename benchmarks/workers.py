@@ -67,7 +67,9 @@ SPEC = "workers_agents:chain"
 def env() -> dict[str, str]:
     out = dict(os.environ)
     out["PYTHONPATH"] = os.pathsep.join([str(HERE), str(ROOT), out.get("PYTHONPATH", "")])
-    out.setdefault("AGENTRT_BLOB_KEY", "benchmark-key")
+    out.setdefault(
+        "AGENTRT_BLOB_KEY", "benchmark-key-926f08afae1f31d412721b54c740579e48331b295778bd07a10b289474186411"
+    )
     out["AGENTRT_LEASE_SECONDS"] = "5"
     return out
 
@@ -586,7 +588,9 @@ def postgres(
     """Add the PostgreSQL points (agentrt, then DBOS on the same cluster) to ``points``."""
     from tests import pgcluster
 
-    os.environ.setdefault("AGENTRT_BLOB_KEY", "benchmark-key")
+    os.environ.setdefault(
+        "AGENTRT_BLOB_KEY", "benchmark-key-926f08afae1f31d412721b54c740579e48331b295778bd07a10b289474186411"
+    )
     if "postgres" in systems:
         url = pgcluster.fresh_database(admin, "bench_agentrt")
         counter = PgCounter(admin, url)

@@ -95,7 +95,7 @@ def pg_server():
 
 
 #: The blob key of every PostgreSQL store of the tests (a shared store needs one).
-PG_BLOB_KEY = "test-key-" + "0" * 32
+PG_BLOB_KEY = "test-key-62af8704764faf8ea82fc61ce9c4c3908b6cb97d463a634e9e587d7c885db0ef"
 
 
 def _worker_id() -> str:

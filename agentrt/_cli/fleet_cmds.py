@@ -68,6 +68,8 @@ def _print_worker(w: WorkerInfo, fleet: Fleet) -> None:
         f"{w.owner}  pid {w.pid} on {w.host}  python {w.python}  {w.version}  "
         f"up {_duration(fleet.at - w.started_at)}  seen {_duration(fleet.at - w.last_seen)} ago  {held}"
     )
+    if w.damaged:
+        print(f"  damaged: column {w.damaged[0]}: {w.damaged[1]} (the stored row; shown with a default)")
     for a in w.agents:
         print(f"  agent    {a.spec}  ({a.code})" if a.code else f"  agent    {a.spec}")
     for v in w.carried:
@@ -85,6 +87,8 @@ def _print_fleet(fleet: Fleet) -> None:
         print(f"no live workers on {fleet.location} (start one with: agentrt worker --store ...)")
     for w in fleet.gone:
         print(f"gone     {w.owner}  python {w.python}  last seen {_duration(fleet.at - w.last_seen)} ago")
+        if w.damaged:
+            print(f"  damaged: column {w.damaged[0]}: {w.damaged[1]}")
     if not fleet.stranded:
         if fleet.live:
             print("no stranded runs: every unfinished run a live worker has met, one of them can resume")

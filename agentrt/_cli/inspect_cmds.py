@@ -77,7 +77,15 @@ def _detail(rec: RunRecord) -> str:
     return clip(_full_detail(rec))
 
 
+def damaged_text(rec: RunRecord) -> str:
+    """How a damaged row is named: its column and why it could not be read."""
+    column, why = rec.damaged or ("?", "?")
+    return f"damaged: column {column}: {why}"
+
+
 def _full_detail(rec: RunRecord) -> str:
+    if rec.damaged is not None:
+        return damaged_text(rec)
     if rec.status == "failed":
         err = rec.error or {}
         return f"{err.get('type')}: {err.get('message')}"
@@ -143,6 +151,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def _print_show(rec: RunRecord, obj: dict[str, Any]) -> None:
     print(f"run       {rec.run_id}")
+    if rec.damaged is not None:
+        print(f"{damaged_text(rec)} (the stored row: that field is shown with its default)")
     print(f"agent     {rec.agent}")
     print(
         f"status    {rec.status}" + ("" if rec.status != "running" or rec.lease_live() else " (interrupted)")

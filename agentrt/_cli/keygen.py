@@ -7,6 +7,8 @@ import secrets
 from pathlib import Path
 
 from agentrt import keys
+from agentrt._cli.common import EXIT_HOST, fail
+from agentrt.exceptions import BlobKeyRejected
 
 __all__ = ["register"]
 
@@ -41,8 +43,11 @@ def cmd_keygen(args: argparse.Namespace) -> int:
         path = Path(args.file)
     else:
         path = keys.project_key_path()
-    keys.add_key(path)
-    ring = keys.read_key_file(path)
+    try:  # an existing file must pass the same checks: its keys stay readable keys
+        keys.add_key(path)
+        ring = keys.read_key_file(path)
+    except BlobKeyRejected as exc:
+        return fail(str(exc), EXIT_HOST)
     kept = len(ring.read) if ring is not None else 0
     print(f"new blob key written to {path} (mode 0600); {kept} key(s) in it, the first one signs")
     if keys.env_keyring() is not None:

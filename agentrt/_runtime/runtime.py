@@ -86,6 +86,7 @@ from agentrt.exceptions import (
     RunNotFound,
     SchemaError,
     StepBudgetExceeded,
+    StoreCorrupt,
 )
 from agentrt.keys import keyring_for_store
 from agentrt.llm._contract import ExecutorRequest, as_executors
@@ -994,6 +995,13 @@ class Runtime:
     def _load(self, live: LiveRun) -> None:
         """Rebuild the run's machine from its newest checkpoint (or from its input)."""
         rec = self._get(live.run_id)
+        if rec.damaged is not None:  # a defaulted input or usage must not drive the run on
+            column, why = rec.damaged
+            raise StoreCorrupt(
+                f"run {live.run_id}: its stored row is damaged (column {column}: {why}), so it is not "
+                f"driven; repair the column in {self.store.location} (`agentrt show {live.run_id}` "
+                "names it), then resume it"
+            )
         live.usage = dict(rec.usage)
         live.cancel_requested = live.cancel_requested or rec.cancel_requested
         live.deadline = rec.deadline

@@ -90,6 +90,9 @@ def check_store(store: Store, resolver: Resolver) -> list[RunReport]:
     for rec in store.list_runs():
         if rec.finished:
             continue
+        if rec.damaged is not None:
+            reports.append(_damaged_report(rec))
+            continue
         checkpoint = store.latest_checkpoint(rec.run_id)
         if checkpoint is None:
             reports.append(
@@ -133,7 +136,20 @@ def _unblock(store: Store, rec: RunRecord) -> bool:
         store.release_lease(rec.run_id, owner)
 
 
+def _damaged_report(rec: RunRecord) -> RunReport:
+    """A run whose stored row is damaged is judged blocked: nothing is moved until it is repaired."""
+    column, why = rec.damaged or ("?", "?")
+    return RunReport(
+        rec.run_id,
+        Verdict.BLOCKED,
+        f"damaged: column {column}: {why}; its stored row must be repaired before it can go on",
+        (),
+    )
+
+
 def _upgrade_run(store: Store, rec: RunRecord, dry_run: bool) -> RunReport:
+    if rec.damaged is not None:
+        return _damaged_report(rec)
     checkpoint = store.latest_checkpoint(rec.run_id)
     if checkpoint is None:
         return RunReport(

@@ -151,13 +151,9 @@ class _Api:
 
     def root_of(self, rec: RunRecord) -> str:
         """The id of the top-level run of ``rec`` (sub-agent runs belong to their root's tenant)."""
-        seen = 0
-        while rec.parent_id is not None and seen < 1000:
-            parent = self.rt.store.get_run(rec.parent_id)
-            if parent is None:
-                break
-            rec, seen = parent, seen + 1
-        return rec.run_id
+        from agentrt.stores.views import root_of
+
+        return root_of(self.rt.store, rec).run_id  # bounded, and stops at a cycle
 
     def belongs(self, rec: RunRecord, mine: set[str]) -> bool:
         """Whether ``rec`` is one of a tenant's runs (``mine``: its top-level runs) or a sub-run of one."""

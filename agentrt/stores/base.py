@@ -187,6 +187,9 @@ class RunRecord:
     code_required: str | None = None
     #: Why the run is ``blocked`` (``code``, ``message``, ``function``, ``lineno``, ``variable``); else None.
     blocked: dict[str, Any] | None = None
+    #: ``(column, why)`` when a column of the stored row could not be decoded (bad JSON, wrong type):
+    #: that field holds its default and the views report the run as damaged instead of failing.
+    damaged: tuple[str, str] | None = None
 
     @property
     def finished(self) -> bool:

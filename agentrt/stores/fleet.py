@@ -107,6 +107,7 @@ def _worker_object(w: WorkerInfo, fleet: Fleet, live: bool) -> dict[str, Any]:
         "agents": [{"spec": a.spec, "code": a.code} for a in w.agents],
         "carried": [{"key": v.key, "summary": v.summary} for v in w.carried],
         "lacking": [{"key": v.key, "summary": v.summary, "reason": v.reason} for v in w.lacking],
+        **({"damaged": {"column": w.damaged[0], "why": w.damaged[1]}} if w.damaged else {}),
     }
 
 

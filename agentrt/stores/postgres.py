@@ -38,6 +38,7 @@ from contextlib import contextmanager, suppress
 from typing import Any, TypeVar  # Any: psycopg rows and connections; JSON columns
 
 from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
+from agentrt.stores._rows import load_json_or_damaged
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -900,7 +901,7 @@ class PostgresStore:
             "WHERE run_id = %s ORDER BY seq",
             (run_id,),
         )
-        return [CheckpointInfo(s, n, t, _loads(p)) for s, n, t, p in rows]
+        return [CheckpointInfo(s, n, t, load_json_or_damaged(p, "pending")) for s, n, t, p in rows]
 
     # ------------------------------------------------------------------ journal
 
@@ -1112,7 +1113,7 @@ class PostgresStore:
                 "WHERE run_id = %s ORDER BY seq, n",
                 (run_id,),
             )
-        return [EventRecord(s, n, k, lv, _loads(d), t) for s, n, k, lv, d, t in rows]
+        return [EventRecord(s, n, k, lv, load_json_or_damaged(d, "data"), t) for s, n, k, lv, d, t in rows]
 
     # ------------------------------------------------------------------ the durable stream, tenants
 
@@ -1142,7 +1143,7 @@ class PostgresStore:
         if limit:
             sql += " LIMIT %s"
             params += (int(limit),)
-        return [StreamEvent(i, k, json.loads(d), t) for i, k, d, t in self._q(sql, params)]
+        return [StreamEvent(i, k, load_json_or_damaged(d, "data"), t) for i, k, d, t in self._q(sql, params)]
 
     @_translate
     def set_tenant(self, run_id: str, tenant: str) -> None:

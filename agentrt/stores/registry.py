@@ -125,6 +125,8 @@ class WorkerInfo:
     #: The requirements it has judged it can meet, and those it cannot (newest last, bounded).
     carried: tuple[CodeVerdict, ...] = ()
     lacking: tuple[CodeVerdict, ...] = ()
+    #: ``(column or field, why)`` when the stored row was damaged (that field holds its default).
+    damaged: tuple[str, str] | None = None
 
     def live(self, now: float | None = None) -> bool:
         """Whether the worker advertised recently enough to be taken as running (a dead pid on
@@ -177,21 +179,32 @@ def from_json(owner: str, host: str, pid: int, started_at: float, last_seen: flo
     """A row back as a record; a field a newer agentrt added is ignored, one it lacks -- or one that
     is not what this agentrt writes (a damaged or forged row) -- is defaulted, so one bad row never
     breaks ``agentrt workers``."""
+    damage: list[tuple[str, str]] = []
     try:
         data: Any = json.loads(text) if text else {}
-    except ValueError:
+    except (ValueError, TypeError, RecursionError) as exc:
+        damage.append(("data", f"invalid JSON: {exc}"))
         data = {}
-    data = data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        damage.append(("data", f"JSON {type(data).__name__}, not an object"))
+        data = {}
+
+    def converted(name: str, convert: Callable[[Any], Any], value: Any, default: Any) -> Any:
+        result = _converted(convert, value, _DAMAGED)
+        if result is _DAMAGED:
+            damage.append((name, f"cannot be read: {str(value)[:60]!r}"))
+            return default
+        return result
 
     def field(name: str, convert: Callable[[Any], Any], default: Any) -> Any:
-        return _converted(convert, data.get(name, default), default)
+        return converted(name, convert, data.get(name, default), default)
 
-    return WorkerInfo(
+    info = WorkerInfo(
         owner=str(owner),
         host=str(host),
-        pid=_converted(int, pid, 0),
-        started_at=_converted(float, started_at, 0.0),
-        last_seen=_converted(float, last_seen, 0.0),
+        pid=converted("pid", int, pid, 0),
+        started_at=converted("started_at", float, started_at, 0.0),
+        last_seen=converted("last_seen", float, last_seen, 0.0),
         version=field("version", str, ""),
         python=field("python", str, ""),
         reads_formats=field("reads_formats", lambda v: tuple(int(x) for x in v), ()),
@@ -202,6 +215,10 @@ def from_json(owner: str, host: str, pid: int, started_at: float, last_seen: flo
         carried=field("carried", _verdicts, ()),
         lacking=field("lacking", _verdicts, ()),
     )
+    return attrs.evolve(info, damaged=damage[0]) if damage else info
+
+
+_DAMAGED = object()  # what _converted answers for a value that cannot be converted
 
 
 def _verdicts(items: Any) -> tuple[CodeVerdict, ...]:

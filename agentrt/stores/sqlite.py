@@ -28,8 +28,11 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import suppress
 from typing import Any, TypeVar  # Any: sqlite3 rows; JSON columns
 
+import attrs
+
 from agentrt import keys as _keys
 from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
+from agentrt.stores._rows import RowDecoder, load_json_or_damaged
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -269,6 +272,15 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+def _usage(d: RowDecoder, text: object) -> dict[str, int]:
+    """The ``usage`` column: a JSON object of counts (anything else is damage)."""
+    usage = d.json("usage", text, dict) or {}
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values()):
+        d.mark("usage", "a JSON object whose values are not all integer counts")
+        return {}
+    return usage
+
+
 class SqliteStore:
     """The default store: one SQLite file (created with its directory on first use).
 
@@ -326,9 +338,13 @@ class SqliteStore:
             raise
         #: the blob keys of this store: AGENTRT_BLOB_KEY, else ``<database>.key`` beside it (0600),
         #: created with the database (a store made before keys existed gets one on first open)
-        self.keyring = (
-            _keys.store_keyring(self.path, create=not read_only) if self.path != ":memory:" else None
-        )
+        try:  # a refused key file (BlobKeyRejected) must not leave the connection open
+            self.keyring = (
+                _keys.store_keyring(self.path, create=not read_only) if self.path != ":memory:" else None
+            )
+        except StoreError:
+            self.close()
+            raise
 
     def _connect(self) -> sqlite3.Connection:
         directory = os.path.dirname(os.path.abspath(self.path))
@@ -481,37 +497,42 @@ class SqliteStore:
 
     @staticmethod
     def _record(row: tuple[Any, ...]) -> RunRecord:
+        """The record of a ``runs`` row (SQLite and PostgreSQL): a damaged column is defaulted and
+        named in ``RunRecord.damaged`` (see ``agentrt.stores._rows``), never raised."""
         (run_id, agent, status, input_, output, error, error_blob, seq, pending, waiting_on, wake_at,
          parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage,
          epoch, priority, cancel_requested, deadline, code_required, blocked,
          ) = row  # fmt: skip
-        return RunRecord(
-            run_id=run_id,
-            agent=agent,
-            status=status,
-            input=_loads(input_),
-            output=_loads(output),
-            error=_loads(error),
-            error_blob=error_blob,
-            seq=seq,
-            pending=_loads(pending),
-            waiting_on=waiting_on,
-            wake_at=wake_at,
-            parent_id=parent_id,
-            parent_seq=parent_seq,
-            parent_idx=parent_idx,
-            created_at=created_at,
-            updated_at=updated_at,
-            lease_owner=lease_owner,
-            lease_expires=lease_expires,
-            usage=_loads(usage) or {},
-            epoch=epoch,
-            priority=priority,
-            cancel_requested=bool(cancel_requested),
-            deadline=deadline,
-            code_required=code_required,
-            blocked=_loads(blocked),
+        d = RowDecoder()
+        number = (int, float)
+        rec = RunRecord(
+            run_id=d.required("run_id", run_id, str, str(run_id)),
+            agent=d.required("agent", agent, str, "?"),
+            status=d.required("status", status, str, "?"),
+            input=d.json("input", input_),
+            output=d.json("output", output),
+            error=d.json("error", error, dict),
+            error_blob=d.of("error_blob", error_blob, (bytes, memoryview)),
+            seq=d.of("seq", seq, int, 0),
+            pending=d.json("pending", pending, dict),
+            waiting_on=d.of("waiting_on", waiting_on, str),
+            wake_at=d.of("wake_at", wake_at, number),
+            parent_id=d.of("parent_id", parent_id, str),
+            parent_seq=d.of("parent_seq", parent_seq, int),
+            parent_idx=d.of("parent_idx", parent_idx, int),
+            created_at=d.of("created_at", created_at, number, 0.0),
+            updated_at=d.of("updated_at", updated_at, number, 0.0),
+            lease_owner=d.of("lease_owner", lease_owner, str),
+            lease_expires=d.of("lease_expires", lease_expires, number),
+            usage=_usage(d, usage),
+            epoch=d.of("epoch", epoch, int, 0),
+            priority=d.of("priority", priority, int, 0),
+            cancel_requested=bool(d.of("cancel_requested", cancel_requested, (int, bool), 0)),
+            deadline=d.of("deadline", deadline, number),
+            code_required=d.of("code_required", code_required, str),
+            blocked=d.json("blocked", blocked, dict),
         )
+        return rec if d.damaged is None else attrs.evolve(rec, damaged=d.damaged)
 
     # ------------------------------------------------------------------ runs
 
@@ -1008,7 +1029,7 @@ class SqliteStore:
             "SELECT seq, length(blob), created_at, pending FROM checkpoints WHERE run_id = ? ORDER BY seq",
             (run_id,),
         )
-        return [CheckpointInfo(s, n, t, _loads(p)) for s, n, t, p in rows]
+        return [CheckpointInfo(s, n, t, load_json_or_damaged(p, "pending")) for s, n, t, p in rows]
 
     # ------------------------------------------------------------------ journal
 
@@ -1178,7 +1199,7 @@ class SqliteStore:
                 "SELECT seq, n, kind, level, data, created_at FROM events WHERE run_id = ? ORDER BY seq, n",
                 (run_id,),
             )
-        return [EventRecord(s, n, k, lv, json.loads(d), t) for s, n, k, lv, d, t in rows]
+        return [EventRecord(s, n, k, lv, load_json_or_damaged(d, "data"), t) for s, n, k, lv, d, t in rows]
 
     # ------------------------------------------------------------------ the durable stream, tenants
 
@@ -1244,7 +1265,7 @@ class SqliteStore:
         if limit:
             sql += " LIMIT ?"
             params += (int(limit),)
-        return [StreamEvent(i, k, json.loads(d), t) for i, k, d, t in self._q(sql, params)]
+        return [StreamEvent(i, k, load_json_or_damaged(d, "data"), t) for i, k, d, t in self._q(sql, params)]
 
     @_translate
     def set_tenant(self, run_id: str, tenant: str) -> None:

@@ -10,12 +10,36 @@ from typing import Any  # Any: JSON documents for the CLI and HTTP API
 
 from agentrt.stores.base import RunRecord, Store
 
-__all__ = ["result_object", "show_object"]
+__all__ = ["MAX_PARENT_DEPTH", "result_object", "root_of", "show_object"]
+
+#: How many parents a chain may have before a walk up it stops (deeper nesting is damage or forgery).
+MAX_PARENT_DEPTH = 1000
+
+
+def root_of(store: Store, rec: RunRecord) -> RunRecord:
+    """The top-level run above ``rec``, walking ``parent_id`` with a bound and a cycle check.
+
+    A damaged or forged row can make the chain loop (``a -> b -> a``) or run on for ever; the walk
+    stops at the first run seen twice, a missing parent, or :data:`MAX_PARENT_DEPTH` steps, and
+    answers the last run reached.
+    """
+    seen = {rec.run_id}
+    for _ in range(MAX_PARENT_DEPTH):
+        if rec.parent_id is None or rec.parent_id in seen:
+            break
+        parent = store.get_run(rec.parent_id)
+        if parent is None:
+            break
+        seen.add(parent.run_id)
+        rec = parent
+    return rec
 
 
 def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
     """What ``--json`` prints: run_id, status, output or error, and what the run waits on."""
     obj: dict[str, Any] = {"run_id": rec.run_id, "status": rec.status, "agent": rec.agent}
+    if rec.damaged is not None:  # a column of the row could not be read: it holds its default
+        obj["damaged"] = {"column": rec.damaged[0], "why": rec.damaged[1]}
     if not rec.finished:
         obj["interrupted"] = rec.interrupted  # running, but no live process drives it
     if rec.status == "completed":

@@ -27,6 +27,7 @@ import attrs
 from agentrt.teams import _yaml
 from agentrt.teams.contracts import TIERS
 from agentrt.teams.errors import BusLockTimeout, ContractError
+from agentrt.teams.names import check_name, confined
 
 __all__ = ["CALLBACKS", "EVENTS", "TOPIC_TYPES", "Bus", "BusEvent", "matches"]
 
@@ -251,7 +252,7 @@ class Bus:
         }
         if url:
             doc["url"] = url
-        path = self.root / "subscribers" / f"{sub_id}.yaml"
+        path = confined(self.root / "subscribers", f"{check_name(sub_id, 'bus subscriber', 'id')}.yaml")
         path.write_text(_yaml.dump(doc), encoding="utf-8")
         return path
 

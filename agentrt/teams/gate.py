@@ -19,6 +19,7 @@ from typing import Any  # Any: proposals and decisions are JSON from a model or 
 
 from agentrt.teams.contracts import TIERS
 from agentrt.teams.errors import ContractError, GateBlocked
+from agentrt.teams.names import check_name
 
 __all__ = [
     "DECISION_SCHEMA",
@@ -72,10 +73,17 @@ def validate_proposal(proposal: Any) -> dict[str, Any]:
     for key in ("slug", "phase", "task"):
         if not isinstance(proposal.get(key), str) or not proposal[key]:
             raise ContractError(where, key, "must be a non-empty string")
+    for key in ("slug", "phase"):  # they name the team file
+        check_name(proposal[key], where, key)
     names: list[str] = []
     for i, role in enumerate(proposal.get("roles") or []):
-        if not isinstance(role.get("specialist"), str) or not role["specialist"]:
+        if (
+            not isinstance(role, Mapping)
+            or not isinstance(role.get("specialist"), str)
+            or not role["specialist"]
+        ):
             raise ContractError(where, f"roles[{i}].specialist", "must name a specialist")
+        check_name(role["specialist"], where, f"roles[{i}].specialist")  # it names files
         if not isinstance(role.get("reason"), str) or not role["reason"].strip():
             raise ContractError(
                 where, f"roles[{i}].reason", f"every role needs a reason ({role['specialist']} has none)"
@@ -94,6 +102,13 @@ def validate_proposal(proposal: Any) -> dict[str, Any]:
             raise ContractError(where, f"excluded[{i}].reason", "every excluded role needs a reason")
     if sorted(proposal.get("options") or {}) != ["A", "B", "C", "D"]:
         raise ContractError(where, "options", "must offer exactly the options A, B, C and D")
+    for i, ex in enumerate(proposal["excluded"]):
+        if ex.get("specialist") is not None:
+            check_name(ex["specialist"], where, f"excluded[{i}].specialist")
+    for i, lane in enumerate(proposal.get("lanes") or []):
+        if not isinstance(lane, Mapping):
+            raise ContractError(where, f"lanes[{i}]", "must be a mapping")
+        check_name(lane.get("task_id"), where, f"lanes[{i}].task_id")  # it names files
     ids = [lane["task_id"] for lane in proposal.get("lanes") or []]
     if len(set(ids)) != len(ids):
         raise ContractError(where, "lanes", f"task ids must be unique, got {ids}")

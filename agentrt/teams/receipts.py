@@ -17,6 +17,7 @@ from typing import Any  # Any: parsed JSON/YAML envelopes
 from agentrt.teams import _yaml
 from agentrt.teams.contracts import HANDOFF_SCHEMA, Handoff, validate_handoff
 from agentrt.teams.errors import ContractError
+from agentrt.teams.names import check_name, confined
 
 __all__ = [
     "RECEIPT_SCHEMA",
@@ -37,7 +38,9 @@ _WHERE = "handoff receipt"
 
 def receipt_path(project: str | Path, run_id: str, specialist: str, task_id: str) -> Path:
     """``.agentrt/runs/<run>/handoffs/<specialist>-<task>.md`` under the project."""
-    return Path(project) / ".agentrt" / "runs" / run_id / "handoffs" / f"{specialist}-{task_id}.md"
+    for key, name in (("run_id", run_id), ("specialist", specialist), ("task_id", task_id)):
+        check_name(name, _WHERE, key)
+    return confined(project, ".agentrt", "runs", run_id, "handoffs", f"{specialist}-{task_id}.md")
 
 
 def render_receipt(

@@ -21,6 +21,7 @@ import attrs
 from agentrt.teams import _yaml
 from agentrt.teams.contracts import TIERS
 from agentrt.teams.errors import ContractError
+from agentrt.teams.names import check_name, confined
 
 __all__ = [
     "MACHINERY",
@@ -117,7 +118,8 @@ class Registry:
         self.root = self.project / ".agentrt" / "agents"
 
     def path(self, name: str) -> Path:
-        return self.root / f"{name}.md"
+        """``.agentrt/agents/<name>.md``; ``name`` must be a plain name (it comes from a gate decision)."""
+        return confined(self.root, f"{check_name(name, 'specialist', 'name')}.md")
 
     def names(self) -> list[str]:
         if not self.root.is_dir():

@@ -20,6 +20,7 @@ from agentrt.teams.bus import Bus
 from agentrt.teams.contracts import validate_contract, validate_handoff
 from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.gate import chain_entry, team_file, verify_trail
+from agentrt.teams.names import check_name, confined
 from agentrt.teams.plan import parse_spec, propose
 from agentrt.teams.receipts import parse_receipt, receipt_path, render_receipt, status_line
 from agentrt.teams.registry import Registry, Specialist, template_names
@@ -31,7 +32,8 @@ CONFIG_FILE = ".agentrt/teams.yaml"
 
 
 def run_dir(project: str | os.PathLike[str], run_id: str) -> Path:
-    return Path(project) / ".agentrt" / "runs" / run_id
+    """``.agentrt/runs/<run_id>`` under the project; ``run_id`` must be a plain name."""
+    return confined(project, ".agentrt", "runs", check_name(run_id, "team run", "run_id"))
 
 
 def load_config(project: str | os.PathLike[str]) -> dict[str, Any]:
@@ -154,7 +156,9 @@ def teams_write_team(project: str, run_id: str, proposal: dict[str, Any], head: 
             registry.mint_from_template(role["specialist"])
     doc = team_file(proposal, head)
     doc["run_id"] = run_id
-    path = Path(project) / ".agentrt" / "team" / f"{proposal['slug']}.{proposal['phase']}.yaml"
+    slug = check_name(proposal.get("slug"), "team proposal", "slug")
+    phase = check_name(proposal.get("phase"), "team proposal", "phase")
+    path = confined(project, ".agentrt", "team", f"{slug}.{phase}.yaml")
     _write(path, _yaml.dump(doc))
     return str(path)
 
@@ -183,8 +187,11 @@ def teams_write_bundles(project: str, run_id: str, bundles: dict[str, str]) -> l
         bundles: File stem (specialist-task) to bundle text.
     """
     out = []
+    check_name(run_id, "team run", "run_id")
+    for stem in bundles:  # all checked before any is written
+        check_name(stem, "context bundles", "stem")
     for stem, text in bundles.items():
-        path = Path(project) / ".agentrt" / "context" / run_id / f"{stem}.md"
+        path = confined(Path(project) / ".agentrt" / "context" / run_id, f"{stem}.md")
         _write(path, text)
         out.append(str(path))
     return out

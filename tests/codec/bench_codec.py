@@ -99,7 +99,9 @@ def main() -> None:
     for label, value in cases:
         os.environ.pop("AGENTRT_BLOB_KEY", None)
         compare(label + " (unkeyed)", value)
-        os.environ["AGENTRT_BLOB_KEY"] = "benchmark key"
+        os.environ["AGENTRT_BLOB_KEY"] = (
+            "benchmark-key-926f08afae1f31d412721b54c740579e48331b295778bd07a10b289474186411"
+        )
         compare(label + " (keyed)", value)
     os.environ.pop("AGENTRT_BLOB_KEY", None)
 

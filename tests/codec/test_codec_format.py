@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import threading
 from typing import Any
@@ -13,6 +14,10 @@ from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 from tests.codec import codec_samples as s
 from tests.codec.blobtools import resign, split, with_prefix
 from tests.codec.codec_fake_ext import FAKE_FRAMES, Callback, FailingAfterLoad, frame_of
+
+# blob keys must be 32 bytes and no pattern (agentrt.keys.key_problem)
+SECRET = "secret-2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b"
+OTHER = "other-d9298a10d1b0735837dc4bd85dac641b0f3cef27a47e5d53a54f2f3f5b2fcffa"
 
 
 def test_layout_and_header() -> None:
@@ -75,18 +80,20 @@ def test_digest_mismatch_is_corrupt() -> None:
 
 
 def test_key_authenticates(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "secret")
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", SECRET)
     keyed = dumps([s.top_level, 1])
     assert loads(keyed) == [s.top_level, 1]
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "other")
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", OTHER)
     with pytest.raises(CorruptBlob, match="not among this process's keys"):
         loads(keyed)
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "other,secret")  # rotation: the old key still reads
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", f"{OTHER},{SECRET}")  # rotation: the old key still reads
     assert loads(keyed) == [s.top_level, 1]
     monkeypatch.delenv("AGENTRT_BLOB_KEY")
     with pytest.raises(CorruptBlob, match="has no blob key"):
         loads(keyed)
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "k" * 500)  # longer than blake2b's key: hashed first
+    monkeypatch.setenv(
+        "AGENTRT_BLOB_KEY", hashlib.sha512(b"long").hexdigest() * 4
+    )  # longer than blake2b's key: hashed first
     assert loads(dumps("x")) == "x"
 
 

@@ -65,7 +65,10 @@ def test_global_naming_os_system_is_refused(marker: Path, no_key: None) -> None:
 
 def test_find_class_guards_signed_blobs(marker: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A key holder's blob still goes through the opcode scan and find_class.
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "a key the forger somehow has")
+    monkeypatch.setenv(
+        "AGENTRT_BLOB_KEY",
+        "a-key-the-forger-somehow-has-8b2d300621c0e4c5fd6811d1d6a8f76a3e532506251180375dea4e413b700f3f",
+    )
     command = f"touch {marker}"
     classic = b"\x80\x02cos\nsystem\n(X" + len(command).to_bytes(4, "little") + command.encode() + b"tR."
     with pytest.raises(CorruptBlob, match="protocol 5"):
@@ -127,7 +130,10 @@ def test_builtin_method_reconstructor_only_binds_c_methods(no_key: None) -> None
 
 def test_keyed_blobs_cannot_be_forged(monkeypatch: pytest.MonkeyPatch, marker: Path) -> None:
     forged = forge(_call_referenced_system(marker), referencing=True)  # signed without the key
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "production secret")
+    monkeypatch.setenv(
+        "AGENTRT_BLOB_KEY",
+        "production-secret-679206e5dcc8b0f8edbbee057ceb776f7199e28034a972617db7ac499936a07f",
+    )
     with pytest.raises(CorruptBlob, match="is not signed"):
         loads(forged, require=Requirement(signed=True, kind="checkpoint"))
     signed = forged[:7] + bytes([forged[7] | _format.FLAG_SIGNED]) + forged[8:]  # claims a signature

@@ -147,7 +147,10 @@ def test_a_fleet_survives_kills_pauses_and_dropped_connections(backend, tmp_path
         AGENTRT_TEST_SIDE_LOG=str(side),
         AGENTRT_LEASE_SECONDS=str(LEASE),
         AGENTRT_STORE_TIMEOUT="30",
-        AGENTRT_BLOB_KEY=os.environ.get("AGENTRT_BLOB_KEY", "fleet-test-key"),
+        AGENTRT_BLOB_KEY=os.environ.get(
+            "AGENTRT_BLOB_KEY",
+            "fleet-test-key-90321991ad66308c7a72c7fae2061645da81d9f57566356455d74f66781548a1",
+        ),
     )
     store = open_store(location)
     rng = random.Random(int(os.environ.get("AGENTRT_FLEET_SEED", "11")))

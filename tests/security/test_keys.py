@@ -26,6 +26,9 @@ from tests.runtime import agents as A
 from tests.security import agents
 
 REPO = Path(__file__).resolve().parents[2]
+OLD_KEY = "old-key-762c08fc17a1cc5f00d248f8b50f2f2f4d17ff2934ac31e64deacb3f5bb3f2ec"
+NEW_KEY = "new-key-479a61d5370a0351ad498a8f324e0f9ad50bfafbe4c044ea49cbe3981e8cb573"
+ENV_KEY = "from-the-environment-c9164f064a6892b9f1443cf8d0b96f3d0e8e"  # <= 64 bytes: used as is
 
 
 @pytest.fixture(autouse=True)
@@ -92,15 +95,15 @@ def test_unsigned_blobs_are_refused_unless_the_caller_opts_in(
 
 
 def test_env_key_overrides_and_rotation_keeps_old_blobs_readable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "old-key")
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", OLD_KEY)
     old = _suspended().get()
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "new-key")
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", NEW_KEY)
     with pytest.raises(CorruptBlob, match="not among this process's keys"):
         Machine.set(old)
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "new-key,old-key")
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", f"{NEW_KEY},{OLD_KEY}")
     assert Machine.set(old).pending == "hello"
     new = _suspended().get()
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "new-key")
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", NEW_KEY)
     assert Machine.set(new).pending == "hello"  # written with the first key
 
 
@@ -126,8 +129,8 @@ def test_shared_stores_refuse_to_start_without_a_key(monkeypatch: pytest.MonkeyP
         keys.require_key("postgresql://db/agentrt", tmp_path / "missing.key")
     keys.add_key(tmp_path / "shared.key")
     assert keys.require_key("postgresql://db/agentrt", tmp_path / "shared.key").write
-    monkeypatch.setenv("AGENTRT_BLOB_KEY", "from the environment")
-    assert keys.require_key("postgresql://db/agentrt").write == b"from the environment"
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", ENV_KEY)
+    assert keys.require_key("postgresql://db/agentrt").write == ENV_KEY.encode()
 
 
 def test_sqlite_store_key_file_signs_and_binds_its_checkpoints(tmp_path: Path) -> None:

@@ -156,3 +156,4 @@ def test_a_damaged_or_forged_row_reads_as_defaults_not_an_error(text):
     assert (row.owner, row.pid, row.started_at, row.last_seen) == ("host/1/x", 0, 1.5, 2.5)
     assert (row.agents, row.carried, row.lacking, row.reads_formats) == ((), (), (), ())
     assert (row.writes_format, row.lease_seconds) == (0, 10.0)
+    assert row.damaged is not None  # and says so: agentrt workers names the field (issue 25 item 4)
