@@ -188,13 +188,11 @@ def test_context_probe_reads_the_default_without_a_carried_context():
 
 #: where ``agentrt check`` (default profile: what a signed blob refuses) disagrees with the table
 #: above; a fix on either side shows here.  The static check cannot see the three runtime refusals
-#: (what a decorator or ``create_model`` put in a module, what ``.parse()`` returns), and it reports
-#: an ``httpx.AsyncClient`` in a local as an open resource although a signed blob reopens it.
+#: (what a decorator or ``create_model`` put in a module, what ``.parse()`` returns).
 CHECK_DISAGREES = {
     "langchain_tool_calling": "runtime refused AR111, check reports nothing",
     "openai_agents_airline": "runtime refused AR106, check reports nothing",
     "openai_structured_outputs": "runtime refused AR111, check reports nothing",
-    "support_desk": "check reports AR112 error (variable 'http'), runtime exact",
 }
 
 

@@ -9,7 +9,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import anthropic
 import httpx
+import openai
 import requests
 
 from agentrt import suspend
@@ -26,13 +28,34 @@ async def live_resources(path: str) -> Any:
     db = sqlite3.connect(":memory:")  # expect: AR112
     cursor = db.cursor()  # expect: AR112
     session = requests.Session()  # expect: AR112
-    client = httpx.Client()  # expect: AR112
+    # a client agentrt.reopenable re-creates: only unsigned blobs (--profile portable) refuse it
+    client = httpx.Client()  # expect: AR112p
+    ai = openai.AsyncOpenAI()  # expect: AR112p
+    claude = anthropic.Anthropic()  # expect: AR112p
     proc = subprocess.Popen(["true"])  # expect: AR112
     tmp = tempfile.NamedTemporaryFile()  # noqa: SIM115 - expect: AR112
     loop = asyncio.get_running_loop()  # expect: AR112
     response = requests.get("http://x")  # expect: AR112
     await suspend(1)
-    return f, s, lock, rlock, event, thread, pool, db, cursor, session, client, proc, tmp, loop, response
+    return (
+        f,
+        s,
+        lock,
+        rlock,
+        event,
+        thread,
+        pool,
+        db,
+        cursor,
+        session,
+        client,
+        ai,
+        claude,
+        proc,
+        tmp,
+        loop,
+        response,
+    )
 
 
 async def held_by_with(path: str) -> None:
