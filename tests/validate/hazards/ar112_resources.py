@@ -1,6 +1,7 @@
 """AR112: open resources live at a suspension, or held by a `with` / `for` across one."""
 
 import asyncio
+import contextlib
 import socket
 import sqlite3
 import subprocess
@@ -82,3 +83,28 @@ async def closed_in_time(path: str) -> Any:
     h = "closed"
     await suspend(1)
     return data, more, h
+
+
+@contextlib.contextmanager
+def holding_a_lock() -> Any:
+    lock = threading.Lock()
+    with lock:
+        yield 1
+
+
+@contextlib.contextmanager
+def holding_plain_data(x: int) -> Any:
+    data = [x]
+    yield data
+    data.append(0)
+
+
+async def context_manager_generators() -> Any:
+    # the runtime refuses the generator's frame at its lock (AR112); plain data a signed blob carries
+    with holding_a_lock():  # expect: AR112
+        await suspend(1)
+    with holding_plain_data(2) as d:  # negative: AR112
+        await suspend(2)
+    async with asyncio.Lock():  # expect: AR102 AR112
+        await suspend(3)
+    return d
