@@ -105,6 +105,6 @@ async def context_manager_generators() -> Any:
         await suspend(1)
     with holding_plain_data(2) as d:  # negative: AR112
         await suspend(2)
-    async with asyncio.Lock():  # expect: AR102 AR112
-        await suspend(3)
-    return d
+    lock = asyncio.Lock()  # expect: AR112
+    await suspend(3)
+    return d, lock
