@@ -20,6 +20,7 @@ __all__ = [
     "call_value",
     "is_agentrt",
     "is_foreign_async",
+    "is_reopenable",
     "method_value",
 ]
 
@@ -134,6 +135,10 @@ _add(
     lambda n: _resource(f"HTTP client from {n}()", "http", origin=n),
 )
 _add(
+    "openai.OpenAI openai.AsyncOpenAI anthropic.Anthropic anthropic.AsyncAnthropic",
+    lambda n: _resource(f"API client from {n}()", "http", origin=n),
+)
+_add(
     "requests.get requests.post requests.put requests.patch requests.delete requests.head requests.options "
     "requests.request httpx.get httpx.post httpx.put httpx.patch httpx.delete httpx.head httpx.options "
     "httpx.request httpx.stream urllib.request.urlopen",
@@ -192,6 +197,16 @@ _AWAITED["asyncio.open_unix_connection"] = _AWAITED["asyncio.open_connection"]
 # `async with aiofiles.open(...) as f` / `websockets.connect(...)` as context managers:
 _add("aiofiles.open", lambda n: _resource(f"file object from {n}()", "file", origin=n))
 _add("websockets.connect", lambda n: _resource(f"websocket from {n}()", "socket", origin=n))
+
+
+def is_reopenable(dotted: str | None) -> bool:
+    """Whether ``dotted`` names a class a signed blob re-creates on restore (``agentrt.reopenable``:
+    the built-in httpx, openai and anthropic clients and whatever this process registered)."""
+    if dotted is None:
+        return False
+    from agentrt._codec._reopen import _REGISTRY
+
+    return any(name.replace(":", ".") == dotted for name in _REGISTRY)
 
 
 def call_value(dotted: str) -> Value | None:

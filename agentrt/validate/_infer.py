@@ -188,6 +188,13 @@ class ModuleScope:
         return None
 
 
+def _names_contextmanager(decorator: ast.expr) -> bool:
+    """``@contextmanager`` / ``@contextlib.contextmanager`` (by name: the usual spellings)."""
+    if isinstance(decorator, ast.Name):
+        return decorator.id == "contextmanager"
+    return isinstance(decorator, ast.Attribute) and decorator.attr == "contextmanager"
+
+
 class Inference:
     """Evaluates expressions to abstract values in a scope (``None``: the module scope)."""
 
@@ -323,6 +330,36 @@ class Inference:
             )
         if symbol.kind == "class" and isinstance(symbol.node, ast.ClassDef):
             return instance_value(symbol, self.module)
+        if isinstance(symbol.node, ast.FunctionDef) and symbol.module is self.module.info:
+            return self.context_manager_value(symbol, symbol.node)
+        return None
+
+    def context_manager_value(self, symbol: Symbol, node: ast.FunctionDef) -> Value | None:
+        """``f()`` of a ``@contextlib.contextmanager`` generator ``f`` whose ``with`` over an open
+        resource encloses its ``yield``: a ``with f():`` across an await holds that generator's frame,
+        and in it the resource (the runtime refuses it, AR112, at the resource).  A generator that
+        holds plain data at its ``yield`` is carried by a signed blob, so it is no finding."""
+        if not any(_names_contextmanager(d) for d in node.decorator_list):
+            return None
+        module = Inference(self.module, None)
+        local: dict[str, Value | None] = {}
+        for stmt in walk_scope(node.body):
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        local[target.id] = module.value(stmt.value)
+        for stmt in walk_scope(node.body):
+            if not isinstance(stmt, ast.With):
+                continue
+            if not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_scope(stmt.body)):
+                continue
+            for item in stmt.items:
+                expr = item.context_expr
+                held = local.get(expr.id) if isinstance(expr, ast.Name) else module.value(expr)
+                if held is not None and held.kind is Kind.RESOURCE:
+                    return attrs.evolve(
+                        held, what=f"context manager from {symbol.qualified}() holding {a(held.what)}"
+                    )
         return None
 
     def awaited(self, expr: ast.Await) -> Value | None:

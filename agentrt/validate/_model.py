@@ -64,7 +64,8 @@ class Profile:
     ``default``: only error-severity findings fail the check (agentrt cannot resume
     them), and portability findings of the codes in ``signed_carries`` are not shown: a
     signed blob (the default) carries them (AR105, instances of importable classes, through
-    the pickle protocol).  ``portable``: every portability finding is shown and fails too,
+    the pickle protocol; AR112 portability, clients ``agentrt.reopenable`` re-creates).
+    ``portable``: every portability finding is shown and fails too,
     for agents whose blobs must stay unsigned or run on the compiled-agent / s11n model.
     ``disabled`` codes are dropped altogether.
     """
@@ -101,5 +102,5 @@ class Profile:
         return finding.severity == ERROR or self.portability_is_error
 
 
-Profile.default = Profile("default", signed_carries=frozenset({"AR105"}))
+Profile.default = Profile("default", signed_carries=frozenset({"AR105", "AR112"}))
 Profile.portable = Profile("portable", portability_is_error=True)

@@ -216,7 +216,17 @@ def ar111_unencodable(value: Value) -> Verdict | None:
 
 def ar112_resource(value: Value) -> Verdict | None:
     """AR112: open resources (files, sockets, locks, threads, executors, connections,
-    HTTP clients, event loops) belong to this process and cannot move to another one."""
+    HTTP clients, event loops) belong to this process and cannot move to another one.  A client of a
+    class registered with ``agentrt.reopenable`` (httpx, openai, anthropic built in) is a portability
+    finding only: a signed blob re-creates it, which ``Profile.default`` does not show."""
+    if value.kind is Kind.RESOURCE and _catalog.is_reopenable(value.origin):
+        return Verdict(
+            "AR112",
+            PORTABILITY,
+            "a signed blob re-creates this client on restore (agentrt.reopenable: its configuration is "
+            "saved, never its connections or secrets), an unsigned blob refuses it",
+            "keep the blobs signed (the default), or open the client inside a tool",
+        )
     if value.kind is Kind.RESOURCE:
         return Verdict(
             "AR112",

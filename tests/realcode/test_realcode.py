@@ -188,45 +188,76 @@ def test_context_probe_reads_the_default_without_a_carried_context():
 
 #: where ``agentrt check`` (default profile: what a signed blob refuses) disagrees with the table
 #: above; a fix on either side shows here.  The static check cannot see the three runtime refusals
-#: (what a decorator or ``create_model`` put in a module, what ``.parse()`` returns), and it reports
-#: an ``httpx.AsyncClient`` in a local as an open resource although a signed blob reopens it.
+#: (what a decorator or ``create_model`` put in a module, what ``.parse()`` returns).
 CHECK_DISAGREES = {
     "langchain_tool_calling": "runtime refused AR111, check reports nothing",
     "openai_agents_airline": "runtime refused AR106, check reports nothing",
     "openai_structured_outputs": "runtime refused AR111, check reports nothing",
-    "support_desk": "check reports AR112 error (variable 'http'), runtime exact",
 }
 
 
-def test_agentrt_check_against_the_table():
-    """``agentrt check`` on the ports, compared with ``AS_WRITTEN``: an error finding for an exact
-    port, or none for a refused one, is a disagreement; ``CHECK_DISAGREES`` lists the known ones."""
-    here = Path(__file__).resolve().parent
-    repo = here.parents[1]
+#: the same for the checkpoint corpus (tests/corpus, ``REFUSED``), by case: the static check does not
+#: follow an async generator's ``finally`` into ``aclose()``, where the runtime meets the AR111.
+CHECK_DISAGREES_CORPUS = {
+    "agen_aclose_awaits_in_finally": "runtime refused AR111, check reports nothing",
+}
+
+
+def _check_errors(path: Path, key) -> dict[str, list[tuple[str, str]]]:
+    """``agentrt check PATH --json`` (default profile) run as a user runs it: error findings by ``key``."""
+    repo = Path(__file__).resolve().parents[2]
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))
     )
     proc = subprocess.run(
-        [sys.executable, "-m", "agentrt", "check", str(here), "--json"],
+        [sys.executable, "-m", "agentrt", "check", str(path), "--json"],
         capture_output=True,
         text=True,
         cwd=repo,
         env=env,
         timeout=120,
     )
-    errors: dict[str, list] = {}
+    errors: dict[str, list[tuple[str, str]]] = {}
     for finding in json.loads(proc.stdout)["findings"]:
         if finding["severity"] == "error":
-            errors.setdefault(Path(finding["path"]).stem, []).append((finding["code"], finding["variable"]))
+            errors.setdefault(key(finding), []).append((finding["code"], finding["variable"]))
+    return errors
+
+
+def _disagreement(want: str, found: list[tuple[str, str]]) -> str | None:
+    """An error finding for an exact agent, or none with the refused code for a refused one."""
+    if want == "exact" and found:
+        return ", ".join(f"check reports {c} error (variable '{v}')" for c, v in found) + ", runtime exact"
+    if want.startswith("refused") and not any(c == want.split()[1] for c, _ in found):
+        return f"runtime {want}, check reports " + (", ".join(c for c, _ in found) or "nothing")
+    return None
+
+
+def test_agentrt_check_against_the_table():
+    """``agentrt check`` on the ports, compared with ``AS_WRITTEN``: an error finding for an exact
+    port, or none for a refused one, is a disagreement; ``CHECK_DISAGREES`` lists the known ones."""
+    errors = _check_errors(Path(__file__).resolve().parent, lambda f: Path(f["path"]).stem)
     disagree = {}
     for p in PORTS:
         module = p.fn.__module__.rpartition(".")[2]
-        want, found = AS_WRITTEN[p.name], errors.get(module, [])
-        if want == "exact" and found:
-            disagree[module] = ", ".join(f"check reports {c} error (variable '{v}')" for c, v in found)
-            disagree[module] += ", runtime exact"
-        elif want.startswith("refused") and not any(c == want.split()[1] for c, _ in found):
-            disagree[module] = f"runtime {want}, check reports " + (
-                ", ".join(c for c, _ in found) or "nothing"
-            )
+        found = _disagreement(AS_WRITTEN[p.name], errors.get(module, []))
+        if found is not None:
+            disagree[module] = found
     assert disagree == CHECK_DISAGREES
+
+
+def test_agentrt_check_against_the_corpus():
+    """The same comparison over the checkpoint corpus: each case is exact unless ``REFUSED`` names
+    the code the runtime refuses it with; findings are matched to cases by function."""
+    from tests.corpus import CASES
+    from tests.corpus.registry import REFUSED
+
+    corpus = Path(__file__).resolve().parents[1] / "corpus"
+    errors = _check_errors(corpus, lambda f: f["function"])
+    disagree = {}
+    for case in CASES:
+        want = f"refused {REFUSED[case.name]}" if case.name in REFUSED else "exact"
+        found = _disagreement(want, errors.get(case.fn.__qualname__, []))
+        if found is not None:
+            disagree[case.name] = found
+    assert disagree == CHECK_DISAGREES_CORPUS

@@ -78,6 +78,10 @@ def test_profiles() -> None:
     assert Profile.default.counts_as_error(error) and not Profile.default.counts_as_error(portable)
     assert Profile.portable.counts_as_error(error) and Profile.portable.counts_as_error(portable)
     assert Profile.named("portable") is Profile.portable
+    # a reopenable client: a signed blob re-creates it, an unsigned one refuses it
+    client = attrs.evolve(error, code="AR112", severity=PORTABILITY)
+    assert not Profile.default.keeps(client) and Profile.default.keeps(attrs.evolve(client, severity=ERROR))
+    assert Profile.portable.keeps(client) and Profile.portable.counts_as_error(client)
     quiet = Profile.default.with_disabled("AR103")
     assert not quiet.counts_as_error(error) and not quiet.keeps(error)
     assert Profile.default.disabled == frozenset()  # the copy left the original alone
