@@ -56,11 +56,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import _env  # benchmarks/_env.py: the results folder, the no-install switch
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 if str(REPO) not in sys.path:  # run from a checkout: this checkout's agentrt, whatever the cwd
     sys.path.insert(0, str(REPO))
-RESULTS = HERE / "results"
+RESULTS = _env.results_dir()
 PLOT_VENV = HERE / ".venv-plot"
 
 SETTINGS: dict[str, dict[str, int]] = {
@@ -512,18 +514,10 @@ def _clean_env() -> dict[str, str]:
 
 
 def _plot_python() -> tuple[str | None, str]:
-    if importlib.util.find_spec("matplotlib") is not None:
-        return sys.executable, ""
-    python = PLOT_VENV / "bin" / "python"
-    if not python.exists():
-        return (
-            None,
-            f"no matplotlib here and no {PLOT_VENV.relative_to(REPO)} (run benchmarks/checkpoint.py once)",
-        )
-    probe = subprocess.run([str(python), "-c", "import matplotlib"], capture_output=True, env=_clean_env())
-    if probe.returncode != 0:
-        return None, f"{PLOT_VENV.relative_to(REPO)} has no matplotlib"
-    return str(python), ""
+    python = _env.plot_python()
+    if python is None:
+        return None, "no matplotlib here, in benchmarks/.venv-plot or in .venv-peers (make bench installs it)"
+    return python, ""
 
 
 def make_plot(json_path: Path, png_path: Path) -> str:
@@ -617,11 +611,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(markdown(result))
     print()
-    RESULTS.mkdir(exist_ok=True)
     stem = f"llm-{py}" + ("-quick" if args.quick else "")
     json_path = RESULTS / f"{stem}.json"
     json_path.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"  wrote {json_path.relative_to(REPO)}", flush=True)
+    print(f"  wrote {_env.shown(json_path)}", flush=True)
     print(f"  {make_plot(json_path, RESULTS / f'{stem}.png')}", flush=True)
     print(f"done in {time.monotonic() - started:.1f} s", flush=True)
     if not result["resume"]["ok"]:

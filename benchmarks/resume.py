@@ -53,11 +53,13 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import _env  # benchmarks/_env.py: the results folder, the no-install switch
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 if str(REPO) not in sys.path:  # run from a checkout: this checkout's agentrt, whatever the cwd
     sys.path.insert(0, str(REPO))
-RESULTS = HERE / "results"
+RESULTS = _env.results_dir()
 PEERS_VENV = HERE / ".venv-peers"
 PEER_PACKAGES = ["langgraph", "langgraph-checkpoint-sqlite", "dbos", "matplotlib"]
 PEER_TIMEOUT_SECONDS = 900
@@ -520,6 +522,8 @@ def ensure_peers_venv() -> tuple[str | None, str]:
     probe = "import langgraph.func, langgraph.checkpoint.sqlite, dbos"
     if python.exists() and subprocess.run([str(python), "-c", probe], capture_output=True).returncode == 0:
         return str(python), "ok"
+    if not _env.may_install():  # a timed run (benchmarks/run.py) never reaches the network
+        return None, _env.NOT_INSTALLED
     base = _peers_interpreter()
     print(
         f"  creating {PEERS_VENV.relative_to(REPO)} with {', '.join(PEER_PACKAGES)} on {base} (once)...",
@@ -624,14 +628,7 @@ def _plot(result_path: Path, png: Path) -> None:
 
 
 def _plot_python() -> str | None:
-    for venv in (PEERS_VENV, HERE / ".venv-plot"):
-        python = venv / "bin" / "python"
-        if (
-            python.exists()
-            and subprocess.run([str(python), "-c", "import matplotlib"], capture_output=True).returncode == 0
-        ):
-            return str(python)
-    return None
+    return _env.plot_python()
 
 
 # =============================================================================== main
@@ -685,7 +682,7 @@ def main() -> int:
             saved["memory"] = bench_agentrt_memory(1000, Path(tmp))
         saved["memory"]["command"] = "python benchmarks/resume.py --memory-only"
         path.write_text(json.dumps(saved, indent=2) + "\n")
-        print(f"  wrote {path.relative_to(REPO)}", flush=True)
+        print(f"  wrote {_env.shown(path)}", flush=True)
         return 0
     started = time.monotonic()
     ns = (
@@ -744,11 +741,10 @@ def main() -> int:
         flush=True,
     )
     result["seconds"] = time.monotonic() - started
-    RESULTS.mkdir(exist_ok=True)
     stem = f"resume-{py}" + ("-quick" if args.quick else "")
     out = RESULTS / f"{stem}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"  wrote {out.relative_to(REPO)}", flush=True)
+    print(f"  wrote {_env.shown(out)}", flush=True)
     plotter = _plot_python()
     if plotter is None:
         print(
@@ -764,7 +760,7 @@ def main() -> int:
             text=True,
         )
         if proc.returncode == 0:
-            print(f"  wrote {png.relative_to(REPO)}", flush=True)
+            print(f"  wrote {_env.shown(png)}", flush=True)
         else:
             print(f"  no PNG: plotting failed: {proc.stderr.strip()[-300:]}", flush=True)
     print(f"done in {time.monotonic() - started:.1f} s", flush=True)

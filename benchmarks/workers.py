@@ -58,6 +58,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
+import _env  # noqa: E402  (benchmarks/_env.py: the results folder)
+
 from agentrt import Runtime  # noqa: E402
 from agentrt.stores import NewRun, open_store  # noqa: E402
 
@@ -557,18 +559,18 @@ def main() -> int:
         results["recovery"] = [merge_recovery(samples["r", key]) for key, _ in recoveries]
     results["table"] = table(results)
     name = "workers-quick" if args.quick else "workers" if len(systems) == 3 else "workers-partial"
-    path = HERE / "results" / f"{name}.json"
+    path = _env.results_dir() / f"{name}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
     print(results["table"])
     print(f"wrote {path}")
     if name == "workers":
-        (HERE / "results" / "workers.md").write_text(
+        (path.parent / "workers.md").write_text(
             f"# Workers: agentrt beside DBOS\n\n`{results['command']}` -- {runs} runs of {steps} steps, "
             f"{rounds} interleaved rounds, Python {results['python']}, {results['cores']} cores, one machine "
             "(a throwaway PostgreSQL cluster, fsync off, for agentrt and DBOS alike).\n\n"
             "![workers](workers.png)\n\n" + results["table"]
         )
-        print(f"plot: {plot(path, HERE / 'results' / 'workers.png')}")
+        print(f"plot: {plot(path, path.parent / 'workers.png')}")
     return 0
 
 
