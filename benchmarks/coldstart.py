@@ -44,11 +44,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import _env  # benchmarks/_env.py: the results folder
+import _env as bench_env  # benchmarks/_env.py: the results folder (`_env` below is this file's)
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-RESULTS = _env.results_dir()
+RESULTS = bench_env.results_dir()
 TARGET = 2.5
 FLOOR = "floor: import asyncio, attrs"
 #: issue 23: the command line's start-up against the bare event-loop import.
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     py = ".".join(platform.python_version_tuple()[:2])
     path = RESULTS / f"coldstart-{py}{args.tag}{'-quick' if args.quick else ''}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"  wrote {_env.shown(path)} in {time.monotonic() - started:.1f} s")
+    print(f"  wrote {bench_env.shown(path)} in {time.monotonic() - started:.1f} s")
     return 0  # a benchmark reports; it never fails on a ratio (CI runs --quick on noisy machines)
 
 

@@ -220,8 +220,10 @@ def bench_resume(
     rounds: int,
     work: Path,
     peer_max_n: int,
+    temps: tuple[bool, ...] = (False, True),
 ) -> dict[str, Any]:
-    """Forward once per (system, durability, N), then interleaved rounds of warm and cold resumes."""
+    """Forward once per (system, durability, N), then interleaved rounds of warm and cold resumes
+    (``temps``: which of them, False for warm and True for cold)."""
     result: dict[str, Any] = {name: {d: {} for d in durabilities} for name in systems}
     waiting: list[tuple[str, str, int, Path, str]] = []
     for synchronous in durabilities:
@@ -250,7 +252,7 @@ def bench_resume(
                 )
                 waiting.append((name, synchronous, n, db, run_id))
     samples: dict[tuple[str, str, int, bool], list[dict[str, float]]] = {}
-    cells = [(w, cold) for w in waiting for cold in (False, True)]
+    cells = [(w, cold) for w in waiting for cold in temps]
     failed: set[tuple[str, str, int]] = set()
     for r in range(rounds):
         shift = (r * 7) % len(cells) if cells else 0
@@ -278,13 +280,14 @@ def bench_resume(
     for name in systems:
         for synchronous in durabilities:
             for row in result[name][synchronous].values():
-                if "resume_warm" in row and "resume_cold" in row:
+                shown = [t for t in ("warm", "cold") if f"resume_{t}" in row]
+                if shown:
                     print(
-                        f"  {name:<9} {synchronous:<6} N={row['n']:>6}: resume warm "
-                        f"{row['resume_warm']['median'] * 1e3:8.2f} ms, "
-                        f"cold {row['resume_cold']['median'] * 1e3:8.2f} ms; "
-                        f"whole process warm {row['process_warm']['median'] * 1e3:7.0f} ms, "
-                        f"cold {row['process_cold']['median'] * 1e3:7.0f} ms (median of {rounds})",
+                        f"  {name:<9} {synchronous:<6} N={row['n']:>6}: resume "
+                        + ", ".join(f"{t} {row[f'resume_{t}']['median'] * 1e3:8.2f} ms" for t in shown)
+                        + "; whole process "
+                        + ", ".join(f"{t} {row[f'process_{t}']['median'] * 1e3:7.0f} ms" for t in shown)
+                        + f" (median of {rounds})",
                         flush=True,
                     )
     return result
@@ -659,6 +662,12 @@ def main() -> int:
         help="measure only agentrt's memory per run, into the existing results file",
     )
     parser.add_argument("--peer-max-n", type=int, default=10000, help="largest N run with the peers")
+    parser.add_argument(
+        "--warm-only", action="store_true", help="leave out the cold resumes (no .pyc): most of the run time"
+    )
+    parser.add_argument(
+        "--memory-runs", type=int, default=None, help="runs in the memory measure (default 1000; quick 200)"
+    )
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--plot", nargs=2, metavar=("JSON", "PNG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -720,8 +729,9 @@ def main() -> int:
             systems.update(langgraph=python, dbos=python)
     with tempfile.TemporaryDirectory(prefix="agentrt-bench-") as tmp:
         work = Path(tmp)
-        result["resume"] = bench_resume(systems, ns, durabilities, repeat, work, args.peer_max_n)
-        result["memory"] = bench_agentrt_memory(200 if args.quick else 1000, work)
+        temps = (False,) if args.warm_only else (False, True)
+        result["resume"] = bench_resume(systems, ns, durabilities, repeat, work, args.peer_max_n, temps)
+        result["memory"] = bench_agentrt_memory(args.memory_runs or (200 if args.quick else 1000), work)
     rows = result["resume"]["agentrt"][durabilities[0]]
     big, small = rows[str(max(ns))]["resume_warm"], rows[str(min(ns))]["resume_warm"]
     flat = big["median"] / small["median"]
@@ -748,8 +758,7 @@ def main() -> int:
     plotter = _plot_python()
     if plotter is None:
         print(
-            "  no PNG: no venv with matplotlib (benchmarks/.venv-peers or .venv-plot); "
-            "run without --quick once",
+            f"  no PNG: matplotlib: {_env.NOT_INSTALLED}",
             flush=True,
         )
     else:
