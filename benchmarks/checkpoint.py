@@ -508,7 +508,7 @@ def bench_dispatch(cfg: dict[str, Any], allow_install: bool) -> dict[str, Any]:
     python = venv_python(venv)
     if not python_can_import(python, module):
         if sys.version_info >= (3, 13):
-            return {"skipped": "dispatch-py 0.8 has no wheel for CPython 3.13 (run under 3.11 or 3.12)"}
+            return {"skipped": "no dispatch-py wheel for CPython 3.13 (3.11, 3.12 have one)"}
         if not allow_install or not _env.may_install():
             return {"skipped": f"dispatch-py: {_env.NOT_INSTALLED}"}
         found, reason = ensure_side_venv(

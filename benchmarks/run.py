@@ -106,17 +106,10 @@ def set_up_peers() -> list[str]:
     print(f"[set-up] installing the peers (once, before any timing): {'; '.join(missing)}", flush=True)
     reachable, why = _pypi_reachable()
     if not reachable:
-        print(
-            "[set-up] make bench installs its peers first and needs PyPI for that, which cannot be "
-            f"reached ({why}).\n"
-            "[set-up] Offline? `make bench-quick` runs without them (peers marked not installed).",
-            file=sys.stderr,
-        )
-        sys.exit(2)
+        _set_up_failed(f"PyPI cannot be reached ({why})")
     python, reason = resume.ensure_peers_venv()
     if python is None:
-        print(f"[set-up] could not install the peers: {reason}", file=sys.stderr)
-        sys.exit(2)
+        _set_up_failed(reason)
     notes.append(f"peers: {_env.shown(resume.PEERS_VENV)} ready")
     if want_dispatch:
         found, reason = checkpoint.ensure_side_venv(
@@ -129,6 +122,18 @@ def set_up_peers() -> list[str]:
             f"dispatch-py: {_env.shown(dispatch_venv)} ready" if found else f"dispatch-py skipped: {reason}"
         )
     return notes
+
+
+def _set_up_failed(reason: str) -> None:
+    """Stop before anything is timed, saying why and what runs without the network."""
+    print(
+        "[set-up] make bench installs its peers (LangGraph, DBOS, dispatch-py, matplotlib) before any "
+        f"timing, and could not: {reason}\n"
+        "[set-up] Nothing was timed.  Offline? `make bench-quick` runs without them (each peer "
+        "reported as not installed); `make bench` once online installs them for good.",
+        file=sys.stderr,
+    )
+    sys.exit(2)
 
 
 def _pypi_reachable() -> tuple[bool, str]:
@@ -517,6 +522,13 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument(
         "--full", dest="mode", action="store_const", const="full", help="peers first, then all"
     )
+    which.add_argument(
+        "--set-up",
+        dest="mode",
+        action="store_const",
+        const="set-up",
+        help="only install the peer venvs (online, once); --quick uses them from then on, offline",
+    )
     parser.add_argument(
         "--update-results",
         action="store_true",
@@ -527,6 +539,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.update_results and args.mode != "full":
         parser.error("--update-results goes with --full (quick and smoke numbers are not for committing)")
+    if args.mode == "set-up":
+        if not _env.may_install():
+            parser.error(f"--set-up installs, and {_env.NO_INSTALL_ENV} is set")
+        for note in set_up_peers():
+            print(f"[set-up] {note}", flush=True)
+        return 0
     plan = MODES[args.mode]
     if args.only:
         wanted = [w.strip() for w in args.only.split(",") if w.strip()]
