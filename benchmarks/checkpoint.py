@@ -20,15 +20,16 @@ benchmarks/_timing.py for the method):
    coroutine by hand with ``coro.send`` (both alive at once, timed in alternating chunks of
    500 steps so both see the same moments of a noisy machine).  Ratio target <= 1.2x.
 3. dispatch-py 0.8 (``@durable``), scenario (a), in its own venv
-   ``benchmarks/.venv-dispatch-3.X`` created on demand (never an agentrt dependency) and run
+   ``benchmarks/.venv-dispatch-3.X`` (never an agentrt dependency; made by ``make bench``'s set-up,
+   or on demand when run by hand without ``AGENTRT_BENCH_NO_INSTALL``) and run
    as a subprocess (_dispatch_worker.py): ``pickle.dumps`` of the suspended durable
    coroutine, ``pickle.loads`` + one step.  Ratio = agentrt (get + set+step) / dispatch
    (dumps + loads+step); target < 1 (agentrt faster).  Skipped, with the reason printed,
    where it cannot be installed (CPython 3.13, offline).
 
-Writes ``benchmarks/results/checkpoint-<python>.json`` (``-quick`` added with --quick, so a
-smoke run never overwrites a full one) and a PNG bar plot beside it (matplotlib, from a
-separate venv ``benchmarks/.venv-plot`` installed on demand), and prints Markdown tables.
+Writes ``checkpoint-<python>.json`` to the results folder (benchmarks/_env.py; ``-quick`` added
+with --quick, so a smoke run never overwrites a full one) and a PNG bar plot beside it (matplotlib,
+from a benchmark venv: see ``_env.plot_python``), and prints Markdown tables.
 --quick never installs anything unless --peers is given.  Exit status 1 when a checkpoint
 or restore failed (a missed target is reported, not an error).
 """

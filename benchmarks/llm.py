@@ -32,9 +32,10 @@ amortized over its N calls.  Agents and executors live in ``benchmarks/llm_agent
     (N/2+1 is tolerated for the in-flight one), never one whose answer is journaled.  Exit
     status 1 when it fails.
 
-Results go to ``benchmarks/results/llm-<python>[-quick].json`` and a ``.png`` bar chart beside
-it, drawn by this file (``--plot-only JSON PNG``) under an interpreter that has matplotlib (this
-one, or ``benchmarks/.venv-plot``); without one the plot is skipped and the reason printed.
+Results go to ``llm-<python>[-quick].json`` in the results folder (benchmarks/_env.py) and a
+``.png`` bar chart beside it, drawn by this file (``--plot-only JSON PNG``) under an interpreter
+that has matplotlib (this one, ``benchmarks/.venv-plot`` or ``.venv-peers``); without one the plot
+is skipped and the reason printed.
 """
 
 from __future__ import annotations

@@ -28,10 +28,11 @@ re-analyses and re-synthesizes the resume code as on a first resume).  Resume ro
 interleaved over systems, sizes and cold/warm; cells are medians with the IQR and min-max, and
 both the in-process latency (imports excluded) and the whole process (spawn to exit) are kept.
 
-The peers live in ``benchmarks/.venv-peers`` (created on demand; never agentrt dependencies);
+The peers live in ``benchmarks/.venv-peers`` (never agentrt dependencies; made by ``make bench``'s
+set-up before any timing, or on demand when run by hand without ``AGENTRT_BENCH_NO_INSTALL``);
 if they cannot be installed the reason is printed and they are skipped.  Results go to
-``benchmarks/results/resume-<python>[-quick].json`` and ``.png`` (plotted with matplotlib from
-the peers venv or ``benchmarks/.venv-plot`` when one exists).
+``resume-<python>[-quick].json`` and ``.png`` in the results folder (benchmarks/_env.py), plotted
+with matplotlib from the peers venv or ``benchmarks/.venv-plot`` when one exists.
 """
 
 from __future__ import annotations

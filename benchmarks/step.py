@@ -21,7 +21,7 @@ Targets (issue 16): async tool <= 2x the floor; sync tool <= 2.5x the floor + a 
 Every cell is the median over rounds with the interquartile range and min-max.  The statements
 and commits agentrt issues per call are counted with ``sqlite3``'s trace callback.
 
-Results: ``benchmarks/results/step-<python>[-quick].json``.
+Results: ``step-<python>[-quick].json`` in the results folder (benchmarks/_env.py).
 
     python benchmarks/step.py --instructions   # CPU instructions per call (callgrind), load-proof
 

@@ -11,7 +11,7 @@ yield (the run checks that the loop really yields agentrt requests).  Target (is
 ``suspend`` within 1.5x of the floor.  Median over interleaved rounds with min-max.  A third row,
 not part of the target, drives the agentrt loop through ``Machine.step`` (what the runtime pays
 per suspension: the trap plus the driver's checks).  Results:
-``benchmarks/results/trap-<python>[-quick].json``.
+``trap-<python>[-quick].json`` in the results folder (benchmarks/_env.py).
 """
 
 from __future__ import annotations

@@ -32,9 +32,9 @@ its default retention.  ``--rounds`` (default 3) interleaved rounds of every poi
 system always runs first; cells are medians with the IQR and min-max.
 
 PostgreSQL: ``AGENTRT_BENCH_PG_URL`` (a server with pg_stat_statements loaded) or a throwaway
-cluster (tests/pgcluster.py).  DBOS runs in benchmarks/.venv-peers (made on demand, like
-resume.py's).  Results: ``benchmarks/results/workers[-quick].json``, ``workers.png`` and the
-table in ``benchmarks/results/workers.md``.
+cluster (tests/pgcluster.py).  DBOS runs in benchmarks/.venv-peers (made by ``make bench``'s
+set-up, like resume.py's).  Results, in the results folder (benchmarks/_env.py):
+``workers[-quick].json``, ``workers.png`` and the table in ``workers.md``.
 """
 
 from __future__ import annotations
