@@ -495,7 +495,8 @@ def table(results: Path, ran: list[dict[str, Any]], mode: str) -> list[str]:
                 (f"{r['name']}.py", f"unreadable result ({type(exc).__name__}: {exc})", "", "", "", "error")
             )
     if mode == "smoke":
-        rows = [(*row[:5], "not judged (smoke)" if row[5] in ("met", "MISSED") else row[5]) for row in rows]
+        judged = ("met", "MISSED")  # a smoke run judges no timing ratio; a check (target "passes") it does
+        rows = [(*r[:5], "not judged (smoke)" if r[5] in judged and r[4] != "passes" else r[5]) for r in rows]
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(head, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
