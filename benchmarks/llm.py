@@ -565,6 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--plot-only", nargs=2, metavar=("JSON", "PNG"), help="only draw the plot of a result"
     )
+    parser.add_argument("--no-plot", dest="plot", action="store_false", help="do not draw the PNG")
     parser.add_argument("--serve-fake", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -616,7 +617,8 @@ def main(argv: list[str] | None = None) -> int:
     json_path = RESULTS / f"{stem}.json"
     json_path.write_text(json.dumps(result, indent=1) + "\n")
     print(f"  wrote {_env.shown(json_path)}", flush=True)
-    print(f"  {make_plot(json_path, RESULTS / f'{stem}.png')}", flush=True)
+    if args.plot:
+        print(f"  {make_plot(json_path, RESULTS / f'{stem}.png')}", flush=True)
     print(f"done in {time.monotonic() - started:.1f} s", flush=True)
     if not result["resume"]["ok"]:
         print("FAILED: (d) resume re-asked the executor for journaled answers or miscounted", file=sys.stderr)

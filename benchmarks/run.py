@@ -59,14 +59,14 @@ MODES: dict[str, dict[str, list[str]]] = {
     "smoke": {name: ["--quick"] for name in BENCHMARKS},
     "quick": {
         "step": ["--rounds", "5", "--calls", "80"],
-        "coldstart": ["--rounds", "9", "--warm-only"],
+        "coldstart": ["--rounds", "7", "--warm-only"],
         "trap": ["--rounds", "7", "--n", "100000"],
         "checkpoint": ["--quick", "--rounds", "7", "--peers", "--no-plot"],
         "resume": [
             *("--ns", "10,1000", "--repeat", "3", "--durability", "NORMAL", "--peer-max-n", "1000"),
-            *("--warm-only", "--memory-runs", "200"),
+            *("--warm-only", "--memory-runs", "200", "--no-plot"),
         ],
-        "llm": ["--quick"],
+        "llm": ["--quick", "--no-plot"],
     },
     "full": {name: [] for name in BENCHMARKS},
 }
