@@ -119,8 +119,8 @@ def _add_commands(
     """Register the subcommands: a module's ``register`` calls ``commands.add_parser(NAME, help=...)``
     then ``.set_defaults(handler=FUNCTION)``; a listed-only command is a bare ``add_parser``."""
     if full:
-        for module in dict.fromkeys(_COMMAND_MODULES.values()):
-            __import__(module, fromlist=["register"]).register(commands)
+        for every in dict.fromkeys(_COMMAND_MODULES.values()):
+            __import__(every, fromlist=["register"]).register(commands)
         return
     module = _COMMAND_MODULES.get(command or "")
     if module:
