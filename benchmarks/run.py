@@ -312,7 +312,8 @@ def checkpoint_rows(d: dict[str, Any]) -> list[Row]:
                 _ns(sc["agentrt_get_set_step_ns"]),
                 f"cloudpickle dumps + loads: {_ns(sc['cloudpickle_dumps_loads_ns'])}",
                 f"{t['value']:.2f}×",
-                f"≤ {t['target']}×",
+                # checkpoint.py's own target; issue 16 asked <= 3x for (a) and (b), summary.md's bar
+                f"≤ {t['target']}×" + (" (issue 16: 3×)" if key in ("a_flat20", "b_chain5") else ""),
                 _status(t["met"]),
             )
         )

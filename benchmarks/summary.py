@@ -299,7 +299,7 @@ def build(py: str, quick: bool, mode: str | None = None) -> str:
         else:
             sources.append(f"`{path.name}` (missing)")
     lines += ["Sources: " + ", ".join(sources) + ".", ""]
-    lines += ["## Targets (issue 16)", "", *targets_table(step, cold, ckpt, resume, trap), ""]
+    lines += ["## Targets (issues 16 and 23)", "", *targets_table(step, cold, ckpt, resume, trap), ""]
     if step:
         lines += step_section(step)
     step_before = None if quick else _load("step", f"{py}-before", False)
