@@ -666,7 +666,7 @@ def main() -> int:
     parser.add_argument(
         "--warm-only", action="store_true", help="leave out the cold resumes (no .pyc): most of the run time"
     )
-    parser.add_argument("--no-plot", dest="plot", action="store_false", help="do not draw the PNG")
+    parser.add_argument("--no-plot", dest="draw", action="store_false", help="do not draw the PNG")
     parser.add_argument(
         "--memory-runs", type=int, default=None, help="runs in the memory measure (default 1000; quick 200)"
     )
@@ -757,8 +757,8 @@ def main() -> int:
     out = RESULTS / f"{stem}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"  wrote {_env.shown(out)}", flush=True)
-    plotter = _plot_python() if args.plot else None
-    if not args.plot:
+    plotter = _plot_python() if args.draw else None
+    if not args.draw:
         print("  no PNG: --no-plot", flush=True)
     elif plotter is None:
         print(
