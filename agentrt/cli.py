@@ -19,7 +19,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any  # Any: an argparse Action's pass-through arguments
+from typing import Any, cast  # Any: an argparse Action's pass-through arguments
 
 __all__ = ["build_parser", "main"]
 
@@ -49,6 +49,47 @@ class _VersionAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
         sys.stdout.write(f"{parser.prog} {_version()}\n")  # on stdout, as argparse's own action
         parser.exit()
+
+
+def _columns() -> int:
+    """The terminal's width as :func:`shutil.get_terminal_size` finds it, without importing
+    :mod:`shutil`: argparse imports it for every help formatter it makes (one per argument
+    added), and with it bz2, lzma and zlib, a few ms of every command's start-up."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help formatter, its width found by :func:`_columns` (argparse's own rule: the
+    terminal's width less 2)."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        width = _columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width, **kwargs)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose help formatter defaults to :class:`_HelpFormatter`; the
+    subcommands' parsers are of this class too (``add_subparsers`` makes ``type(self)``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
 #: Every subcommand, in the order ``agentrt --help`` lists them: the module whose ``register(commands)``
@@ -103,12 +144,16 @@ def build_parser(command: str | None = None, *, full: bool = False) -> argparse.
     word): every command by name and one-line help from :data:`_COMMANDS`, importing none of their
     modules.  ``full=True`` registers every command's real parser (what the drift test compares).
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="agentrt",
         description="Run, resume and inspect durable agentrt agents.",
     )
     parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    # the command modules take the action as argparse's (its parsers are _Parser all the same)
+    commands = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND", title="commands"),
+    )
     _add_commands(commands, command, full)
     return parser
 
