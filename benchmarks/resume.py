@@ -222,6 +222,7 @@ def bench_resume(
     work: Path,
     peer_max_n: int,
     temps: tuple[bool, ...] = (False, True),
+    peer_min_n: int = 0,
 ) -> dict[str, Any]:
     """Forward once per (system, durability, N), then interleaved rounds of warm and cold resumes
     (``temps``: which of them, False for warm and True for cold)."""
@@ -230,7 +231,7 @@ def bench_resume(
     for synchronous in durabilities:
         for n in ns:
             for name, python in systems.items():
-                if name != "agentrt" and n > peer_max_n:
+                if name != "agentrt" and not peer_min_n <= n <= peer_max_n:
                     continue
                 db = work / f"{name}-{synchronous}-{n}.db"
                 try:
@@ -663,6 +664,7 @@ def main() -> int:
         help="measure only agentrt's memory per run, into the existing results file",
     )
     parser.add_argument("--peer-max-n", type=int, default=10000, help="largest N run with the peers")
+    parser.add_argument("--peer-min-n", type=int, default=0, help="smallest N run with the peers")
     parser.add_argument(
         "--warm-only", action="store_true", help="leave out the cold resumes (no .pyc): most of the run time"
     )
@@ -732,7 +734,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="agentrt-bench-") as tmp:
         work = Path(tmp)
         temps = (False,) if args.warm_only else (False, True)
-        result["resume"] = bench_resume(systems, ns, durabilities, repeat, work, args.peer_max_n, temps)
+        result["resume"] = bench_resume(
+            systems, ns, durabilities, repeat, work, args.peer_max_n, temps, args.peer_min_n
+        )
         result["memory"] = bench_agentrt_memory(args.memory_runs or (200 if args.quick else 1000), work)
     rows = result["resume"]["agentrt"][durabilities[0]]
     big, small = rows[str(max(ns))]["resume_warm"], rows[str(min(ns))]["resume_warm"]

@@ -58,12 +58,13 @@ BENCHMARKS = ("step", "coldstart", "trap", "checkpoint", "resume", "llm", "worke
 MODES: dict[str, dict[str, list[str]]] = {
     "smoke": {name: ["--quick"] for name in BENCHMARKS},
     "quick": {
-        "step": ["--rounds", "5", "--calls", "80"],
+        "step": ["--rounds", "5", "--calls", "60"],
         "coldstart": ["--rounds", "7", "--warm-only"],
         "trap": ["--rounds", "7", "--n", "100000"],
         "checkpoint": ["--quick", "--rounds", "7", "--peers", "--no-plot"],
-        "resume": [
-            *("--ns", "10,1000", "--repeat", "3", "--durability", "NORMAL", "--peer-max-n", "1000"),
+        "resume": [  # the peers (when installed) at N = 1000 only: each of their processes takes seconds
+            *("--ns", "10,1000", "--repeat", "3", "--durability", "NORMAL"),
+            *("--peer-min-n", "1000", "--peer-max-n", "1000"),
             *("--warm-only", "--memory-runs", "200", "--no-plot"),
         ],
         "llm": ["--quick", "--no-plot"],
