@@ -581,6 +581,7 @@ def main(argv: list[str] | None = None) -> int:
         ran.append(run_benchmark(name, extra, results, args.mode))
         if args.mode == "full":  # as it goes: an interrupted run keeps what it measured
             write_summary(results, args.mode)
+            (results / "table.txt").write_text("\n".join(table(results, ran, args.mode)) + "\n")
     if args.mode != "full":
         write_summary(results, args.mode)
     lines = table(results, ran, args.mode)
