@@ -196,7 +196,8 @@ def write_summary(results: Path, mode: str) -> None:
         cmd.append("--quick")
     proc = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True)
     if proc.returncode != 0:
-        print(f"[summary] failed: {proc.stderr.strip()[-500:]}", file=sys.stderr, flush=True)
+        last = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+        print(f"[summary] not written: {last[0][-300:]}", file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- the table

@@ -330,11 +330,15 @@ def build(py: str, quick: bool, mode: str | None = None) -> str:
     before = None if quick else _load("coldstart", f"{py}-before", False)
     if before:
         lines += [
-            f"Before the lazy imports (`{before['command']}`, a checkout of the previous commit, "
+            f"Before (`{before['command']}` on {before.get('tree', 'another checkout')}, "
             "its own floor): "
             + "; ".join(
-                f"`{name}` {c['ratio_to_floor']:.2f}× warm, "
-                f"{before['columns']['cold'][name]['ratio_to_floor']:.2f}× cold"
+                f"`{name}` {c['ratio_to_floor']:.2f}× warm"
+                + (
+                    f", {before['columns']['cold'][name]['ratio_to_floor']:.2f}× cold"
+                    if name in before["columns"].get("cold", {})
+                    else ""
+                )
                 for name, c in before["columns"]["warm"].items()
                 if name in ("import agentrt", "agentrt runs (empty store)")
             )
