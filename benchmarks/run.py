@@ -226,6 +226,11 @@ def _spread_ms(c: dict[str, Any]) -> str:
     return f"{c['median'] * 1e3:,.1f} ms [{c['q1'] * 1e3:,.1f}–{c['q3'] * 1e3:,.1f}]"
 
 
+def _times(ratio: float) -> str:
+    """A ratio as ``1.23×``; one far below 1 with the digits that tell it from zero."""
+    return f"{ratio:.2f}×" if ratio >= 0.1 else f"{ratio:.2g}×"
+
+
 def _ns(v: float) -> str:
     return f"{v / 1e3:,.1f} µs" if v >= 1e4 else f"{v:,.0f} ns"
 
@@ -385,7 +390,7 @@ def resume_rows(d: dict[str, Any]) -> list[Row]:
                 f"resume after N={n:,} calls beside {label}",
                 _spread_ms(mine),
                 f"{label}: {theirs['median'] * 1e3:,.1f} ms",
-                f"{mine['median'] / theirs['median']:.2f}×",
+                _times(mine["median"] / theirs["median"]),
                 "no target (context)",
                 "—",
             )
