@@ -20,15 +20,16 @@ benchmarks/_timing.py for the method):
    coroutine by hand with ``coro.send`` (both alive at once, timed in alternating chunks of
    500 steps so both see the same moments of a noisy machine).  Ratio target <= 1.2x.
 3. dispatch-py 0.8 (``@durable``), scenario (a), in its own venv
-   ``benchmarks/.venv-dispatch-3.X`` created on demand (never an agentrt dependency) and run
+   ``benchmarks/.venv-dispatch-3.X`` (never an agentrt dependency; made by ``make bench``'s set-up,
+   or on demand when run by hand without ``AGENTRT_BENCH_NO_INSTALL``) and run
    as a subprocess (_dispatch_worker.py): ``pickle.dumps`` of the suspended durable
    coroutine, ``pickle.loads`` + one step.  Ratio = agentrt (get + set+step) / dispatch
    (dumps + loads+step); target < 1 (agentrt faster).  Skipped, with the reason printed,
    where it cannot be installed (CPython 3.13, offline).
 
-Writes ``benchmarks/results/checkpoint-<python>.json`` (``-quick`` added with --quick, so a
-smoke run never overwrites a full one) and a PNG bar plot beside it (matplotlib, from a
-separate venv ``benchmarks/.venv-plot`` installed on demand), and prints Markdown tables.
+Writes ``checkpoint-<python>.json`` to the results folder (benchmarks/_env.py; ``-quick`` added
+with --quick, so a smoke run never overwrites a full one) and a PNG bar plot beside it (matplotlib,
+from a benchmark venv: see ``_env.plot_python``), and prints Markdown tables.
 --quick never installs anything unless --peers is given.  Exit status 1 when a checkpoint
 or restore failed (a missed target is reported, not an error).
 """
@@ -38,7 +39,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import datetime
-import importlib.util
 import json
 import os
 import platform
@@ -52,9 +52,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import _env  # benchmarks/_env.py: the results folder, the no-install switch
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
-RESULTS_DIR = BENCH_DIR / "results"
+RESULTS_DIR = _env.results_dir()
 PY_TAG = f"{sys.version_info[0]}.{sys.version_info[1]}"
 VERSIONS = ("3.11", "3.12", "3.13")
 
@@ -463,6 +465,8 @@ def ensure_side_venv(
     python = venv_python(venv)
     if python_can_import(python, module):
         return python, ""
+    if not _env.may_install():  # a timed run (benchmarks/run.py) never reaches the network
+        return None, _env.NOT_INSTALLED
     rel = venv.relative_to(REPO)
     print(
         f"[bench] installing {' '.join(requirements)} into {rel} (once; never an agentrt dependency) ...",
@@ -504,11 +508,10 @@ def bench_dispatch(cfg: dict[str, Any], allow_install: bool) -> dict[str, Any]:
     module = "dispatch.experimental.durable"
     python = venv_python(venv)
     if not python_can_import(python, module):
-        if not allow_install:
-            return {
-                "skipped": "--quick without --peers: not installing dispatch-py into "
-                f"{venv.relative_to(REPO)}"
-            }
+        if sys.version_info >= (3, 13):
+            return {"skipped": "no dispatch-py wheel for CPython 3.13 (3.11, 3.12 have one)"}
+        if not allow_install or not _env.may_install():
+            return {"skipped": f"dispatch-py: {_env.NOT_INSTALLED}"}
         found, reason = ensure_side_venv(
             venv, module, DISPATCH_REQUIREMENTS, ("--only-binary", "dispatch-py")
         )
@@ -542,16 +545,15 @@ def bench_dispatch(cfg: dict[str, Any], allow_install: bool) -> dict[str, Any]:
 
 def make_plot(json_path: Path, png_path: Path, allow_install: bool) -> str:
     plot_script = BENCH_DIR / "_plot.py"
-    if importlib.util.find_spec("matplotlib") is not None:
-        python: Path | str = sys.executable
+    found_python = _env.plot_python()
+    if found_python is not None:
+        python: Path | str = found_python
     else:
         venv = BENCH_DIR / ".venv-plot"
         python = venv_python(venv)
         if not python_can_import(python, "matplotlib"):
-            if not allow_install:
-                return (
-                    "plot skipped: matplotlib is not installed and --quick does not install it (add --peers)"
-                )
+            if not allow_install or not _env.may_install():
+                return f"plot skipped: matplotlib: {_env.NOT_INSTALLED}"
             found, reason = ensure_side_venv(venv, "matplotlib", ("matplotlib",))
             if found is None:
                 return f"plot skipped: {reason}"
@@ -960,7 +962,10 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds", type=int, default=0, help="rounds per measure (default: 21, or 3 with --quick)"
     )
     parser.add_argument(
-        "--out-dir", default=str(RESULTS_DIR), help="where the JSON and PNG go (default: benchmarks/results)"
+        "--out-dir",
+        default=str(RESULTS_DIR),
+        help="where the JSON and PNG go (default: $AGENTRT_BENCH_RESULTS, else benchmarks/results/local; "
+        "git ignores it)",
     )
     parser.add_argument(
         "--python-all",

@@ -1,25 +1,32 @@
-"""Cold start: ``import agentrt`` and ``agentrt runs`` on an empty store, beside their floor.
+"""Cold start: ``import agentrt``, ``agentrt runs`` and ``agentrt --help`` beside their floors.
 
-    python benchmarks/coldstart.py            # full: 15 interleaved rounds
-    python benchmarks/coldstart.py --quick    # smoke: 1 round (proves it works; no ratio is asserted)
+    python benchmarks/coldstart.py                  # full: 15 interleaved rounds, warm and cold .pyc
+    python benchmarks/coldstart.py --quick          # smoke: 1 round (proves it works; no ratio judged)
+    python benchmarks/coldstart.py --rounds 9 --warm-only   # what `make bench-quick` runs
 
 Every row is the wall time of a fresh ``python`` process (spawn to exit), timed from this process.
-The floor is measured in the same run, in the same rounds: ``python -c pass`` and
-``python -c "import asyncio, attrs"`` (the interpreter plus what any agentrt process needs anyway).
-The target (issue 16) is ``import agentrt`` and ``agentrt runs`` within 2.5x of that floor.
+The floors are measured in the same run, in the same rounds: ``python -c pass``,
+``python -c "import asyncio"`` and ``python -c "import asyncio, attrs"``.  Targets:
+
+* issue 16: ``import agentrt`` and ``agentrt runs`` within 2.5x of ``import asyncio, attrs`` (the
+  interpreter plus what any agentrt process needs anyway);
+* issue 23: ``agentrt --help`` and ``agentrt runs`` within 1.3x of ``import asyncio``, since every
+  test and every ``agentrt submit`` pays the command line's start-up.
 
 Two columns:
 
 * **warm**: the ``.pyc`` files exist (the usual case after the first run);
 * **cold**: ``PYTHONPYCACHEPREFIX`` points at a fresh empty directory for every process, so no
   ``.pyc`` is found and every imported module -- the standard library's too, on both sides of the
-  ratio -- is compiled from source (a fresh install, a new container image).
+  ratio -- is compiled from source (a fresh install, a new container image).  ``--warm-only``
+  leaves it out (it is most of the run time).
 
 Rounds are interleaved (round 1 of every command, then round 2, ...; the order rotated each round)
-and each cell reports the median with its interquartile range and min-max.  ``-X importtime``
-of ``import agentrt`` and of the CLI is recorded too (the 15 slowest modules, cumulative).
+and each cell reports the median with its interquartile range and min-max; the targets are judged
+on the warm column.  ``-X importtime`` of ``import agentrt`` and of the CLI is recorded too (the 15
+slowest modules, cumulative).
 
-Results: ``benchmarks/results/coldstart-<python>[-quick].json``.
+Results: ``coldstart-<python>[-quick].json`` in the results folder (benchmarks/_env.py).
 """
 
 from __future__ import annotations
@@ -37,10 +44,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _env as bench_env  # benchmarks/_env.py: the results folder (`_env` below is this file's)
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-RESULTS = HERE / "results"
+RESULTS = bench_env.results_dir()
 TARGET = 2.5
+FLOOR = "floor: import asyncio, attrs"
+#: issue 23: the command line's start-up against the bare event-loop import.
+CLI_TARGET = 1.3
+CLI_FLOOR = "floor: import asyncio"
+#: (row, its floor, the target ratio): what a run judges, on the warm column.
+TARGETS = (
+    ("import agentrt", FLOOR, TARGET),
+    ("agentrt runs (empty store)", FLOOR, TARGET),
+    ("agentrt --help", CLI_FLOOR, CLI_TARGET),
+    ("agentrt runs (empty store)", CLI_FLOOR, CLI_TARGET),
+)
 
 
 def spread(samples: list[float]) -> dict[str, Any]:
@@ -64,7 +84,8 @@ def spread(samples: list[float]) -> dict[str, Any]:
 def commands(python: str, store: str) -> dict[str, list[str]]:
     return {
         "python -c pass": [python, "-c", "pass"],
-        "floor: import asyncio, attrs": [python, "-c", "import asyncio, attrs"],
+        CLI_FLOOR: [python, "-c", "import asyncio"],
+        FLOOR: [python, "-c", "import asyncio, attrs"],
         "import agentrt": [python, "-c", "import agentrt"],
         "from agentrt import Runtime, agent, tool": [
             python,
@@ -112,7 +133,7 @@ def importtime(python: str, code: list[str], top: int = 15) -> list[dict[str, An
     return [{"modules_imported": modules}, *rows[:top]]
 
 
-def run(rounds: int, python: str) -> dict[str, Any]:
+def run(rounds: int, python: str, columns: tuple[str, ...] = ("warm", "cold")) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="agentrt-coldstart-") as tmp:
         store = os.path.join(tmp, "empty.db")
         # `agentrt runs` only reads a store (it never creates one): make the empty store first.
@@ -120,25 +141,24 @@ def run(rounds: int, python: str) -> dict[str, Any]:
         subprocess.run([python, "-c", create], check=True)
         cmds = commands(python, store)
         names = list(cmds)
-        samples: dict[str, dict[str, list[float]]] = {
-            "warm": {n: [] for n in names},
-            "cold": {n: [] for n in names},
-        }
+        samples: dict[str, dict[str, list[float]]] = {column: {n: [] for n in names} for column in columns}
         for name in names:  # one untimed run each: .pyc written
             _time(cmds[name], _env(None))
         for r in range(rounds):
             order = names[r % len(names) :] + names[: r % len(names)]
             for name in order:
                 samples["warm"][name].append(_time(cmds[name], _env(None)))
-                cold_dir = tempfile.mkdtemp(dir=tmp, prefix="pyc-")
-                samples["cold"][name].append(_time(cmds[name], _env(cold_dir)))
-                shutil.rmtree(cold_dir, ignore_errors=True)
+                if "cold" in samples:
+                    cold_dir = tempfile.mkdtemp(dir=tmp, prefix="pyc-")
+                    samples["cold"][name].append(_time(cmds[name], _env(cold_dir)))
+                    shutil.rmtree(cold_dir, ignore_errors=True)
     out: dict[str, Any] = {}
     for column, per_name in samples.items():
         cells = {name: spread(values) for name, values in per_name.items()}
-        floor = cells["floor: import asyncio, attrs"]["median"]
+        floor, cli_floor = cells[FLOOR]["median"], cells[CLI_FLOOR]["median"]
         for cell in cells.values():
             cell["ratio_to_floor"] = cell["median"] / floor
+            cell["ratio_to_asyncio"] = cell["median"] / cli_floor
         out[column] = cells
     return out
 
@@ -149,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="smoke: 1 round, no ratio asserted")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 15; quick 1)")
+    parser.add_argument(
+        "--warm-only", action="store_true", help="leave out the cold (no .pyc) column: most of the run time"
+    )
     parser.add_argument("--tree", default=None, help="measure the agentrt of another checkout (before/after)")
     parser.add_argument("--tag", default="", help="suffix of the result file name (with --tree)")
     args = parser.parse_args(argv)
@@ -161,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         f"benchmarks/coldstart.py ({'quick' if args.quick else 'full'}) "
         f"on CPython {platform.python_version()}"
     )
-    cells = run(rounds, python)
+    cells = run(rounds, python, ("warm",) if args.warm_only else ("warm", "cold"))
     result: dict[str, Any] = {
         "python": platform.python_version(),
         "mode": "quick" if args.quick else "full",
@@ -171,28 +194,40 @@ def main(argv: list[str] | None = None) -> int:
         + " ".join(["benchmarks/coldstart.py", *(argv if argv is not None else sys.argv[1:])]),
         "tree": str(TREE),
         "target_ratio": TARGET,
+        "cli_target_ratio": CLI_TARGET,
         "columns": cells,
         "importtime": {
             "import agentrt": importtime(python, ["-c", "import agentrt"]),
             "agentrt runs": importtime(python, ["-m", "agentrt", "runs", "--store", ":memory:"]),
         },
     }
-    for column in ("warm", "cold"):
+    for column in cells:
         print(f"  {column} (.pyc {'present' if column == 'warm' else 'absent'}):")
         for name, cell in cells[column].items():
             print(
                 f"    {name:<30} {cell['median'] * 1e3:7.1f} ms  "
                 f"IQR {cell['q1'] * 1e3:6.1f}-{cell['q3'] * 1e3:6.1f}"
-                f"  x{cell['ratio_to_floor']:.2f} of the floor"
+                f"  x{cell['ratio_to_floor']:.2f} asyncio+attrs, x{cell['ratio_to_asyncio']:.2f} asyncio"
             )
-    for name in ("import agentrt", "agentrt runs (empty store)"):
-        ratio = cells["warm"][name]["ratio_to_floor"]
-        result.setdefault("targets", {})[name] = {"ratio": ratio, "target": TARGET, "met": ratio <= TARGET}
-    RESULTS.mkdir(exist_ok=True)
+    # judged on the warm column; keyed "<row> / <floor>" (runs is judged against both floors)
+    result["targets"] = {}
+    for name, floor, target in TARGETS:
+        cell, base = cells["warm"][name], cells["warm"][floor]
+        ratio = cell["median"] / base["median"]
+        result["targets"][f"{name} / {floor.removeprefix('floor: ')}"] = {
+            "row": name,
+            "floor": floor,
+            "value_s": cell["median"],
+            "floor_s": base["median"],
+            "ratio": ratio,
+            "target": target,
+            "met": ratio <= target,
+        }
+        print(f"  {name} / {floor.removeprefix('floor: ')}: x{ratio:.2f} (target <= {target}x)")
     py = ".".join(platform.python_version_tuple()[:2])
     path = RESULTS / f"coldstart-{py}{args.tag}{'-quick' if args.quick else ''}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"  wrote {path.relative_to(REPO)} in {time.monotonic() - started:.1f} s")
+    print(f"  wrote {bench_env.shown(path)} in {time.monotonic() - started:.1f} s")
     return 0  # a benchmark reports; it never fails on a ratio (CI runs --quick on noisy machines)
 
 

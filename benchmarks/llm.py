@@ -32,9 +32,10 @@ amortized over its N calls.  Agents and executors live in ``benchmarks/llm_agent
     (N/2+1 is tolerated for the in-flight one), never one whose answer is journaled.  Exit
     status 1 when it fails.
 
-Results go to ``benchmarks/results/llm-<python>[-quick].json`` and a ``.png`` bar chart beside
-it, drawn by this file (``--plot-only JSON PNG``) under an interpreter that has matplotlib (this
-one, or ``benchmarks/.venv-plot``); without one the plot is skipped and the reason printed.
+Results go to ``llm-<python>[-quick].json`` in the results folder (benchmarks/_env.py) and a
+``.png`` bar chart beside it, drawn by this file (``--plot-only JSON PNG``) under an interpreter
+that has matplotlib (this one, ``benchmarks/.venv-plot`` or ``.venv-peers``); without one the plot
+is skipped and the reason printed.
 """
 
 from __future__ import annotations
@@ -56,11 +57,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import _env  # benchmarks/_env.py: the results folder, the no-install switch
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 if str(REPO) not in sys.path:  # run from a checkout: this checkout's agentrt, whatever the cwd
     sys.path.insert(0, str(REPO))
-RESULTS = HERE / "results"
+RESULTS = _env.results_dir()
 PLOT_VENV = HERE / ".venv-plot"
 
 SETTINGS: dict[str, dict[str, int]] = {
@@ -512,18 +515,10 @@ def _clean_env() -> dict[str, str]:
 
 
 def _plot_python() -> tuple[str | None, str]:
-    if importlib.util.find_spec("matplotlib") is not None:
-        return sys.executable, ""
-    python = PLOT_VENV / "bin" / "python"
-    if not python.exists():
-        return (
-            None,
-            f"no matplotlib here and no {PLOT_VENV.relative_to(REPO)} (run benchmarks/checkpoint.py once)",
-        )
-    probe = subprocess.run([str(python), "-c", "import matplotlib"], capture_output=True, env=_clean_env())
-    if probe.returncode != 0:
-        return None, f"{PLOT_VENV.relative_to(REPO)} has no matplotlib"
-    return str(python), ""
+    python = _env.plot_python()
+    if python is None:
+        return None, "no matplotlib here, in benchmarks/.venv-plot or in .venv-peers (make bench installs it)"
+    return python, ""
 
 
 def make_plot(json_path: Path, png_path: Path) -> str:
@@ -570,6 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--plot-only", nargs=2, metavar=("JSON", "PNG"), help="only draw the plot of a result"
     )
+    parser.add_argument("--no-plot", dest="plot", action="store_false", help="do not draw the PNG")
     parser.add_argument("--serve-fake", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -617,12 +613,12 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(markdown(result))
     print()
-    RESULTS.mkdir(exist_ok=True)
     stem = f"llm-{py}" + ("-quick" if args.quick else "")
     json_path = RESULTS / f"{stem}.json"
     json_path.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"  wrote {json_path.relative_to(REPO)}", flush=True)
-    print(f"  {make_plot(json_path, RESULTS / f'{stem}.png')}", flush=True)
+    print(f"  wrote {_env.shown(json_path)}", flush=True)
+    if args.plot:
+        print(f"  {make_plot(json_path, RESULTS / f'{stem}.png')}", flush=True)
     print(f"done in {time.monotonic() - started:.1f} s", flush=True)
     if not result["resume"]["ok"]:
         print("FAILED: (d) resume re-asked the executor for journaled answers or miscounted", file=sys.stderr)

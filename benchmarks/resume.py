@@ -28,10 +28,11 @@ re-analyses and re-synthesizes the resume code as on a first resume).  Resume ro
 interleaved over systems, sizes and cold/warm; cells are medians with the IQR and min-max, and
 both the in-process latency (imports excluded) and the whole process (spawn to exit) are kept.
 
-The peers live in ``benchmarks/.venv-peers`` (created on demand; never agentrt dependencies);
+The peers live in ``benchmarks/.venv-peers`` (never agentrt dependencies; made by ``make bench``'s
+set-up before any timing, or on demand when run by hand without ``AGENTRT_BENCH_NO_INSTALL``);
 if they cannot be installed the reason is printed and they are skipped.  Results go to
-``benchmarks/results/resume-<python>[-quick].json`` and ``.png`` (plotted with matplotlib from
-the peers venv or ``benchmarks/.venv-plot`` when one exists).
+``resume-<python>[-quick].json`` and ``.png`` in the results folder (benchmarks/_env.py), plotted
+with matplotlib from the peers venv or ``benchmarks/.venv-plot`` when one exists.
 """
 
 from __future__ import annotations
@@ -53,11 +54,13 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import _env  # benchmarks/_env.py: the results folder, the no-install switch
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 if str(REPO) not in sys.path:  # run from a checkout: this checkout's agentrt, whatever the cwd
     sys.path.insert(0, str(REPO))
-RESULTS = HERE / "results"
+RESULTS = _env.results_dir()
 PEERS_VENV = HERE / ".venv-peers"
 PEER_PACKAGES = ["langgraph", "langgraph-checkpoint-sqlite", "dbos", "matplotlib"]
 PEER_TIMEOUT_SECONDS = 900
@@ -218,14 +221,17 @@ def bench_resume(
     rounds: int,
     work: Path,
     peer_max_n: int,
+    temps: tuple[bool, ...] = (False, True),
+    peer_min_n: int = 0,
 ) -> dict[str, Any]:
-    """Forward once per (system, durability, N), then interleaved rounds of warm and cold resumes."""
+    """Forward once per (system, durability, N), then interleaved rounds of warm and cold resumes
+    (``temps``: which of them, False for warm and True for cold)."""
     result: dict[str, Any] = {name: {d: {} for d in durabilities} for name in systems}
     waiting: list[tuple[str, str, int, Path, str]] = []
     for synchronous in durabilities:
         for n in ns:
             for name, python in systems.items():
-                if name != "agentrt" and n > peer_max_n:
+                if name != "agentrt" and not peer_min_n <= n <= peer_max_n:
                     continue
                 db = work / f"{name}-{synchronous}-{n}.db"
                 try:
@@ -248,7 +254,7 @@ def bench_resume(
                 )
                 waiting.append((name, synchronous, n, db, run_id))
     samples: dict[tuple[str, str, int, bool], list[dict[str, float]]] = {}
-    cells = [(w, cold) for w in waiting for cold in (False, True)]
+    cells = [(w, cold) for w in waiting for cold in temps]
     failed: set[tuple[str, str, int]] = set()
     for r in range(rounds):
         shift = (r * 7) % len(cells) if cells else 0
@@ -276,13 +282,14 @@ def bench_resume(
     for name in systems:
         for synchronous in durabilities:
             for row in result[name][synchronous].values():
-                if "resume_warm" in row and "resume_cold" in row:
+                shown = [t for t in ("warm", "cold") if f"resume_{t}" in row]
+                if shown:
                     print(
-                        f"  {name:<9} {synchronous:<6} N={row['n']:>6}: resume warm "
-                        f"{row['resume_warm']['median'] * 1e3:8.2f} ms, "
-                        f"cold {row['resume_cold']['median'] * 1e3:8.2f} ms; "
-                        f"whole process warm {row['process_warm']['median'] * 1e3:7.0f} ms, "
-                        f"cold {row['process_cold']['median'] * 1e3:7.0f} ms (median of {rounds})",
+                        f"  {name:<9} {synchronous:<6} N={row['n']:>6}: resume "
+                        + ", ".join(f"{t} {row[f'resume_{t}']['median'] * 1e3:8.2f} ms" for t in shown)
+                        + "; whole process "
+                        + ", ".join(f"{t} {row[f'process_{t}']['median'] * 1e3:7.0f} ms" for t in shown)
+                        + f" (median of {rounds})",
                         flush=True,
                     )
     return result
@@ -520,6 +527,8 @@ def ensure_peers_venv() -> tuple[str | None, str]:
     probe = "import langgraph.func, langgraph.checkpoint.sqlite, dbos"
     if python.exists() and subprocess.run([str(python), "-c", probe], capture_output=True).returncode == 0:
         return str(python), "ok"
+    if not _env.may_install():  # a timed run (benchmarks/run.py) never reaches the network
+        return None, _env.NOT_INSTALLED
     base = _peers_interpreter()
     print(
         f"  creating {PEERS_VENV.relative_to(REPO)} with {', '.join(PEER_PACKAGES)} on {base} (once)...",
@@ -624,14 +633,7 @@ def _plot(result_path: Path, png: Path) -> None:
 
 
 def _plot_python() -> str | None:
-    for venv in (PEERS_VENV, HERE / ".venv-plot"):
-        python = venv / "bin" / "python"
-        if (
-            python.exists()
-            and subprocess.run([str(python), "-c", "import matplotlib"], capture_output=True).returncode == 0
-        ):
-            return str(python)
-    return None
+    return _env.plot_python()
 
 
 # =============================================================================== main
@@ -662,6 +664,14 @@ def main() -> int:
         help="measure only agentrt's memory per run, into the existing results file",
     )
     parser.add_argument("--peer-max-n", type=int, default=10000, help="largest N run with the peers")
+    parser.add_argument("--peer-min-n", type=int, default=0, help="smallest N run with the peers")
+    parser.add_argument(
+        "--warm-only", action="store_true", help="leave out the cold resumes (no .pyc): most of the run time"
+    )
+    parser.add_argument("--no-plot", dest="draw", action="store_false", help="do not draw the PNG")
+    parser.add_argument(
+        "--memory-runs", type=int, default=None, help="runs in the memory measure (default 1000; quick 200)"
+    )
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--plot", nargs=2, metavar=("JSON", "PNG"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -685,7 +695,7 @@ def main() -> int:
             saved["memory"] = bench_agentrt_memory(1000, Path(tmp))
         saved["memory"]["command"] = "python benchmarks/resume.py --memory-only"
         path.write_text(json.dumps(saved, indent=2) + "\n")
-        print(f"  wrote {path.relative_to(REPO)}", flush=True)
+        print(f"  wrote {_env.shown(path)}", flush=True)
         return 0
     started = time.monotonic()
     ns = (
@@ -723,8 +733,11 @@ def main() -> int:
             systems.update(langgraph=python, dbos=python)
     with tempfile.TemporaryDirectory(prefix="agentrt-bench-") as tmp:
         work = Path(tmp)
-        result["resume"] = bench_resume(systems, ns, durabilities, repeat, work, args.peer_max_n)
-        result["memory"] = bench_agentrt_memory(200 if args.quick else 1000, work)
+        temps = (False,) if args.warm_only else (False, True)
+        result["resume"] = bench_resume(
+            systems, ns, durabilities, repeat, work, args.peer_max_n, temps, args.peer_min_n
+        )
+        result["memory"] = bench_agentrt_memory(args.memory_runs or (200 if args.quick else 1000), work)
     rows = result["resume"]["agentrt"][durabilities[0]]
     big, small = rows[str(max(ns))]["resume_warm"], rows[str(min(ns))]["resume_warm"]
     flat = big["median"] / small["median"]
@@ -744,16 +757,16 @@ def main() -> int:
         flush=True,
     )
     result["seconds"] = time.monotonic() - started
-    RESULTS.mkdir(exist_ok=True)
     stem = f"resume-{py}" + ("-quick" if args.quick else "")
     out = RESULTS / f"{stem}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"  wrote {out.relative_to(REPO)}", flush=True)
-    plotter = _plot_python()
-    if plotter is None:
+    print(f"  wrote {_env.shown(out)}", flush=True)
+    plotter = _plot_python() if args.draw else None
+    if not args.draw:
+        print("  no PNG: --no-plot", flush=True)
+    elif plotter is None:
         print(
-            "  no PNG: no venv with matplotlib (benchmarks/.venv-peers or .venv-plot); "
-            "run without --quick once",
+            f"  no PNG: matplotlib: {_env.NOT_INSTALLED}",
             flush=True,
         )
     else:
@@ -764,7 +777,7 @@ def main() -> int:
             text=True,
         )
         if proc.returncode == 0:
-            print(f"  wrote {png.relative_to(REPO)}", flush=True)
+            print(f"  wrote {_env.shown(png)}", flush=True)
         else:
             print(f"  no PNG: plotting failed: {proc.stderr.strip()[-300:]}", flush=True)
     print(f"done in {time.monotonic() - started:.1f} s", flush=True)

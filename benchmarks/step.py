@@ -21,7 +21,7 @@ Targets (issue 16): async tool <= 2x the floor; sync tool <= 2.5x the floor + a 
 Every cell is the median over rounds with the interquartile range and min-max.  The statements
 and commits agentrt issues per call are counted with ``sqlite3``'s trace callback.
 
-Results: ``benchmarks/results/step-<python>[-quick].json``.
+Results: ``step-<python>[-quick].json`` in the results folder (benchmarks/_env.py).
 
     python benchmarks/step.py --instructions   # CPU instructions per call (callgrind), load-proof
 
@@ -54,7 +54,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
-RESULTS = HERE / "results"
+import _env  # noqa: E402  (benchmarks/_env.py: the results folder, the no-install switch)
+
+RESULTS = _env.results_dir()
 TARGET_ASYNC = 2.0
 TARGET_SYNC = 2.5
 DURABILITY = ("NORMAL", "FULL")
@@ -409,7 +411,6 @@ def instructions(n: int) -> int:
             ), flush=True)  # fmt: skip
     py = ".".join(platform.python_version_tuple()[:2])
     path = RESULTS / f"step-instructions-{py}.json"
-    RESULTS.mkdir(exist_ok=True)
     report = {
         "python": platform.python_version(),
         "command": "python benchmarks/step.py --instructions",
@@ -417,7 +418,7 @@ def instructions(n: int) -> int:
         "rows": rows,
     }
     path.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"  wrote {path.relative_to(REPO)}", flush=True)
+    print(f"  wrote {_env.shown(path)}", flush=True)
     return 0
 
 
@@ -452,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         "sqlite": sqlite3.sqlite_version,
         "mode": "quick" if args.quick else "full",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "command": "python benchmarks/step.py" + (" --quick" if args.quick else ""),
+        "command": " ".join(["python benchmarks/step.py", *(sys.argv[1:] if argv is None else argv)]),
         "rounds": rounds,
         "calls_per_run": n,
         **out,
@@ -466,11 +467,10 @@ def main(argv: list[str] | None = None) -> int:
         goal = f"target <= {t['target']}x" if t["target"] is not None else "no target"
         print(f"  {name:<44} {t['ratio']:5.2f}x ({goal})", flush=True)
     print(f"  statements per call: {out['statements_per_call']}", flush=True)
-    RESULTS.mkdir(exist_ok=True)
     py = ".".join(platform.python_version_tuple()[:2])
     path = RESULTS / f"step-{py}{'-quick' if args.quick else ''}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"  wrote {path.relative_to(REPO)} in {time.monotonic() - started:.1f} s", flush=True)
+    print(f"  wrote {_env.shown(path)} in {time.monotonic() - started:.1f} s", flush=True)
     return 0  # a benchmark reports; it never fails on a ratio
 
 

@@ -1,12 +1,17 @@
-"""The benchmark dashboard: one ``benchmarks/results/summary.md`` from the JSON results of a run.
+"""The benchmark dashboard: one ``summary.md`` from the JSON results of a run.
 
     python benchmarks/summary.py            # after step.py, coldstart.py, resume.py, checkpoint.py
     python benchmarks/summary.py --quick    # from the --quick results (summary-quick.md; smoke only)
 
-``make bench`` runs every benchmark and then this.  Every ratio is shown against its target
-(issue 16) and the floor it is a multiple of; every table names the command that produced it and
-its like-for-like setting.  A missing result file is reported as missing, never filled in.
-Quick (smoke) results prove that the benchmarks run; their ratios mean nothing and are marked so.
+Results are read from, and the summary written to, the results folder (``benchmarks/_env.py``:
+``benchmarks/results/local/`` unless ``AGENTRT_BENCH_RESULTS`` says otherwise); the before/base
+files a summary compares with are read from the committed ``benchmarks/results/`` when the folder
+has none.  ``benchmarks/run.py`` (``make bench``) rewrites the summary after every benchmark.
+
+Every ratio is shown against its target (issue 16) and the floor it is a multiple of; every table
+names the command that produced it and its like-for-like setting.  A missing result file is
+reported as missing, never filled in.  Quick (smoke) results prove that the benchmarks run; their
+ratios mean nothing and are marked so.
 """
 
 from __future__ import annotations
@@ -19,12 +24,29 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _env  # benchmarks/_env.py: the results folder
+
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
+RESULTS = _env.results_dir()
+
+
+def _path(stem: str, py: str, quick: bool) -> Path:
+    """The result file of ``stem``: a --quick run's (``-quick``) when ``quick``, else a full one's.
+
+    With ``quick`` a full-named file stands in when there is no quick one (``make bench-quick`` runs
+    some benchmarks with explicit sizes instead of --quick); a before/base file missing from the
+    results folder is read from the committed results."""
+    names = [f"{stem}-{py}-quick.json", f"{stem}-{py}.json"] if quick else [f"{stem}-{py}.json"]
+    folders = [RESULTS] + ([_env.COMMITTED] if py.endswith(("-before", "-base")) else [])
+    for folder in folders:
+        for name in names:
+            if (folder / name).exists():
+                return folder / name
+    return RESULTS / names[0]
 
 
 def _load(stem: str, py: str, quick: bool) -> dict[str, Any] | None:
-    path = RESULTS / f"{stem}-{py}{'-quick' if quick else ''}.json"
+    path = _path(stem, py, quick)
     return json.loads(path.read_text()) if path.exists() else None
 
 
@@ -76,7 +98,15 @@ def targets_table(step: Any, cold: Any, ckpt: Any, resume: Any, trap: Any = None
                 )
     else:
         out.append("| durable step | — | no result (run `python benchmarks/step.py`) | | | | |")
-    if cold:
+    if cold and "targets" in cold and isinstance(cold["targets"], dict) and "cli_target_ratio" in cold:
+        for t in cold["targets"].values():
+            out.append(
+                f"| cold start: `{t['row']}` | warm .pyc | "
+                f"{_ms(t['value_s'])} ms = {t['ratio']:.2f}× floor | "
+                f"{_ms(t['floor_s'])} ms (`python -c '{t['floor'].removeprefix('floor: ')}'`) | "
+                f"≤ {t['target']}× | {_ok(t['met'])} | `{cold['command']}` |"
+            )
+    elif cold:
         for column in ("warm", "cold"):
             cells = cold["columns"][column]
             floor = cells["floor: import asyncio, attrs"]["median"]
@@ -169,10 +199,9 @@ def cold_section(cold: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---|",
     ]
     for name in cold["columns"]["warm"]:
-        w, c = cold["columns"]["warm"][name], cold["columns"]["cold"][name]
-        out.append(
-            f"| `{name}` | {_cell(w)} | {w['ratio_to_floor']:.2f} | {_cell(c)} | {c['ratio_to_floor']:.2f} |"
-        )
+        w, c = cold["columns"]["warm"][name], cold["columns"].get("cold", {}).get(name)
+        cold_cells = f"{_cell(c)} | {c['ratio_to_floor']:.2f}" if c else "not measured (--warm-only) | —"
+        out.append(f"| `{name}` | {_cell(w)} | {w['ratio_to_floor']:.2f} | {cold_cells} |")
     it = cold.get("importtime", {}).get("import agentrt")
     if it:
         out += [
@@ -230,7 +259,8 @@ def resume_section(resume: dict[str, Any]) -> list[str]:
     return out
 
 
-def build(py: str, quick: bool) -> str:
+def build(py: str, quick: bool, mode: str | None = None) -> str:
+    """The summary's Markdown; ``mode`` (smoke, quick, full) says how much its ratios mean."""
     step, cold = _load("step", py, quick), _load("coldstart", py, quick)
     ckpt, resume = _load("checkpoint", py, quick), _load("resume", py, quick)
     trap = _load("trap", py, quick)
@@ -244,7 +274,13 @@ def build(py: str, quick: bool) -> str:
         "much less.",
         "",
     ]
-    if quick:
+    if mode == "quick":
+        lines += [
+            "**Quick run (`make bench-quick`): few rounds, so the ratios are rougher than a full run's; "
+            "peers only where their venvs already existed.**",
+            "",
+        ]
+    elif quick:
         lines += ["**Smoke run (--quick): these numbers only prove that the benchmarks run.**", ""]
     sources = []
     for stem, data in (
@@ -254,7 +290,7 @@ def build(py: str, quick: bool) -> str:
         ("checkpoint", ckpt),
         ("resume", resume),
     ):
-        path = RESULTS / f"{stem}-{py}{'-quick' if quick else ''}.json"
+        path = _path(stem, py, quick)
         if data is not None:
             when = data.get("created_utc") or time.strftime(
                 "%Y-%m-%d %H:%M UTC", time.gmtime(path.stat().st_mtime)
@@ -263,7 +299,7 @@ def build(py: str, quick: bool) -> str:
         else:
             sources.append(f"`{path.name}` (missing)")
     lines += ["Sources: " + ", ".join(sources) + ".", ""]
-    lines += ["## Targets (issue 16)", "", *targets_table(step, cold, ckpt, resume, trap), ""]
+    lines += ["## Targets (issues 16 and 23)", "", *targets_table(step, cold, ckpt, resume, trap), ""]
     if step:
         lines += step_section(step)
     step_before = None if quick else _load("step", f"{py}-before", False)
@@ -294,11 +330,15 @@ def build(py: str, quick: bool) -> str:
     before = None if quick else _load("coldstart", f"{py}-before", False)
     if before:
         lines += [
-            f"Before the lazy imports (`{before['command']}`, a checkout of the previous commit, "
+            f"Before (`{before['command']}` on {before.get('tree', 'another checkout')}, "
             "its own floor): "
             + "; ".join(
-                f"`{name}` {c['ratio_to_floor']:.2f}× warm, "
-                f"{before['columns']['cold'][name]['ratio_to_floor']:.2f}× cold"
+                f"`{name}` {c['ratio_to_floor']:.2f}× warm"
+                + (
+                    f", {before['columns']['cold'][name]['ratio_to_floor']:.2f}× cold"
+                    if name in before["columns"].get("cold", {})
+                    else ""
+                )
                 for name, c in before["columns"]["warm"].items()
                 if name in ("import agentrt", "agentrt runs (empty store)")
             )
@@ -309,6 +349,7 @@ def build(py: str, quick: bool) -> str:
     if resume:
         lines += resume_section(resume)
     plots = sorted(p.name for p in RESULTS.glob(f"*-{py}{'-quick' if quick else ''}.png"))
+    plots = [p for p in plots if (RESULTS / p).exists()]
     if plots:
         lines += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]
     return "\n".join(lines)
@@ -320,11 +361,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="summarize the --quick (smoke) results")
     parser.add_argument("--python", default=None, help="the X.Y whose results to read (default: this one)")
+    parser.add_argument("--mode", choices=("smoke", "quick", "full"), default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     py = args.python or ".".join(platform.python_version_tuple()[:2])
     path = RESULTS / ("summary-quick.md" if args.quick else "summary.md")
-    path.write_text(build(py, args.quick))
-    print(f"wrote {path.relative_to(HERE.parent)}")
+    tmp = path.with_name(path.name + ".tmp")  # whole or not at all: run.py rewrites it as it goes
+    tmp.write_text(build(py, args.quick, args.mode))
+    tmp.replace(path)
+    print(f"wrote {_env.shown(path)}")
     return 0
 
 

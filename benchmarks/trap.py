@@ -11,7 +11,7 @@ yield (the run checks that the loop really yields agentrt requests).  Target (is
 ``suspend`` within 1.5x of the floor.  Median over interleaved rounds with min-max.  A third row,
 not part of the target, drives the agentrt loop through ``Machine.step`` (what the runtime pays
 per suspension: the trap plus the driver's checks).  Results:
-``benchmarks/results/trap-<python>[-quick].json``.
+``trap-<python>[-quick].json`` in the results folder (benchmarks/_env.py).
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
-RESULTS = HERE / "results"
+import _env  # noqa: E402  (benchmarks/_env.py: the results folder, the no-install switch)
+
+RESULTS = _env.results_dir()
 TARGET = 1.5
 
 from agentrt.lowlevel import Machine, _is_request, suspend  # noqa: E402
@@ -100,8 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="smoke: 3 rounds of 20k, no ratio asserted")
+    parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 15; quick 3)")
+    parser.add_argument("--n", type=int, default=None, help="suspensions per round (default 200k; quick 20k)")
     args = parser.parse_args(argv)
     rounds, n = (3, 20_000) if args.quick else (15, 200_000)
+    rounds, n = args.rounds or rounds, args.n or n
     check_the_loop_yields_agentrt_requests()
     measures: dict[str, Callable[[], float]] = {
         "agentrt suspend": lambda: per_suspension_ns(agentrt_loop, n),
@@ -131,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
         "mode": "quick" if args.quick else "full",
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "command": "python benchmarks/trap.py" + (" --quick" if args.quick else ""),
+        "command": " ".join(["python benchmarks/trap.py", *(sys.argv[1:] if argv is None else argv)]),
         "suspensions_per_round": n,
         "rows": rows,
         "target": {"ratio": ratio, "target": TARGET, "met": ratio <= TARGET},
@@ -141,11 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:<34} {row['median_ns']:7.0f} ns  (min {row['min_ns']:.0f}, max {row['max_ns']:.0f})")
     print(f"  suspend / floor: {ratio:.2f}x (target <= {TARGET}x; median of per-round ratios)")
     print(f"  Machine.step / floor: {step_ratio:.2f}x (context: the trap plus the driver; no target)")
-    RESULTS.mkdir(exist_ok=True)
     py = ".".join(platform.python_version_tuple()[:2])
     path = RESULTS / f"trap-{py}{'-quick' if args.quick else ''}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"  wrote {path.relative_to(REPO)}")
+    print(f"  wrote {_env.shown(path)}")
     return 0  # reports; never fails on a ratio
 
 

@@ -32,9 +32,9 @@ its default retention.  ``--rounds`` (default 3) interleaved rounds of every poi
 system always runs first; cells are medians with the IQR and min-max.
 
 PostgreSQL: ``AGENTRT_BENCH_PG_URL`` (a server with pg_stat_statements loaded) or a throwaway
-cluster (tests/pgcluster.py).  DBOS runs in benchmarks/.venv-peers (made on demand, like
-resume.py's).  Results: ``benchmarks/results/workers[-quick].json``, ``workers.png`` and the
-table in ``benchmarks/results/workers.md``.
+cluster (tests/pgcluster.py).  DBOS runs in benchmarks/.venv-peers (made by ``make bench``'s
+set-up, like resume.py's).  Results, in the results folder (benchmarks/_env.py):
+``workers[-quick].json``, ``workers.png`` and the table in ``workers.md``.
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
+
+import _env  # noqa: E402  (benchmarks/_env.py: the results folder)
 
 from agentrt import Runtime  # noqa: E402
 from agentrt.stores import NewRun, open_store  # noqa: E402
@@ -559,18 +561,18 @@ def main() -> int:
         results["recovery"] = [merge_recovery(samples["r", key]) for key, _ in recoveries]
     results["table"] = table(results)
     name = "workers-quick" if args.quick else "workers" if len(systems) == 3 else "workers-partial"
-    path = HERE / "results" / f"{name}.json"
+    path = _env.results_dir() / f"{name}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
     print(results["table"])
     print(f"wrote {path}")
     if name == "workers":
-        (HERE / "results" / "workers.md").write_text(
+        (path.parent / "workers.md").write_text(
             f"# Workers: agentrt beside DBOS\n\n`{results['command']}` -- {runs} runs of {steps} steps, "
             f"{rounds} interleaved rounds, Python {results['python']}, {results['cores']} cores, one machine "
             "(a throwaway PostgreSQL cluster, fsync off, for agentrt and DBOS alike).\n\n"
             "![workers](workers.png)\n\n" + results["table"]
         )
-        print(f"plot: {plot(path, HERE / 'results' / 'workers.png')}")
+        print(f"plot: {plot(path, path.parent / 'workers.png')}")
     return 0
 
 

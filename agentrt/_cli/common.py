@@ -24,14 +24,14 @@ from agentrt.exceptions import (
     SchemaError,
     StoreError,
 )
-from agentrt.observe import TraceEvent
 from agentrt.stores import Store, open_store
 from agentrt.stores.base import RunRecord
 from agentrt.stores.views import result_object as result_object
 from agentrt.stores.views import show_object as show_object
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: agentrt.observe is not needed by `agentrt runs`/`show` (start-up)
     from agentrt.llm._contract import Executors
+    from agentrt.observe import TraceEvent
 
 __all__ = [
     "EXIT_FAILED",

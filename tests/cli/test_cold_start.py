@@ -138,3 +138,45 @@ def test_a_subcommand_s_own_help_errors_and_output(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"runs": []}
+
+
+def _subcommands(parser: object) -> list[tuple[str, str | None]]:
+    """(name, one-line help) of every subcommand of an ``agentrt`` parser, in listing order."""
+    import argparse
+
+    assert isinstance(parser, argparse.ArgumentParser)
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    # no alias and no hidden command: every choice has its line in the listing
+    assert list(action.choices) == [choice.dest for choice in action._choices_actions]
+    return [(choice.dest, choice.help) for choice in action._choices_actions]
+
+
+def test_help_lists_exactly_the_commands_the_parser_knows() -> None:
+    """``agentrt --help`` lists commands from a static table so that it imports none of their
+    modules (issue 23: start-up); this is what keeps that table from drifting from the modules."""
+    from agentrt.cli import build_parser
+
+    real = _subcommands(build_parser(full=True))  # every module imported, every real parser
+    listed = _subcommands(build_parser())  # what --help and "invalid choice" see
+    assert listed == real
+    proc = _run("from agentrt.cli import main; raise SystemExit(main(['--help']))")
+    assert proc.returncode == 0, proc.stderr
+    shown = proc.stdout.split("commands:", 1)[1]
+    # a command's line is indented 4; a wrapped help line more
+    words = [line.split()[0] for line in shown.splitlines() if line[:4] == "    " and line[4:5] not in " "]
+    assert words == [name for name, _ in real]
+
+
+def test_help_imports_no_command_module() -> None:
+    code = (
+        "sys.argv = ['agentrt', '--help']\n"
+        "try:\n"
+        "    runpy.run_module('agentrt', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+    )
+    modules = _modules_after(code)
+    commands = ("agentrt._cli", "agentrt.teams", "agentrt.stores")
+    loaded = sorted(m for m in modules if m.startswith("agentrt."))
+    assert not [m for m in loaded if m.startswith(commands)], loaded
+    assert "attr" not in modules and "asyncio" not in modules
