@@ -115,7 +115,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "teams of specialists: plan a team, lint receipts, usage per tier and lane",
     ),
     "run": ("agentrt._cli.drive", "start a run and drive it until it completes or waits"),
-    "resume": ("agentrt._cli.drive", "continue an interrupted or waiting run"),
+    "resume": ("agentrt._cli.drive", "continue an interrupted, waiting or blocked run"),
     "retry": (
         "agentrt._cli.drive",
         "restart a failed or blocked run from a checkpoint, on the code loaded now",
