@@ -59,9 +59,10 @@ def _columns() -> int:
         columns = int(os.environ.get("COLUMNS", "0"))
     except ValueError:
         columns = 0
-    if columns <= 0:
+    stdout = sys.__stdout__  # None when Python runs without a stdout (pythonw)
+    if columns <= 0 and stdout is not None:
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+            columns = os.get_terminal_size(stdout.fileno()).columns
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns or 80
