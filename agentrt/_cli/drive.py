@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any  # Any: JSON replies; Runtime keyword arguments of mixed types
 
 from agentrt._cli.common import (
@@ -122,23 +123,29 @@ async def _finish(rt: Runtime, run_id: str, args: argparse.Namespace) -> int:
     return print_result(rt.status(run_id), args.json)
 
 
+def _drive(store: Store, args: argparse.Namespace, act: Callable[[Runtime], Awaitable[str]]) -> int:
+    """``run``, ``resume`` and ``retry``: ``act`` on the command's runtime names the run, which is then
+    driven until it settles and printed; the runtime and the ``--trace`` file are closed however it
+    ends (the caller closes the store)."""
+
+    async def main() -> int:
+        with contextlib.ExitStack() as closing:
+            rt = _runtime(store, args, closing)
+            try:
+                return await _finish(rt, await act(rt), args)
+            finally:
+                await rt.close()
+
+    return asyncio.run(main())
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     agent = load_agent(args.spec)
     value = parse_json_arg(args.input, "--input")
     agent.convert_input(value)  # a schema error is reported before the store is touched
     store = open_cli_store(args)
     try:
-
-        async def main() -> int:
-            with contextlib.ExitStack() as closing:
-                rt = _runtime(store, args, closing)
-                try:
-                    run_id = await rt.start(agent, value, run_id=args.run_id)
-                    return await _finish(rt, run_id, args)
-                finally:
-                    await rt.close()
-
-        return asyncio.run(main())
+        return _drive(store, args, lambda rt: rt.start(agent, value, run_id=args.run_id))
     finally:
         store.close()
 
@@ -158,22 +165,17 @@ def cmd_resume(args: argparse.Namespace) -> int:
             return print_result(rec, args.json)
         load_agent_option(store, rec.run_id, args)
 
-        async def main() -> int:
-            with contextlib.ExitStack() as closing:
-                rt = _runtime(store, args, closing)
-                try:
-                    rt.agent_of(rec)  # import the agent's module first: a bad spec is a clear error
-                    if args.reply is not None:
-                        target = await rt.reply(args.run_id, reply)
-                        if target != args.run_id:
-                            await rt.resume(args.run_id)
-                    else:
-                        await rt.resume(args.run_id)
-                    return await _finish(rt, args.run_id, args)
-                finally:
-                    await rt.close()
+        async def resume(rt: Runtime) -> str:
+            rt.agent_of(rec)  # import the agent's module first: a bad spec is a clear error
+            if args.reply is not None:
+                target = await rt.reply(args.run_id, reply)
+                if target != args.run_id:
+                    await rt.resume(args.run_id)
+            else:
+                await rt.resume(args.run_id)
+            return str(args.run_id)
 
-        return asyncio.run(main())
+        return _drive(store, args, resume)
     finally:
         store.close()
 
@@ -186,16 +188,11 @@ def cmd_retry(args: argparse.Namespace) -> int:
             raise RunNotFound(args.run_id, store.location)
         load_agent_option(store, rec.run_id, args)
 
-        async def main() -> int:
-            with contextlib.ExitStack() as closing:
-                rt = _runtime(store, args, closing)
-                try:
-                    rt.agent_of(rec)  # import the agent's module first: a bad spec is a clear error
-                    await rt.retry(args.run_id, args.from_seq, words=CLI_WORDS)
-                    return await _finish(rt, args.run_id, args)
-                finally:
-                    await rt.close()
+        async def retry(rt: Runtime) -> str:
+            rt.agent_of(rec)  # import the agent's module first: a bad spec is a clear error
+            await rt.retry(args.run_id, args.from_seq, words=CLI_WORDS)
+            return str(args.run_id)
 
-        return asyncio.run(main())
+        return _drive(store, args, retry)
     finally:
         store.close()
