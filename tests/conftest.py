@@ -82,6 +82,21 @@ def pytest_unconfigure(config):
         shutil.rmtree(_KEY_DIR, ignore_errors=True)
 
 
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def every_store(request, tmp_path):
+    """A fresh store of each kind in turn: memory, SQLite, and PostgreSQL on the session's cluster."""
+    from agentrt.stores import MemoryStore, SqliteStore, open_store
+
+    if request.param == "memory":
+        s = MemoryStore()
+    elif request.param == "sqlite":
+        s = SqliteStore(tmp_path / "agentrt.db")
+    else:
+        s = open_store(request.getfixturevalue("pg_url"))
+    yield s
+    s.close()
+
+
 @pytest.fixture(scope="session")
 def pg_server():
     """The URL of a throwaway PostgreSQL cluster for the session; skips locally (fails in CI) without one."""

@@ -9,22 +9,14 @@ import pytest
 
 from agentrt import CannotRetry, RunBlocked, Runtime
 from agentrt.exceptions import CheckpointNotFound
-from agentrt.stores import MemoryStore, SqliteStore, open_store
 from tests.runtime import agents as A
 from tests.runtime import blocked_agents as B
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store(request, tmp_path):
+@pytest.fixture
+def store(every_store):
     """Every store: the status, the finding and the journal go through each one's own SQL."""
-    if request.param == "memory":
-        s = MemoryStore()
-    elif request.param == "sqlite":
-        s = SqliteStore(tmp_path / "agentrt.db")
-    else:
-        s = open_store(request.getfixturevalue("pg_url"))
-    yield s
-    s.close()
+    return every_store
 
 
 @pytest.fixture(autouse=True)

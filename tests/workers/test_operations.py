@@ -19,16 +19,9 @@ from tests.workers import agents
 from tests.workers.test_worker import ROOT, side_log, until
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store(request, tmp_path):
-    if request.param == "memory":
-        s = MemoryStore()
-    elif request.param == "sqlite":
-        s = SqliteStore(tmp_path / "agentrt.db")
-    else:
-        s = open_store(request.getfixturevalue("pg_url"))
-    yield s
-    s.close()
+@pytest.fixture
+def store(every_store):
+    return every_store
 
 
 def assert_deadline_cancelled(store, run_id):

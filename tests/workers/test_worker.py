@@ -13,23 +13,16 @@ import time
 import pytest
 
 from agentrt import Cancelled, Runtime
-from agentrt.stores import MemoryStore, NewRun, SqliteStore, open_store
+from agentrt.stores import MemoryStore, NewRun, SqliteStore
 from tests.workers import agents
 from tests.workers.agents import Job, expected, mixed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def store(request, tmp_path):
-    if request.param == "memory":
-        s = MemoryStore()
-    elif request.param == "sqlite":
-        s = SqliteStore(tmp_path / "agentrt.db")
-    else:
-        s = open_store(request.getfixturevalue("pg_url"))
-    yield s
-    s.close()
+@pytest.fixture
+def store(every_store):
+    return every_store
 
 
 def side_log(path):
