@@ -24,21 +24,10 @@ import pytest
 
 from tests.security.serve_server import AttackServer
 from tests.security.test_serve_attacks import wait_for
-from tests.serve.conftest import free_port
+from tests.serve.conftest import CHROMIUM, CHROMIUM_ARGS, free_port
 
 pytestmark = pytest.mark.system
 
-CHROMIUM = os.environ.get("AGENTRT_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 if not os.path.exists(CHROMIUM) and os.environ.get("CI") != "true":
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)", allow_module_level=True)
@@ -115,7 +104,7 @@ def test_a_page_on_another_origin_cannot_start_runs_or_answer(
                     user_data_dir=str(tmp_path / "chromium-profile"),
                     executable_path=CHROMIUM,
                     headless=True,
-                    args=ARGS,
+                    args=CHROMIUM_ARGS,
                 )
                 try:
                     page = context.pages[0] if context.pages else context.new_page()

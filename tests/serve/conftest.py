@@ -26,6 +26,21 @@ HERE = Path(__file__).parent
 TOKEN = "s3cret-token"
 
 
+#: Debian's Chromium, driven by Playwright (no browser download), and the flags it needs here: as
+#: root it needs --no-sandbox, and this machine's closed network refuses its background connections.
+CHROMIUM = os.environ.get("AGENTRT_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

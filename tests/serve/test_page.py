@@ -16,22 +16,10 @@ from pathlib import Path
 import playwright.sync_api as playwright_api
 import pytest
 
-from tests.serve.conftest import Server, wait_status
+from tests.serve.conftest import CHROMIUM, CHROMIUM_ARGS, Server, wait_status
 
 pytestmark = pytest.mark.system
 
-
-CHROMIUM = os.environ.get("AGENTRT_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 if not os.path.exists(CHROMIUM) and os.environ.get("CI") != "true":
     pytest.skip(
@@ -48,7 +36,7 @@ def browser_page(tmp_path: Path) -> Iterator[object]:
             user_data_dir=str(tmp_path / "chromium-profile"),  # fresh profile per test
             executable_path=CHROMIUM,
             headless=True,
-            args=ARGS,
+            args=CHROMIUM_ARGS,
             viewport={"width": 1400, "height": 900},
         )
         try:
