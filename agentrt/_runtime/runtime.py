@@ -240,6 +240,7 @@ class Runtime:
         self._renewer: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
+        self._entered = False  # set by __aenter__ (see ``entered``)
         self._driver_errors: dict[str, BaseException] = {}
         self._readopt: dict[str, tuple[RunRecord, Agent]] = {}  # claimed again while a stale driver ran
         # code_required texts judged here (agentrt._codec._requirement): restorable, or why not
@@ -260,10 +261,18 @@ class Runtime:
     def lease_seconds(self) -> float:
         return self.leases.seconds
 
+    @property
+    def entered(self) -> bool:
+        """Whether ``async with`` (or ``__aenter__``) started this runtime and it is not closed: a
+        worker runtime is claiming and driving its store's runnable runs.  A host app that shares the
+        runtime (``agentrt.asgi.create_app``) reads it to know whether it must start it itself."""
+        return self._entered and not self._closed
+
     # ------------------------------------------------------------------ lifecycle
 
     async def __aenter__(self) -> Runtime:
         self._ensure_started()
+        self._entered = True
         if self.worker and self._worker is None:
             from agentrt._runtime.registry import Advertiser
             from agentrt._runtime.worker import Worker

@@ -81,6 +81,15 @@ STATUSES = ("queued", "running", "waiting", "blocked", "completed", "failed", "c
 #: Paths served without a token: the page and its assets hold no run data; the page asks for the token.
 PUBLIC_PATHS = ("/", "/static/")
 
+#: The answer to every API request when the app's lifespan never ran and the host never entered
+#: the runtime: nothing would drive, recover or time out a run, so nothing is accepted.
+NOT_STARTED = (
+    "the runtime behind this agentrt app was never started, so no run would be driven or recovered: "
+    "the app's lifespan did not run (Starlette runs only the outer app's lifespan, so an app mounted "
+    "with Mount(...) gets none); start it in the host's lifespan with `async with runtime:` "
+    "(docs/embedding.md, 'Mounting the app in a host service')"
+)
+
 TenantHook = Callable[[Request], "str | Awaitable[str | None] | None"]
 
 
@@ -444,9 +453,12 @@ def create_app(
     - ``tenant``: ``tenant(request) -> str`` (or an ``async`` one): runs started through a request
       belong to its tenant, and a request sees, replies to, cancels and dumps only its tenant's runs.
       Returning None answers 403.
-    - ``close_runtime``: the app owns the runtime: it enters it at startup (so a worker runtime claims
-      and drives the store's runnable runs: queued, interrupted, due) and closes it at shutdown, as
-      ``agentrt serve`` does.  Otherwise the host enters and closes it (``async with runtime``).
+    - The runtime: if nobody entered it when the app starts, the app's lifespan enters it (so a
+      worker runtime claims and drives the store's runnable runs: queued, interrupted, due timers,
+      replied) and closes it at shutdown.  A host that entered it (``async with runtime`` in its own
+      lifespan: needed when the app is mounted, since a mounted app's lifespan never runs) closes
+      it.  While the runtime is not entered every API request answers 503 ``runtime_not_started``.
+    - ``close_runtime``: close the runtime at shutdown even if the host entered it.
     - ``ping_seconds``: how often an idle event stream gets a keep-alive comment.
     - ``allowed_hosts``: the ``Host`` names the app answers (any port; or ``name:port``); others get
       403, which stops DNS rebinding.  The default is the loopback names; behind a proxy, list the
@@ -465,18 +477,31 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if close_runtime:
+        # A runtime nobody entered is entered here, so that the app as documented (module-level
+        # Runtime, create_app, uvicorn) is a worker: it recovers interrupted runs, fires timers and
+        # drives replies.  One the host entered is the host's to close (unless close_runtime).
+        owned = not runtime.entered
+        if owned:
             await runtime.__aenter__()
-        else:
-            runtime._ensure_started()  # binds it to this loop if the host has not used it yet
         try:
             yield
         finally:
-            if close_runtime:
+            if owned or close_runtime:
                 await runtime.close()
+
+    refused: list[str] = []  # the not-started error is logged once, then only answered
+
+    def not_started() -> Response:
+        message = NOT_STARTED
+        if not refused:
+            refused.append(message)
+            log.error("agentrt.asgi: %s", message)
+        return _error(503, "runtime_not_started", message)
 
     def handle(method: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
+            if not runtime.entered and method not in (api.page, api.openapi):
+                return not_started()
             try:
                 return await method(request)
             except ApiError as exc:
