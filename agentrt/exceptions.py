@@ -295,6 +295,8 @@ class RunNotFound(AgentrtError, LookupError):
 
     def __init__(self, run_id: str, store: str = "") -> None:
         self.run_id = run_id
+        #: The store's location as the message names it ("" unknown): a command line names it again.
+        self.store = store
         where = f" in {store}" if store else ""
         super().__init__(
             f"no run {run_id!r}{where}; list the runs with Runtime.runs() "

@@ -362,7 +362,7 @@ def require_key(location: str, key_file: str | os.PathLike[str] | None = None) -
     if ring is None:
         where = f" or put one in {os.fspath(key_file)!r}" if key_file is not None else ""
         raise StoreError(
-            f"store {location} is shared, so it needs a blob key and has none: run `agentrt keygen` "
+            f"store {location} is shared, so it needs a blob key and has none: run `agentrt keygen --print` "
             f"and set {KEY_ENV} to the printed key on every machine that uses the store{where}"
         )
     return ring

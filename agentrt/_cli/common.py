@@ -53,7 +53,7 @@ EXIT_OK = 0  # done: the run completed, or waits for a reply; a dump, diff or fo
 EXIT_FAILED = 1  # the run failed or is blocked (its error or finding is printed as the result)
 EXIT_USAGE = 2  # usage or unknown thing: arguments, agent spec, JSON, schema, no such run / checkpoint /
 #                 blob file, a reply to a run that is not waiting, a retry of a run that is not failed or
-#                 blocked, a missing executor
+#                 blocked, a missing executor, a `serve --port` in use or a --host not of this machine
 EXIT_HOST = 3  # store trouble: the store or a checkpoint cannot be used (locked, corrupt, newer schema,
 #                incompatible or corrupt blob), another process drives the run, or agentrt itself failed
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
@@ -150,20 +150,31 @@ def add_runtime_options(parser: argparse.ArgumentParser) -> None:
 
 
 def fail(message: str, code: int) -> int:
-    """Report an error as one line on stderr (never a traceback) and return its exit status."""
-    print(f"agentrt: error: {message}", file=sys.stderr)
+    """Report an error as one line on stderr (never a traceback) and return its exit status.  A
+    message that quotes a library's several lines (psycopg's "connection refused" and its "Is the
+    server running...?") is folded onto that one line."""
+    print(f"agentrt: error: {one_line(message)}", file=sys.stderr)
     return code
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks (and the indentation after them) folded into single spaces."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
 def exit_status(exc: Exception, args: argparse.Namespace | None = None) -> tuple[int, str]:
     """The exit status and the one-line message for an error that ended a command (the one table),
     with what to type on the command line added to an error that speaks the Python API."""
-    from agentrt._cli.hints import cli_hint
+    from agentrt._cli.hints import cli_hint, cli_message
 
     if isinstance(exc, AgentrtError):
-        text = str(exc) if isinstance(exc, _PLAIN) else f"{type(exc).__name__}: {exc}"
         usage = isinstance(exc, _USAGE_ERRORS) and not isinstance(exc, _HOST_ERRORS)
-        return (EXIT_USAGE if usage else EXIT_HOST), text + cli_hint(exc, args)
+        code = EXIT_USAGE if usage else EXIT_HOST
+        message = cli_message(exc, args)
+        if message is not None:
+            return code, message
+        text = str(exc) if isinstance(exc, _PLAIN) else f"{type(exc).__name__}: {exc}"
+        return code, text + cli_hint(exc, args)
     if isinstance(exc, OSError):  # a file named on the command line
         where = f": {exc.filename}" if exc.filename else ""
         return EXIT_USAGE, f"{exc.strerror or exc}{where}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 
 from agentrt.exceptions import (
@@ -22,10 +23,35 @@ from agentrt.exceptions import (
     StoreSchemaTooNew,
 )
 
-__all__ = ["agent_hint", "allow_module_hint", "cli_hint", "find_module_file"]
+__all__ = ["agent_hint", "allow_module_hint", "cli_hint", "cli_message", "find_module_file"]
 
+#: The Python advice at the end of a MissingExecutor message, which a command-line user cannot follow.
+_PASS_EXECUTORS = re.compile(r"[;.]? *[Pp]ass Runtime\(executors=.*$", re.DOTALL)
 #: The commands that load a stored run's agent by the name it was started with.
 _RUN_COMMANDS = ("resume", "retry", "dump", "diff", "fork")
+
+
+def cli_message(exc: BaseException, args: argparse.Namespace | None = None) -> str | None:
+    """The whole message in command-line words, for an error whose own message tells a Python caller
+    what to call (``Runtime.runs()``, ``Runtime(executors=...)``); None: its message plus
+    :func:`cli_hint`."""
+    command = getattr(args, "command", None)
+    if isinstance(exc, RunNotFound):
+        where = f" in {exc.store}" if exc.store else ""
+        blob = " and no blob file of that name" if command == "dump" else ""
+        listing = shlex.join(
+            ["agentrt", "runs", *(["--store", args.store] if getattr(args, "store", None) else [])]
+        )
+        return (
+            f"no run {exc.run_id!r}{where}{blob}; `{listing}` lists its runs; check that --store "
+            "(or AGENTRT_STORE) names the store the run was started in"
+        )
+    if isinstance(exc, MissingExecutor):
+        text, found = _PASS_EXECUTORS.subn("", str(exc))
+        if found:
+            fix = "give --executors MODULE:ATTR (or set AGENTRT_EXECUTORS)"
+            return f"MissingExecutor: {text.rstrip(' .;')}: {fix}"
+    return None
 
 
 def cli_hint(exc: BaseException, args: argparse.Namespace | None = None) -> str:
@@ -33,14 +59,9 @@ def cli_hint(exc: BaseException, args: argparse.Namespace | None = None) -> str:
     command = getattr(args, "command", None)
     if isinstance(exc, AgentSpecError) and exc.missing_module and exc.spec and command in _RUN_COMMANDS:
         return agent_hint(args, exc.spec)
-    if isinstance(exc, RunNotFound):
-        extra = " and no blob file of that name" if command == "dump" else ""
-        return (
-            f" (with the command line{extra}: `agentrt runs` lists the runs; check --store / AGENTRT_STORE)"
-        )
     if isinstance(exc, NotWaiting):
         return " (with the command line: `agentrt show RUN_ID` shows what the run waits on)"
-    if isinstance(exc, MissingExecutor):
+    if isinstance(exc, MissingExecutor):  # a message of its own that names no Runtime(...) to pass
         return " (with the command line: --executors MODULE:ATTR or AGENTRT_EXECUTORS)"
     if isinstance(exc, RunExists):
         return " (with the command line: choose another --run-id)"

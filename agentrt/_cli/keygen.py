@@ -50,6 +50,7 @@ def cmd_keygen(args: argparse.Namespace) -> int:
         return fail(str(exc), EXIT_HOST)
     kept = len(ring.read) if ring is not None else 0
     print(f"new blob key written to {path} (mode 0600); {kept} key(s) in it, the first one signs")
+    print(f"for a shared (PostgreSQL) store: `agentrt keygen --print`, and set ${keys.KEY_ENV} to the key")
     if keys.env_keyring() is not None:
         print(f"note: ${keys.KEY_ENV} is set in this environment and overrides every key file")
     return 0

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import importlib
 import os
+import socket
 import sys
 from typing import Any  # Any: Runtime keyword arguments of mixed types
 
@@ -126,7 +128,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     allowed_hosts = [*LOOPBACK_HOSTS, *args.allow_hosts]
     if not _is_loopback(args.host) and args.host not in ("0.0.0.0", "::"):
         allowed_hosts.append(f"[{args.host}]" if ":" in args.host else args.host)
-    store = open_cli_store(args)
+    try:
+        listener = bind(args.host, args.port)  # before anything is announced or opened
+    except OSError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    try:
+        store = open_cli_store(args)
+    except BaseException:
+        listener.close()
+        raise
     extra: dict[str, Any] = {}
     if args.max_model_calls is not None:
         extra["max_model_calls"] = args.max_model_calls
@@ -159,16 +169,48 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 "--allow-host NAME for each name or address clients reach this server by",
                 file=sys.stderr,
             )
-        await server.serve()
+        await server.serve(sockets=[listener])
 
     trace = JsonlTraceExporter(args.trace) if args.trace else None
     try:
         asyncio.run(main())
     finally:
+        listener.close()
         if trace is not None:
             trace.close()
         store.close()
     return 0
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, made before the server says it serves there, so a busy
+    port is one error line (exit status 2), not an announcement followed by uvicorn's failure.
+    Raises ``OSError`` whose message names the option, the address and what to do."""
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, OverflowError) as exc:
+        raise OSError(f"--host {host} --port {port}: not an address to listen on ({exc})") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart at once
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            message = (
+                f"--port {port}: {host}:{port} is in use (another agentrt serve, or another server); "
+                "choose another --port, or stop what listens there"
+            )
+        elif exc.errno == errno.EADDRNOTAVAIL:
+            message = (
+                f"--host {host}: not an address of this machine ({exc.strerror}); give one of its "
+                "addresses, or 0.0.0.0 for all of them"
+            )
+        else:
+            message = f"--host {host} --port {port}: cannot listen there ({exc.strerror})"
+        raise OSError(message) from None
+    return sock
 
 
 def _is_loopback(host: str) -> bool:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 import threading
 import time
@@ -248,6 +249,21 @@ def _translate(method: F) -> F:
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps method's signature; mypy sees a new one
 
 
+def _probe(url: str, location: str, timeout_seconds: float) -> None:
+    """Connect once before the pool does: a wrong host, port or password is then one ``StoreError``
+    naming libpq's reason, at once.  The pool alone retries until its timeout, logging each failed
+    attempt (four multi-line warnings on stderr before the error, when nothing configures logging)."""
+    try:
+        conn = psycopg.connect(url, connect_timeout=max(1, math.ceil(timeout_seconds)))
+    except psycopg.Error as exc:
+        reason = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        raise StoreError(
+            f"cannot connect to the PostgreSQL store {location}: {reason}; check the URL's host, port, "
+            "user and password, and that the server runs and accepts connections"
+        ) from None
+    conn.close()
+
+
 class PostgresStore:
     """The Store protocol on one PostgreSQL database (``postgresql://user:pass@host:port/db``)."""
 
@@ -275,6 +291,7 @@ class PostgresStore:
         self._listen_lock = threading.Lock()
         self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
         self._pruned_at = 0.0  # when this handle last deleted long-gone worker rows
+        _probe(url, self.location, connect_timeout)
         self._pool = ConnectionPool(
             url,
             # Autocommit: a read is one round trip (no BEGIN/COMMIT around it), and a write that is
