@@ -39,9 +39,8 @@ def cli_message(exc: BaseException, args: argparse.Namespace | None = None) -> s
     if isinstance(exc, RunNotFound):
         where = f" in {exc.store}" if exc.store else ""
         blob = " and no blob file of that name" if command == "dump" else ""
-        listing = shlex.join(
-            ["agentrt", "runs", *(["--store", args.store] if getattr(args, "store", None) else [])]
-        )
+        store = getattr(args, "store", None)
+        listing = shlex.join(["agentrt", "runs", *(["--store", store] if store else [])])
         return (
             f"no run {exc.run_id!r}{where}{blob}; `{listing}` lists its runs; check that --store "
             "(or AGENTRT_STORE) names the store the run was started in"
