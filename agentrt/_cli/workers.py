@@ -14,6 +14,7 @@ import contextlib
 import importlib
 import json
 import os
+import shlex
 import signal
 import sys
 from typing import Any  # Any: JSON documents; Runtime keyword arguments
@@ -36,6 +37,7 @@ from agentrt._cli.common import (
 )
 from agentrt._runtime.runtime import Runtime
 from agentrt._sdk.agent import load_agent
+from agentrt.exceptions import SchemaError
 from agentrt.observe import JsonlTraceExporter
 
 
@@ -93,8 +95,22 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "(agentrt worker) drives it. Prints run_id and status.",
     )
     submit.add_argument("spec", metavar="MODULE:ATTR")
+    given = submit.add_mutually_exclusive_group()
+    given.add_argument(
+        "--input", metavar="JSON", default=None, help="the agent's input as JSON (or @file.json); default {}"
+    )
+    given.add_argument(
+        "--input-file",
+        metavar="FILE",
+        default=None,
+        help="a batch: one run per line of FILE, each line one input as JSON (JSON Lines; - reads stdin)",
+    )
     submit.add_argument(
-        "--input", metavar="JSON", default="{}", help="the agent's input as JSON (or @file.json)"
+        "--count",
+        type=int,
+        default=1,
+        metavar="N",
+        help="store N runs of each input (default 1); one process and store connection for all of them",
     )
     submit.add_argument("--run-id", metavar="ID", default=None, help="id of the new run (default: random)")
     submit.add_argument("--priority", type=int, default=0, metavar="P", help="higher runs are claimed first")
@@ -107,7 +123,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "SECONDS from now",
     )
     add_store_option(submit)
-    submit.add_argument("--json", action="store_true", help="print one JSON object")
+    submit.add_argument("--json", action="store_true", help="print one JSON object per run (JSON Lines)")
     submit.set_defaults(handler=guarded(cmd_submit))
 
     reply = commands.add_parser(
@@ -118,6 +134,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     reply.add_argument("run_id", metavar="ID")
     reply.add_argument("value", metavar="JSON", help="the reply as JSON (or @file.json)")
+    reply.add_argument(
+        "--wait",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="wait up to SECONDS for a worker to take the reply, and print the status it led to "
+        "(default 2; 0: print at once)",
+    )
     add_store_option(reply)
     reply.add_argument("--json", action="store_true", help="print one JSON object")
     reply.set_defaults(handler=guarded(cmd_reply))
@@ -157,16 +181,29 @@ def _print(obj: dict[str, Any], as_json: bool, text: str) -> None:
 
 def cmd_submit(args: argparse.Namespace) -> int:
     agent = load_agent(args.spec)
-    value = parse_json_arg(args.input, "--input")
-    agent.convert_input(value)
+    if args.count < 1:
+        return fail(f"--count {args.count}: must be 1 or more runs", EXIT_USAGE)
+    if args.input_file:
+        labelled = batch_inputs(args.input_file)
+    else:
+        labelled = [("", parse_json_arg(args.input or "{}", "--input"))]
+    if args.run_id is not None and len(labelled) * args.count > 1:
+        return fail("--run-id names one run; leave it out with --count N or --input-file", EXIT_USAGE)
+    for where, value in labelled:
+        try:
+            agent.convert_input(value)  # every input first: a bad line stores no run at all
+        except SchemaError as exc:
+            raise SchemaError(f"{where}{exc.path}", exc.problem) from None
 
     async def main() -> int:
         rt = _client(args, create=True)
         try:
-            run_id = await rt.start(
-                agent, value, run_id=args.run_id, priority=args.priority, deadline=args.deadline
-            )
-            _print({"run_id": run_id, "status": "queued"}, args.json, f"run {run_id} queued")
+            for _where, value in labelled:
+                for _ in range(args.count):
+                    run_id = await rt.start(
+                        agent, value, run_id=args.run_id, priority=args.priority, deadline=args.deadline
+                    )
+                    _print({"run_id": run_id, "status": "queued"}, args.json, f"run {run_id} queued")
             return 0
         finally:
             await _close_client(rt)
@@ -174,17 +211,53 @@ def cmd_submit(args: argparse.Namespace) -> int:
     return asyncio.run(main())
 
 
+def batch_inputs(path: str) -> list[tuple[str, Any]]:
+    """The inputs of ``--input-file`` (one JSON value per non-blank line; ``-``: stdin), each with
+    the words that name its line in an error (``--input-file F line 3: ``)."""
+    try:
+        if path == "-":
+            lines = sys.stdin.read().splitlines()
+        else:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+    except OSError as exc:
+        raise SchemaError("--input-file", f"cannot read {path!r}: {exc.strerror}") from None
+    inputs = []
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            where = f"--input-file {path} line {number}"
+            inputs.append((f"{where}: ", parse_json_arg(line, where)))
+    if not inputs:
+        raise SchemaError("--input-file", f"{path!r} holds no input (one JSON value per line)")
+    return inputs
+
+
 def cmd_reply(args: argparse.Namespace) -> int:
+    from agentrt._runtime.replied import status_after_reply
+
     value = parse_json_arg(args.value, "JSON")
+    if args.wait < 0:
+        return fail(f"--wait {args.wait:g}: must be 0 or more seconds", EXIT_USAGE)
 
     async def main() -> int:
         rt = _client(args)
         try:
+            before = rt.status(args.run_id)
             target = await rt.reply(args.run_id, value)
-            rec = rt.status(args.run_id)
-            obj = {"run_id": args.run_id, "status": rec.status, "replied_to": target}
+            question = before.seq if target == args.run_id else None
+            rec, taken = await status_after_reply(rt, args.run_id, question, args.wait)
+            obj = {"run_id": args.run_id, "status": rec.status, "replied_to": target, "taken": taken}
             to = "" if target == args.run_id else f" (to its sub-run {target})"
-            _print(obj, args.json, f"reply recorded for run {args.run_id}{to}; a worker continues it")
+            if taken:
+                text = f"reply recorded for run {args.run_id}{to}; the run is {rec.status}"
+            else:
+                store = shlex.join(["--store", args.store]) if args.store else ""
+                text = (
+                    f"reply recorded for run {args.run_id}{to}; no worker took it within {args.wait:g} s, "
+                    f"so the run waits for one (agentrt worker {store}".rstrip()
+                    + ")"
+                )
+            _print(obj, args.json, text)
             return 0
         finally:
             await _close_client(rt)

@@ -90,6 +90,9 @@ NOT_STARTED = (
     "(docs/embedding.md, 'Mounting the app in a host service')"
 )
 
+#: How long ``POST /runs/ID/reply`` waits for the run to leave the question it answered.
+REPLY_SETTLE_SECONDS = 2.0
+
 TenantHook = Callable[[Request], "str | Awaitable[str | None] | None"]
 
 
@@ -292,13 +295,19 @@ class _Api:
         body = await self.json_body(request)
         if "value" not in body:
             raise ApiError(422, "invalid_field", "field 'value': required, the answer to the run's question")
+        from agentrt._runtime.replied import status_after_reply
+
         try:
             target = await self.rt.reply(rec.run_id, body["value"])
         except NotWaiting as exc:
             raise ApiError(409, "not_waiting", str(exc)) from None
         except LeaseHeld as exc:
             raise ApiError(409, "lease_held", str(exc)) from None
-        answer: dict[str, Any] = {"run_id": rec.run_id, "status": self.rt.status(rec.run_id).status}
+        # The status the reply led to (running, the next question, done), not the `waiting` the
+        # row shows until this server's driver takes the reply, a moment later.
+        question = rec.seq if target == rec.run_id else None
+        after, _taken = await status_after_reply(self.rt, rec.run_id, question, REPLY_SETTLE_SECONDS)
+        answer: dict[str, Any] = {"run_id": rec.run_id, "status": after.status}
         if target != rec.run_id:
             answer["replied_to"] = target
         return JSONResponse(answer, status_code=202)

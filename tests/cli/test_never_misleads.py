@@ -3,13 +3,16 @@ with a library's lines folded in, and the hint an error gives is a command that 
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+import signal
 import socket
+import subprocess
 import time
 from pathlib import Path
 
-from tests.cli.helpers import cli, cli_env
+from tests.cli.helpers import cli, cli_env, command
 
 AGENTS = """
 import attrs
@@ -133,3 +136,77 @@ def test_serve_on_a_busy_port_fails_before_announcing_itself(tmp_path: Path) -> 
     assert f"--port {port}" in lines[0] and "in use" in lines[0], proc.stderr
     assert "http://" not in proc.stderr  # never announced
     assert not (tmp_path / "agentrt.db").exists()  # nor a store made for a server that never ran
+
+
+def test_reply_prints_the_status_the_reply_led_to(tmp_path: Path) -> None:
+    """With no worker, reply says so (the run still waits, for a worker); with one, the status the
+    reply led to, not the `waiting` the run left."""
+    (tmp_path / "flows.py").write_text(AGENTS)
+    store = str(tmp_path / "agentrt.db")
+    env = cli_env(AGENTRT_LEASE_SECONDS="2")
+    for run_id in ("alone", "served"):
+        assert cli("submit", "flows:asks", "--run-id", run_id, "--store", store, cwd=tmp_path).returncode == 0
+    worker = subprocess.Popen(
+        [*command("worker", "--store", store, "--poll-seconds", "0.2", "--log-format", "none")],
+        cwd=tmp_path,
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not all(
+            json.loads(cli("show", r, "--store", store, "--json", cwd=tmp_path).stdout)["status"] == "waiting"
+            for r in ("alone", "served")
+        ):
+            assert time.monotonic() < deadline, "the worker never drove the runs to their question"
+            time.sleep(0.1)
+        proc = cli("reply", "served", '"yes"', "--store", store, "--json", cwd=tmp_path, env=env)
+        answer = json.loads(proc.stdout)
+        assert answer["taken"] is True and answer["status"] in ("running", "completed"), answer
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=30)
+    proc = cli("reply", "alone", '"yes"', "--store", store, "--wait", "0.2", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "no worker took it within 0.2 s" in proc.stdout and f"agentrt worker --store {store}" in proc.stdout
+    )
+    answer = json.loads(cli("show", "alone", "--store", store, "--json", cwd=tmp_path).stdout)
+    assert answer["status"] == "waiting"
+
+
+def test_submit_a_batch_in_one_process(tmp_path: Path) -> None:
+    """--count N and --input-file (JSON Lines): every input is checked before any run is stored."""
+    (tmp_path / "flows.py").write_text(AGENTS)
+    store = str(tmp_path / "agentrt.db")
+    (tmp_path / "bad.jsonl").write_text('{"q": "one?"}\n\n{"q": 2}\n')
+    proc = cli("submit", "flows:asks", "--input-file", "bad.jsonl", "--store", store, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--input-file bad.jsonl line 3: input.q" in error_line(proc.stderr)
+    assert not Path(store).exists()  # the good first line was not stored either
+    (tmp_path / "batch.jsonl").write_text('{"q": "one?"}\n\n{"q": "two?"}\n')
+    proc = cli(
+        "submit",
+        "flows:asks",
+        "--input-file",
+        "batch.jsonl",
+        "--count",
+        "2",
+        "--store",
+        store,
+        "--json",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    made = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [m["status"] for m in made] == ["queued"] * 4 and len({m["run_id"] for m in made}) == 4
+    proc = cli("submit", "flows:asks", "--count", "3", "--store", store, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.count(" queued\n") == 3, proc.stdout
+    runs = json.loads(cli("runs", "--store", store, "--json", cwd=tmp_path).stdout)["runs"]
+    shown = [
+        json.loads(cli("show", r["run_id"], "--store", store, "--json", cwd=tmp_path).stdout) for r in runs
+    ]
+    inputs = sorted(r["input"]["q"] for r in shown)
+    assert inputs == ["go?"] * 3 + ["one?"] * 2 + ["two?"] * 2
+    proc = cli("submit", "flows:asks", "--count", "2", "--run-id", "x", "--store", store, cwd=tmp_path)
+    assert proc.returncode == 2 and "--run-id names one run" in error_line(proc.stderr)
