@@ -12,12 +12,12 @@ from agentrt._cli.common import (
     blocked_text,
     guarded,
     open_cli_store,
-    result_object,
     show_object,
     show_prompt,
 )
 from agentrt.exceptions import RunNotFound
 from agentrt.stores.base import STATUSES, RunRecord
+from agentrt.stores.views import listing_object
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -112,7 +112,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     try:
         runs = store.list_runs(status=args.status, limit=args.limit or None)
         if args.json:
-            print(json.dumps({"runs": [{**result_object(r), "interrupted": r.interrupted} for r in runs]}))
+            print(json.dumps({"runs": [{**listing_object(r), "interrupted": r.interrupted} for r in runs]}))
             return 0
         if not runs:
             print(

@@ -244,7 +244,7 @@ class _Api:
         return JSONResponse({"run_id": run_id, "status": rec.status}, status_code=201)
 
     async def list_runs(self, request: Request) -> Response:
-        from agentrt.stores.views import result_object
+        from agentrt.stores.views import listing_object
 
         status = request.query_params.get("status") or None
         if status is not None and status not in STATUSES:
@@ -261,7 +261,26 @@ class _Api:
             mine = self.rt.store.tenant_runs(tenant)
             runs = [r for r in runs if self.belongs(r, mine)]
             runs = runs[:limit] if limit else runs
-        return JSONResponse({"runs": [result_object(r) for r in runs]})
+        return JSONResponse({"runs": [listing_object(r) for r in runs]})
+
+    async def list_agents(self, request: Request) -> Response:
+        """The agents ``POST /runs`` starts, each once, with the JSON schema of its input (the page
+        builds its start form from it)."""
+        await self.tenant_of(request)  # a request that maps to no tenant sees nothing here either
+        seen: dict[int, dict[str, Any]] = {}
+        for key, agent in self.agents.items():
+            entry = seen.setdefault(
+                id(agent),
+                {
+                    "name": agent.name,
+                    "spec": agent_spec(agent) or key,
+                    "description": agent.description or "",
+                    "input_schema": agent.input_json_schema(),
+                },
+            )
+            if ":" in key and entry["spec"] != key and ":" not in entry["spec"]:
+                entry["spec"] = key
+        return JSONResponse({"agents": sorted(seen.values(), key=lambda a: str(a["name"]))})
 
     async def workers(self, request: Request) -> Response:
         """The fleet, as ``agentrt workers --json`` prints it; with tenants, only the caller's runs
@@ -523,6 +542,7 @@ def create_app(
     routes = [
         Route("/", handle(api.page), methods=["GET"]),
         Route("/openapi.json", handle(api.openapi), methods=["GET"]),
+        Route("/agents", handle(api.list_agents), methods=["GET"]),
         Route("/runs", handle(api.start), methods=["POST"]),
         Route("/runs", handle(api.list_runs), methods=["GET"]),
         Route("/runs/{run_id}", handle(api.show), methods=["GET"]),

@@ -125,6 +125,18 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "blocked": _ref("Blocked"),
                 "parent_id": {"type": "string"},
                 "usage": {"type": "object"},
+                "created_at": {"type": "number", "description": "seconds since the epoch"},
+                "updated_at": {"type": "number", "description": "seconds since the epoch"},
+            },
+        },
+        "Agent": {
+            "type": "object",
+            "required": ["name", "spec", "description", "input_schema"],
+            "properties": {
+                "name": {"type": "string"},
+                "spec": {"type": "string", "description": "MODULE:ATTR, a value POST /runs takes as `agent`"},
+                "description": {"type": "string"},
+                "input_schema": {"type": "object", "description": "the JSON schema of the agent's input"},
             },
         },
         "RunDetail": {
@@ -306,6 +318,23 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 "operationId": "dumpRun",
                 "parameters": [_RUN_ID],
                 "responses": {"200": _json(_ref("Dump"), "the dump"), **_errors(*auth, *tenant, 404, 409)},
+            }
+        },
+        "/agents": {
+            "get": {
+                "summary": "The agents POST /runs starts, with the JSON schema of each one's input",
+                "operationId": "listAgents",
+                "responses": {
+                    "200": _json(
+                        {
+                            "type": "object",
+                            "required": ["agents"],
+                            "properties": {"agents": {"type": "array", "items": _ref("Agent")}},
+                        },
+                        "the agents",
+                    ),
+                    **_errors(*auth, *tenant),
+                },
             }
         },
         "/workers": {

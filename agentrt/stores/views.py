@@ -69,6 +69,12 @@ def result_object(rec: RunRecord, store: Store | None = None) -> dict[str, Any]:
     return obj
 
 
+def listing_object(rec: RunRecord) -> dict[str, Any]:
+    """A run as a listing shows it (``agentrt runs --json``, ``GET /runs``): the result object, with
+    when it was created and last changed (a list of runs reads by age)."""
+    return {**result_object(rec), "created_at": rec.created_at, "updated_at": rec.updated_at}
+
+
 def show_object(store: Store, rec: RunRecord, events: int | None = None) -> dict[str, Any]:
     """What ``agentrt show --json`` prints (and ``GET /runs/{id}`` answers): the result object, the
     input, the checkpoint history, the children and the recorded events (the newest ``events``)."""

@@ -140,3 +140,31 @@ async def run_flaky(input: Down, task: Task) -> Up:
 
 
 flaky = agent(input=Down, output=Up, tools=[slow_step, maybe_down], run=run_flaky, name="flaky")
+
+
+@attrs.frozen
+class Refund:
+    order_id: str
+    amount_eur: float = 10.0
+    express: bool = False
+
+
+APPROVAL = {
+    "type": "object",
+    "properties": {
+        "approve": {"type": "boolean", "title": "Approve the refund"},
+        "note": {"type": "string", "title": "Note"},
+    },
+    "required": ["approve"],
+}
+
+
+async def run_approve(input: Refund, task: Task) -> Answer:
+    """A question with a schema: the page shows its text and a form built from the schema."""
+    reply = await task.ui.ask(
+        {"question": f"Refund {input.amount_eur:g} EUR for order {input.order_id}?", "schema": APPROVAL}
+    )
+    return Answer(reply, f"{input.order_id} express={input.express}")
+
+
+approve = agent(input=Refund, output=Answer, tools=[*ui_tools], run=run_approve, name="approve")

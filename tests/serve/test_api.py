@@ -196,6 +196,7 @@ def test_openapi_document_lists_every_endpoint(server: Server) -> None:
         doc = c.get("/openapi.json").json()
     assert doc["openapi"].startswith("3.")
     assert set(doc["paths"]) == {
+        "/agents",
         "/runs",
         "/runs/{run_id}",
         "/runs/{run_id}/reply",
@@ -258,3 +259,17 @@ def test_tenants_are_isolated(tmp_path) -> None:
             assert last[1] == "end" and last[2]["output"]["reply"] == "mine"
     finally:
         srv.stop()
+
+
+def test_agents_lists_each_served_agent_once_with_its_input_schema(server: Server) -> None:
+    with server.client() as c:
+        agents = c.get("/agents").json()["agents"]
+        listed = c.get("/runs").json()["runs"]
+    by_name = {a["name"]: a for a in agents}
+    assert len(agents) == len(by_name) and {"steps", "asker", "approve"} <= set(by_name)
+    approve = by_name["approve"]
+    assert approve["spec"] == "serve_agents:approve"
+    assert approve["input_schema"]["properties"]["amount_eur"] == {"type": "number", "default": 10.0}
+    assert approve["input_schema"]["required"] == ["order_id"]
+    for run in listed:  # the listing says when each run was made and last changed
+        assert run["created_at"] <= run["updated_at"]

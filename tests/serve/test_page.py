@@ -9,6 +9,7 @@ Screenshots go to the test's directory, and also to ``$AGENTRT_SCREENSHOTS`` whe
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,7 +91,7 @@ def test_page_lists_runs_follows_events_shows_frames_and_answers(
         expect(frame.locator("pre.src .cur")).to_contain_text("task.ui.ask")
         expect(frame.locator("dl.vars dt").filter(has_text="input")).to_have_count(1)
         expect(page.locator("#pending")).to_contain_text("ask")  # type: ignore[attr-defined]
-        screenshot(page, tmp_path, "serve-page.png")
+        screenshot(page, tmp_path, "serve-page-reply.png")
 
         # Answer the question from the page: the run goes on live, to its end.
         page.fill("#ask-value", '{"approve": true}')  # type: ignore[attr-defined]
@@ -155,3 +156,66 @@ def test_page_cancels_a_waiting_run(fresh_server: Server, browser_page: object, 
         expect(page.locator("#cancel-result")).to_contain_text("cancel requested")  # type: ignore[attr-defined]
         expect(cancel).to_be_hidden()
         assert c.get(f"/runs/{asking}").json()["status"] == "cancelled"
+
+
+def test_page_starts_a_run_from_a_form_and_answers_its_question_from_fields(
+    fresh_server: Server, browser_page: object, tmp_path: Path
+) -> None:
+    """At 1280 px: a run started from the form built from the agent's input schema; the list shows
+    its age, agent, status and question; the question is text with its schema as fields; the frames
+    fit their column and say the run is over once it is; /#RUN_ID opens a run."""
+    page = browser_page
+    expect = playwright_api.expect
+    page.set_viewport_size({"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page.goto(fresh_server.url + "/")  # type: ignore[attr-defined]
+    page.fill("#token", fresh_server.token)  # type: ignore[attr-defined]
+    page.click("#token-form button")  # type: ignore[attr-defined]
+    page.select_option("#start-agent", label="approve")  # type: ignore[attr-defined]
+    expect(page.locator("#start-amount_eur")).to_have_value("10")  # type: ignore[attr-defined]  # the schema's default
+    page.fill("#start-order_id", "A-7")  # type: ignore[attr-defined]
+    page.fill("#start-amount_eur", "12.5")  # type: ignore[attr-defined]
+    page.check("#start-express")  # type: ignore[attr-defined]
+    page.click("#start-form button")  # type: ignore[attr-defined]
+
+    expect(page.locator("#run-status")).to_have_text("waiting", timeout=30_000)  # type: ignore[attr-defined]
+    run_id = page.locator("#run-id").inner_text()  # type: ignore[attr-defined]
+    row = page.locator(f'#runs tr[data-run="{run_id}"]')  # type: ignore[attr-defined]
+    expect(row.locator("td").nth(1)).to_have_text("approve")
+    expect(row.locator("td.waits")).to_have_text("reply: Refund 12.5 EUR for order A-7?")
+    expect(row.locator("td.age")).to_have_text(re.compile(r"^\d+[smhd]$"))
+    # The question as text, its schema as fields (no JSON box).
+    expect(page.locator("#ask-prompt")).to_have_text("Refund 12.5 EUR for order A-7?")  # type: ignore[attr-defined]
+    expect(page.locator("#ask-approve")).to_be_visible()  # type: ignore[attr-defined]
+    expect(page.locator("#ask-value")).to_be_hidden()  # type: ignore[attr-defined]
+    expect(page.locator("#pending")).to_contain_text("pending: ask")  # type: ignore[attr-defined]
+    # The frames fit their column at 1280 px: nothing reaches past the run pane or widens the page.
+    fit = page.evaluate(  # type: ignore[attr-defined]
+        """() => {
+            const pane = document.querySelector('#run-pane').getBoundingClientRect();
+            const dump = document.querySelector('#dump').getBoundingClientRect();
+            return {pane: pane.right, dump: dump.right, page: document.documentElement.scrollWidth,
+                    view: window.innerWidth, frames: document.querySelectorAll('#dump details.frame').length};
+        }"""
+    )
+    assert fit["frames"] >= 1 and fit["dump"] <= fit["pane"] and fit["page"] <= fit["view"], fit
+    screenshot(page, tmp_path, "serve-page.png")
+
+    page.check("#ask-approve")  # type: ignore[attr-defined]
+    page.fill("#ask-note", "photos attached")  # type: ignore[attr-defined]
+    page.click("#ask button")  # type: ignore[attr-defined]
+    expect(page.locator("#run-status")).to_have_text("completed", timeout=30_000)  # type: ignore[attr-defined]
+    # The frames refreshed with the run: its last checkpoint is where it was, not what it waits on.
+    expect(page.locator("#pending")).to_contain_text("the run is completed")  # type: ignore[attr-defined]
+    expect(page.locator("#pending")).not_to_contain_text("pending:")  # type: ignore[attr-defined]
+    expect(row.locator("td.waits")).to_have_text("")
+    with fresh_server.client() as c:
+        done = c.get(f"/runs/{run_id}").json()
+        assert done["input"] == {"order_id": "A-7", "amount_eur": 12.5, "express": True}
+        assert done["output"]["reply"] == {"approve": True, "note": "photos attached"}
+        other = c.post("/runs", json={"agent": "steps", "input": {"n": 1}, "run_id": "linked-1"}).json()
+        wait_status(c, other["run_id"], ("completed",))
+    # A deep link opens its run, on load and when the address changes.
+    page.goto(fresh_server.url + "/#linked-1")  # type: ignore[attr-defined]
+    expect(page.locator("#run-id")).to_have_text("linked-1")  # type: ignore[attr-defined]
+    page.evaluate(f"location.hash = '#{run_id}'")  # type: ignore[attr-defined]
+    expect(page.locator("#run-id")).to_have_text(run_id)  # type: ignore[attr-defined]

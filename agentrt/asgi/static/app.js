@@ -1,11 +1,16 @@
 // The agentrt runs page: vanilla JS, no build step. It reads the same HTTP API as any client:
+// GET /agents (the start form, built from each agent's input schema), POST /runs to start one,
 // GET /runs (polled for live status), GET /runs/{id}/events (server-sent events, read with fetch so
 // the bearer token can be sent; resumed with Last-Event-ID after a drop), GET /runs/{id}/dump, and
 // POST /runs/{id}/reply to answer a task.ui.ask prompt, POST /runs/{id}/cancel to cancel a run.
+// The address /#RUN_ID opens that run (a link to share).
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
-const state = { token: sessionStorage.getItem("agentrt-token") || "", selected: null, stream: null, lastId: 0 };
+const state = {
+  token: sessionStorage.getItem("agentrt-token") || "", selected: null, stream: null, lastId: 0,
+  run: null, dumpKey: null, agents: null, askSchema: null,
+};
 
 function headers(extra) {
   const h = Object.assign({}, extra || {});
@@ -63,15 +68,154 @@ async function refreshRuns() {
   body.replaceChildren();
   for (const run of data.runs) {
     const row = el("tr", { "data-run": run.run_id },
-      el("td", {}, run.run_id),
+      el("td", { title: run.run_id }, run.run_id),
+      el("td", { title: run.agent }, run.agent.split(":").pop()),
       el("td", {}, el("span", { class: "status " + run.status }, run.status + (run.interrupted ? " (interrupted)" : ""))),
-      el("td", { title: run.agent }, run.agent.split(":").pop()));
+      el("td", { class: "age", title: run.created_at ? new Date(run.created_at * 1000).toISOString() : "" }, age(run.created_at)),
+      el("td", { class: "waits", title: waitsOn(run, 500) }, waitsOn(run, 60)));
     if (run.run_id === state.selected) row.classList.add("selected");
     row.addEventListener("click", () => select(run.run_id));
     body.append(row);
   }
   $("#runs-empty").hidden = data.runs.length > 0;
+  if (!state.agents) loadAgents();
 }
+
+// How long ago `seconds` (since the epoch) was, in the largest whole unit: 12s, 3m, 5h, 2d.
+function age(seconds) {
+  if (!seconds) return "";
+  const s = Math.max(0, Date.now() / 1000 - seconds);
+  if (s < 60) return Math.floor(s) + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m";
+  if (s < 86400) return Math.floor(s / 3600) + "h";
+  return Math.floor(s / 86400) + "d";
+}
+
+// The text of a task.ui.ask prompt: a string, or an object's question/text/message/prompt field.
+function questionText(prompt) {
+  if (prompt === null || prompt === undefined) return "";
+  if (typeof prompt === "string") return prompt;
+  if (typeof prompt === "object" && !Array.isArray(prompt)) {
+    for (const key of ["question", "text", "message", "prompt", "title"]) {
+      if (typeof prompt[key] === "string") return prompt[key];
+    }
+  }
+  return JSON.stringify(prompt);
+}
+
+// What an unfinished run waits on, in words: its question, a timer, a sub-run, a tool, a worker.
+function waitsOn(run, n) {
+  if (["completed", "failed", "cancelled"].includes(run.status)) return "";
+  if (run.status === "queued") return "a worker";
+  if (run.status === "blocked") return "a code fix (blocked)";
+  if (run.interrupted) return "a worker to recover it";
+  if (run.waiting_on === "reply" || run.prompt !== undefined) return "reply: " + short(questionText(run.prompt), n);
+  if (run.waiting_on === "timer") return "a timer";
+  if (run.waiting_on === "child") return "a sub-run";
+  const p = run.pending;
+  if (p && p.kind === "tool") return "tool " + p.name;
+  if (p && p.kind) return p.kind;
+  return run.waiting_on || "";
+}
+
+// ---------------------------------------------------------------- forms from JSON schemas
+
+// Form fields for an object schema's properties (string, number, integer, boolean, enum; anything
+// else as a JSON text box). Returns false when the schema has no properties to show.
+function buildFields(box, schema, prefix) {
+  box.replaceChildren();
+  const props = (schema && schema.properties) || {};
+  const required = new Set((schema && schema.required) || []);
+  const names = Object.keys(props);
+  for (const name of names) {
+    const p = props[name] || {};
+    const id = prefix + "-" + name;
+    const label = (p.title || name) + (required.has(name) ? " *" : "");
+    let input;
+    if (Array.isArray(p.enum)) {
+      input = el("select", { id });
+      if (!required.has(name)) input.append(el("option", { value: "" }, ""));
+      for (const v of p.enum) input.append(el("option", { value: JSON.stringify(v) }, String(v)));
+    } else if (p.type === "boolean") {
+      input = el("input", { id, type: "checkbox" });
+      if (p.default === true) input.checked = true;
+    } else if (p.type === "integer" || p.type === "number") {
+      input = el("input", { id, type: "number", step: p.type === "integer" ? "1" : "any" });
+    } else if (p.type === "string") {
+      input = el("input", { id, type: "text" });
+    } else {
+      input = el("textarea", { id, rows: "2", placeholder: "JSON" });
+    }
+    if (p.default !== undefined && p.type !== "boolean") {
+      input.value = Array.isArray(p.enum) ? JSON.stringify(p.default) : (typeof p.default === "string" || typeof p.default === "number") ? String(p.default) : JSON.stringify(p.default);
+    }
+    input.dataset.name = name;
+    input.dataset.type = Array.isArray(p.enum) ? "enum" : (p.type || "json");
+    if (required.has(name)) input.dataset.required = "1";
+    box.append(el("label", { for: id, class: "field" }, el("span", {}, label), input));
+    if (p.description) box.append(el("div", { class: "muted hint" }, p.description));
+  }
+  return names.length > 0;
+}
+
+// The object the fields of `box` hold; an empty optional field is left out (its default applies).
+function fieldValues(box) {
+  const value = {};
+  for (const input of box.querySelectorAll("[data-name]")) {
+    const name = input.dataset.name;
+    const type = input.dataset.type;
+    if (type === "boolean") { value[name] = input.checked; continue; }
+    const text = input.value;
+    if (text === "" && !input.dataset.required) continue;
+    if (type === "string") value[name] = text;
+    else if (type === "integer" || type === "number") {
+      if (text === "") throw new Error(name + ": required, a number");
+      value[name] = Number(text);
+    } else {
+      try { value[name] = JSON.parse(text); } catch (e) { throw new Error(name + ": not valid JSON (" + e.message + ")"); }
+    }
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------- starting a run
+
+async function loadAgents() {
+  let data;
+  try { data = await api("agents"); } catch (e) { return; }
+  state.agents = data.agents;
+  const select = $("#start-agent");
+  select.replaceChildren(...data.agents.map((a) => el("option", { value: a.spec }, a.name)));
+  $("#start-form").hidden = data.agents.length === 0;
+  $("#start-none").hidden = data.agents.length > 0;
+  showAgentForm();
+}
+
+function showAgentForm() {
+  const agent = (state.agents || []).find((a) => a.spec === $("#start-agent").value);
+  if (!agent) return;
+  $("#start-description").textContent = agent.description || "";
+  buildFields($("#start-fields"), agent.input_schema, "start");
+}
+
+$("#start-agent").addEventListener("change", showAgentForm);
+$("#start-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const result = $("#start-result");
+  let input;
+  try { input = fieldValues($("#start-fields")); } catch (e) { result.textContent = e.message; return; }
+  try {
+    const answer = await api("runs", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ agent: $("#start-agent").value, input }),
+    });
+    result.textContent = "started " + answer.run_id;
+    await refreshRuns();
+    select(answer.run_id);
+  } catch (e) {
+    result.textContent = e.message;
+  }
+});
 
 // ---------------------------------------------------------------- one run
 
@@ -86,12 +230,15 @@ async function select(runId) {
   $("#events-count").textContent = "";
   $("#ask").hidden = true;
   $("#ask-result").textContent = "";
+  state.run = null;
+  state.dumpKey = null;
+  state.askSeq = null;
+  $("#dump").replaceChildren(el("p", { class: "muted" }, "loading…"));
   $("#cancel").hidden = true;
   $("#cancel-result").textContent = "";
   document.querySelectorAll("#runs tbody tr").forEach((r) => r.classList.toggle("selected", r.dataset.run === runId));
   await refreshRun();
   follow(runId);
-  refreshDump();
 }
 
 async function refreshRun() {
@@ -100,19 +247,48 @@ async function refreshRun() {
   let run;
   try { run = await api("runs/" + encodeURIComponent(runId)); } catch (e) { $("#run-summary").textContent = e.message; return; }
   if (runId !== state.selected) return;
+  state.run = run;
   const badge = $("#run-status");
-  badge.textContent = run.status;
+  badge.textContent = run.status + (run.interrupted ? " (interrupted)" : "");
   badge.className = "status " + run.status;
-  let summary = run.agent;
+  let summary = run.agent + (run.created_at ? " · started " + age(run.created_at) + " ago" : "");
   if (run.status === "completed") summary += " → " + short(run.output, 200);
   else if (run.status === "failed") summary += " ✗ " + short(run.error && (run.error.message || run.error), 200);
   else if (run.status === "blocked") summary += " ⛔ " + short(run.blocked && (run.blocked.message || run.blocked), 200);
-  else if (run.pending) summary += " · pending " + short(run.pending, 160);
+  else if (waitsOn(run, 160)) summary += " · waits on " + waitsOn(run, 160);
   $("#run-summary").textContent = summary;
   $("#cancel").hidden = !["queued", "running", "waiting", "blocked"].includes(run.status);
   const asking = run.status === "waiting" && run.waiting_on === "reply";
   $("#ask").hidden = !asking;
-  if (asking) $("#ask-prompt").textContent = typeof run.prompt === "string" ? run.prompt : JSON.stringify(run.prompt);
+  if (asking && state.askSeq !== run.seq) showQuestion(run);
+  // The frames follow the run: a new checkpoint or status (its end included) shows them again.
+  const key = run.status + "/" + (run.seq || "") + "/" + (run.checkpoints ? run.checkpoints.length : "");
+  if (key !== state.dumpKey) {
+    state.dumpKey = key;
+    refreshDump();
+  }
+}
+
+// The question as text; its other fields as a list; its schema (if any) as form fields.
+function showQuestion(run) {
+  state.askSeq = run.seq;
+  const prompt = run.prompt;
+  $("#ask-prompt").textContent = questionText(prompt);
+  const details = $("#ask-details");
+  details.replaceChildren();
+  const isObject = prompt && typeof prompt === "object" && !Array.isArray(prompt);
+  if (isObject) {
+    const shown = questionText(prompt);
+    for (const [k, v] of Object.entries(prompt)) {
+      if (k === "schema" || (typeof v === "string" && v === shown)) continue;
+      details.append(el("dt", {}, k), el("dd", {}, typeof v === "string" ? v : JSON.stringify(v)));
+    }
+  }
+  const schema = isObject && prompt.schema && typeof prompt.schema === "object" ? prompt.schema : null;
+  state.askSchema = schema && buildFields($("#ask-fields"), schema, "ask") ? schema : null;
+  if (!state.askSchema) $("#ask-fields").replaceChildren();
+  $("#ask-value").hidden = state.askSchema !== null;
+  $("#ask-value").value = "";
 }
 
 function describe(kind, data) {
@@ -123,11 +299,18 @@ function describe(kind, data) {
     case "tool_finished": return d.tool + (d.ok ? " ok" : " failed: " + d.error);
     case "model_request": return d.method + " " + (d.src || "");
     case "model_result": return d.method + (d.ok ? " ok" : " failed: " + d.error);
-    case "waiting": return "on " + d.waiting_on + (d.prompt !== undefined && d.prompt !== null ? ": " + short(d.prompt, 80) : "");
-    case "checkpoint": return "seq " + d.seq + ", " + d.size_bytes + " bytes, " + short(d.request, 80);
+    case "waiting": return "on " + d.waiting_on + (d.prompt !== undefined && d.prompt !== null ? ": " + short(questionText(d.prompt), 80) : "");
+    case "checkpoint": return "seq " + d.seq + ", " + d.size_bytes + " bytes, " + requestText(d.request, 80);
     case "log": case "notify": return short(d.message !== undefined ? d.message : d, 120);
     default: return short(d, 120);
   }
+}
+
+// A checkpoint's request in words: a question's text, a tool's name and arguments.
+function requestText(r, n) {
+  if (r && r.kind === "ask") return "ask: " + short(questionText(r.prompt), n);
+  if (r && r.kind === "tool") return "tool " + r.name + "(" + short(r.kwargs, n) + ")";
+  return short(r, n);
 }
 
 function addEvent(id, kind, data) {
@@ -198,15 +381,13 @@ function handleEvent(ev, runId) {
     addEvent(ev.id, "end", { status: payload.status });
     refreshRun();
     refreshRuns();
-    refreshDump();
     return true;
   }
   addEvent(ev.id, ev.event, payload.data);
-  if (["waiting", "replied", "checkpoint", "resumed", "blocked", "retried"].includes(ev.event)) {
-    refreshRun();
+  if (["started", "waiting", "replied", "checkpoint", "resumed", "blocked", "retried", "tool_started"].includes(ev.event)) {
+    refreshRun();  // and the frames, when the run has moved
     refreshRuns();
   }
-  if (ev.event === "checkpoint" || ev.event === "waiting") refreshDump();
   return false;
 }
 
@@ -216,7 +397,7 @@ function describePending(dump) {
   const p = dump.pending_summary;
   if (!p) return valueText(dump.pending);
   switch (p.kind) {
-    case "ask": return "ask " + short(p.prompt, 200);
+    case "ask": return "ask " + short(questionText(p.prompt), 200);
     case "tool": case "agent": return p.kind + " " + p.name + "(" + short(p.kwargs || p.input, 160) + ")";
     case "llm": return "llm " + p.method + " " + (p.model || "") + ": " + short(p.prompt, 160);
     case "sleep": return "sleep until " + new Date(p.until * 1000).toISOString();
@@ -243,7 +424,13 @@ async function refreshDump() {
   if (runId !== state.selected) return;
   const parts = [];
   parts.push(el("p", { class: "muted" }, "checkpoint seq " + dump.source.seq + (dump.source.latest ? " (newest)" : "")));
-  if (dump.pending_summary || dump.pending) {
+  const run = state.run;
+  const over = run && ["completed", "failed", "cancelled"].includes(run.status);
+  if (over) {
+    // A finished run waits on nothing: its newest checkpoint shows where it was, not what is pending.
+    parts.push(el("div", { class: "pending past", id: "pending" },
+      "the run is " + run.status + "; at this checkpoint it waited on: " + describePending(dump)));
+  } else if (dump.pending_summary || dump.pending) {
     parts.push(el("div", { class: "pending", id: "pending" }, "pending: " + describePending(dump)));
   }
   if (dump.frames_error) parts.push(el("p", { class: "error" }, dump.frames_error));
@@ -268,9 +455,13 @@ async function refreshDump() {
 
 $("#ask").addEventListener("submit", async (event) => {
   event.preventDefault();
-  const text = $("#ask-value").value;
   let value;
-  try { value = JSON.parse(text); } catch (e) { value = text; }
+  if (state.askSchema) {
+    try { value = fieldValues($("#ask-fields")); } catch (e) { $("#ask-result").textContent = e.message; return; }
+  } else {
+    const text = $("#ask-value").value;
+    try { value = JSON.parse(text); } catch (e) { value = text; }
+  }
   try {
     const answer = await api("runs/" + encodeURIComponent(state.selected) + "/reply", {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ value }),
@@ -278,6 +469,7 @@ $("#ask").addEventListener("submit", async (event) => {
     $("#ask-result").textContent = "replied; the run is " + answer.status;
     $("#ask-value").value = "";
     $("#ask").hidden = true;
+    refreshRun();
   } catch (e) {
     $("#ask-result").textContent = e.message;
   }
@@ -305,6 +497,7 @@ $("#token-form").addEventListener("submit", (event) => {
   event.preventDefault();
   state.token = $("#token").value;
   sessionStorage.setItem("agentrt-token", state.token);
+  state.agents = null;
   refreshRuns();
   if (state.selected) select(state.selected);
 });
@@ -312,5 +505,11 @@ $("#status-filter").addEventListener("change", refreshRuns);
 $("#dump-refresh").addEventListener("click", refreshDump);
 
 refreshRuns();
-setInterval(refreshRuns, 1500);
-if (location.hash.length > 1) select(decodeURIComponent(location.hash.slice(1)));
+setInterval(() => { refreshRuns(); if (state.selected) refreshRun(); }, 1500);
+// Deep links: /#RUN_ID opens that run, on load and when the address changes.
+function openFromHash() {
+  const wanted = decodeURIComponent(location.hash.slice(1));
+  if (wanted && wanted !== state.selected) select(wanted);
+}
+window.addEventListener("hashchange", openFromHash);
+openFromHash();
