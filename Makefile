@@ -2,6 +2,7 @@
 #
 #   make demo                    examples/crash_demo.py: SIGKILL an agent mid-run, finish it with agentrt resume
 #   make demo DEMO_EXECUTOR=offline   ... with the in-process model executor instead of the HTTP one
+#   make fleet-demo              examples/fleet_demo.py: a throwaway PostgreSQL, two workers, one SIGKILLed, all runs finish
 #   make test                    the whole suite on one interpreter (the newest installed), on every core
 #   make test PY=3.12            ... on another one
 #   make test PYTEST_ARGS='-k foo -x'   (JOBS=1 runs it in one process)
@@ -150,10 +151,10 @@ finish_summary() {
 link_venv() { ln -sfn .venv-$$1 .venv; }
 endef
 
-.PHONY: help test test-all test-roundtrip demo bench bench-quick bench-smoke bench-setup lint fuzz clean
+.PHONY: help test test-all test-roundtrip demo fleet-demo bench bench-quick bench-smoke bench-setup lint fuzz clean
 
 help:
-	@sed -n '3,19s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,20s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 # ----------------------------------------------------------------------------- venvs
 
@@ -180,6 +181,13 @@ $(VERSIONS:%=.venv-%/.stamp-demo): .venv-%/.stamp-demo: pyproject.toml .venv-%/b
 	@if [ .venv-$*/.stamp-test -nt pyproject.toml ]; then touch $@; exit 0; fi
 	echo "installing agentrt[openai] into .venv-$*"
 	.venv-$*/bin/$(PIP_INSTALL) -e '.[openai]'
+	touch $@
+
+# The fleet demo needs the PostgreSQL store's extra only; a venv the tests set up has it too.
+$(VERSIONS:%=.venv-%/.stamp-fleet): .venv-%/.stamp-fleet: pyproject.toml .venv-%/bin/python
+	@if [ .venv-$*/.stamp-test -nt pyproject.toml ]; then touch $@; exit 0; fi
+	echo "installing agentrt[postgres] into .venv-$*"
+	.venv-$*/bin/$(PIP_INSTALL) -e '.[postgres]'
 	touch $@
 
 $(VERSIONS:%=.venv-%/.stamp-dev): .venv-%/.stamp-dev: pyproject.toml .venv-%/bin/python
@@ -238,6 +246,15 @@ demo:
 	$(MAKE) -s --no-print-directory .venv-$$v/.stamp-demo
 	link_venv $$v
 	.venv-$$v/bin/python examples/crash_demo.py --executor $(DEMO_EXECUTOR)
+
+# PostgreSQL's server binaries (Debian: apt-get install postgresql); the demo stops its server and
+# removes its directory however it ends (Ctrl-C and SIGTERM included).
+fleet-demo:
+	@$(SHELL_LIB)
+	v=$$(main_version)
+	$(MAKE) -s --no-print-directory .venv-$$v/.stamp-fleet
+	link_venv $$v
+	.venv-$$v/bin/python examples/fleet_demo.py
 
 # One driver for every benchmark mode (benchmarks/run.py): results in benchmarks/results/local/,
 # never a timing ratio judged as a failure.
