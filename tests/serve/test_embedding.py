@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.serve.conftest import free_port, sse_events
+from tests.serve.conftest import CHROMIUM, CHROMIUM_ARGS, free_port, sse_events
 
 pytestmark = pytest.mark.system
 
@@ -144,13 +144,41 @@ def test_the_documented_app_recovers_a_killed_run(project: Path, file: str, base
                 assert time.monotonic() < deadline, f"not recovered: {body}"
                 time.sleep(0.1)
             assert body["output"] == {"order_id": "A-1001", "refunded_eur": 249.0, "note": "sorry"}
-            assert client.get("/").status_code == 200  # the page, served by the same app
+            view_in_browser(server.url + base + f"/#{run_id}", project)  # the page, served by the same app
     lines = ledger(project)
     assert [line["call"] for line in lines if line["call"] == "lookup_order"] == ["lookup_order"]
     refunds = [line for line in lines if "refund" in line]
     assert len(refunds) == 1, lines  # the call in flight was made again with its key; it paid once
     keys = {line["key"] for line in lines if line["call"] == "issue_refund"}
     assert len(keys) == 1, lines
+
+
+def view_in_browser(url: str, project: Path) -> None:
+    """The run, opened by its deep link in a real Chromium: completed, its events ending in `end`."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"no Chromium at {CHROMIUM}; CI runs the browser tests")
+        return  # the HTTP half of the trial still ran
+    import playwright.sync_api as playwright_api
+
+    with playwright_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            user_data_dir=str(project / "chromium-profile"),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 900},
+        )
+        try:
+            page = context.pages[0] if context.pages else context.new_page()
+            page.goto(url)
+            expect = playwright_api.expect
+            expect(page.locator("#run-status")).to_have_text("completed", timeout=30_000)
+            expect(page.locator("#run-summary")).to_contain_text("sorry")
+            expect(page.locator('#events li[data-kind="end"]')).to_have_count(1, timeout=30_000)
+            expect(page.locator('#events li[data-kind="replied"]')).to_have_count(1)
+        finally:
+            context.close()
 
 
 def test_a_mounted_app_whose_runtime_nobody_entered_refuses_clearly(project: Path) -> None:
