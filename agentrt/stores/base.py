@@ -65,6 +65,7 @@ worker's start, on change and once per lease, never per step.
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 import time
 import uuid
@@ -530,7 +531,8 @@ def require_blob_key(location: str) -> Keyring:
             ) from None
         if empty:
             raise StoreError(
-                f"store {location}: the blob key file {path!r} is empty; make one with `agentrt keygen`"
+                f"store {location}: the blob key file {path!r} is empty; put a key in it with "
+                f"`agentrt keygen --file {shlex.quote(path)}`"
             )
     return require_key(location, path or None)
 

@@ -210,3 +210,17 @@ def test_submit_a_batch_in_one_process(tmp_path: Path) -> None:
     assert inputs == ["go?"] * 3 + ["one?"] * 2 + ["two?"] * 2
     proc = cli("submit", "flows:asks", "--count", "2", "--run-id", "x", "--store", store, cwd=tmp_path)
     assert proc.returncode == 2 and "--run-id names one run" in error_line(proc.stderr)
+
+
+def test_an_empty_key_file_names_the_keygen_that_fills_it(tmp_path: Path) -> None:
+    key_file = tmp_path / "fleet.key"
+    key_file.touch(mode=0o600)
+    url = f"postgresql://agentrt:secret@127.0.0.1:{unused_port()}/agentrt"
+    env = cli_env(AGENTRT_BLOB_KEY_FILE=str(key_file))
+    env.pop("AGENTRT_BLOB_KEY", None)
+    line = error_line(cli("runs", "--store", url, env=env, cwd=tmp_path, subprocess=True).stderr)
+    hinted = re.search(r"`(agentrt keygen --file [^`]+)`", line)
+    assert hinted, line
+    assert cli(*shlex.split(hinted.group(1))[1:], env=env, cwd=tmp_path, subprocess=True).returncode == 0
+    again = error_line(cli("runs", "--store", url, env=env, cwd=tmp_path, subprocess=True).stderr)
+    assert "key" not in again and "Connection refused" in again, again
