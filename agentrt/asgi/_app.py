@@ -267,19 +267,21 @@ class _Api:
         """The agents ``POST /runs`` starts, each once, with the JSON schema of its input (the page
         builds its start form from it)."""
         await self.tenant_of(request)  # a request that maps to no tenant sees nothing here either
+        keys: dict[int, list[str]] = {}  # every key of one agent (MODULE:ATTR, its name), by agent
+        for key, agent in self.agents.items():
+            keys.setdefault(id(agent), []).append(key)
         seen: dict[int, dict[str, Any]] = {}
         for key, agent in self.agents.items():
-            entry = seen.setdefault(
-                id(agent),
-                {
-                    "name": agent.name,
-                    "spec": agent_spec(agent) or key,
-                    "description": agent.description or "",
-                    "input_schema": agent.input_json_schema(),
-                },
-            )
-            if ":" in key and entry["spec"] != key and ":" not in entry["spec"]:
-                entry["spec"] = key
+            if id(agent) in seen:
+                continue
+            # spec: a value POST /runs takes, MODULE:ATTR where there is one (the name otherwise)
+            spec = agent_spec(agent) or next((k for k in keys[id(agent)] if ":" in k), key)
+            seen[id(agent)] = {
+                "name": agent.name,
+                "spec": spec,
+                "description": agent.description or "",
+                "input_schema": agent.input_json_schema(),
+            }
         return JSONResponse({"agents": sorted(seen.values(), key=lambda a: str(a["name"]))})
 
     async def workers(self, request: Request) -> Response:
