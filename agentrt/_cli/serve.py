@@ -186,15 +186,15 @@ def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port``, made before the server says it serves there, so a busy
     port is one error line (exit status 2), not an announcement followed by uvicorn's failure.
     Raises ``OSError`` whose message names the option, the address and what to do."""
-    try:
-        family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    except (socket.gaierror, OverflowError) as exc:
-        raise OSError(f"--host {host} --port {port}: not an address to listen on ({exc})") from None
-    sock = socket.socket(family, kind, proto)
+    # As uvicorn binds --host: IPv6 when the address has a colon, else IPv4 (so `localhost` is 127.0.0.1).
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart at once
-        sock.bind(address)
+        sock.bind((host.strip("[]"), port))
         sock.listen(2048)
+    except (socket.gaierror, OverflowError) as exc:
+        sock.close()
+        raise OSError(f"--host {host} --port {port}: not an address to listen on ({exc})") from None
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
