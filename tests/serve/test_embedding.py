@@ -100,7 +100,7 @@ def served(project: Path, file: str) -> Iterator[Uvicorn]:
     (project / file).write_text(snippets()[file] + "\n")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    env["HELPDESK_REFUND_SECONDS"] = "3"  # a slow payment provider: the kill lands mid-call
+    env["HELPDESK_REFUND_SECONDS"] = "1.5"  # a slow payment provider: the kill lands mid-call
     for name in ("AGENTRT_STORE", "AGENTRT_TOKEN", "HELPDESK_LEDGER"):
         env.pop(name, None)
     server = Uvicorn(project, file.removesuffix(".py"), env)
