@@ -39,6 +39,7 @@ from agentrt._runtime.runtime import Runtime
 from agentrt._sdk.agent import load_agent
 from agentrt.exceptions import SchemaError
 from agentrt.observe import JsonlTraceExporter
+from agentrt.stores.fleet import is_live
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -139,8 +140,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         type=float,
         default=2.0,
         metavar="SECONDS",
-        help="wait up to SECONDS for a worker to take the reply, and print the status it led to "
-        "(default 2; 0: print at once)",
+        help="wait up to SECONDS for a live worker to take the reply, and print the status it led to "
+        "(default 2; 0: print at once; no wait when no worker runs)",
     )
     add_store_option(reply)
     reply.add_argument("--json", action="store_true", help="print one JSON object")
@@ -245,17 +246,24 @@ def cmd_reply(args: argparse.Namespace) -> int:
             before = rt.status(args.run_id)
             target = await rt.reply(args.run_id, value)
             question = before.seq if target == args.run_id else None
-            rec, taken = await status_after_reply(rt, args.run_id, question, args.wait)
+            # No live worker (agentrt worker / serve) in the store's registry: nobody will take it now.
+            workers = any(is_live(w) for w in rt.store.list_workers())
+            wait = args.wait if workers else 0.0
+            rec, taken = await status_after_reply(rt, args.run_id, question, wait)
             obj = {"run_id": args.run_id, "status": rec.status, "replied_to": target, "taken": taken}
             to = "" if target == args.run_id else f" (to its sub-run {target})"
+            start = shlex.join(["agentrt", "worker", *(["--store", args.store] if args.store else [])])
             if taken:
                 text = f"reply recorded for run {args.run_id}{to}; the run is {rec.status}"
-            else:
-                store = shlex.join(["--store", args.store]) if args.store else ""
+            elif not workers:
                 text = (
-                    f"reply recorded for run {args.run_id}{to}; no worker took it within {args.wait:g} s, "
-                    f"so the run waits for one (agentrt worker {store}".rstrip()
-                    + ")"
+                    f"reply recorded for run {args.run_id}{to}; no worker is running for this store, so "
+                    f"the run waits for one (start one: {start})"
+                )
+            else:
+                text = (
+                    f"reply recorded for run {args.run_id}{to}; no worker took it within {wait:g} s; "
+                    f"it waits for one (`agentrt workers` lists them; or start one: {start})"
                 )
             _print(obj, args.json, text)
             return 0

@@ -166,11 +166,12 @@ def test_reply_prints_the_status_the_reply_led_to(tmp_path: Path) -> None:
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=30)
-    proc = cli("reply", "alone", '"yes"', "--store", store, "--wait", "0.2", cwd=tmp_path, env=env)
+    started = time.monotonic()
+    proc = cli("reply", "alone", '"yes"', "--store", store, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert (
-        "no worker took it within 0.2 s" in proc.stdout and f"agentrt worker --store {store}" in proc.stdout
-    )
+    assert time.monotonic() - started < 2  # no worker is running: nothing to wait for
+    assert "no worker is running for this store" in proc.stdout, proc.stdout
+    assert f"(start one: agentrt worker --store {store})" in proc.stdout
     answer = json.loads(cli("show", "alone", "--store", store, "--json", cwd=tmp_path).stdout)
     assert answer["status"] == "waiting"
 
