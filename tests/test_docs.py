@@ -56,3 +56,49 @@ def test_the_readme_example_runs_as_printed(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [["ask", "anything else?"], {"customer": "ada", "items": ["tea"]}]
+
+
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def python_blocks() -> list[tuple[str, str]]:
+    """Every Python block of the README and docs/, as ``("FILE:LINE", code)``."""
+    blocks = []
+    for path in [REPO / "README.md", *sorted(DOCS.glob("*.md"))]:
+        text = path.read_text()
+        for match in PYTHON_BLOCK.finditer(text):
+            line = text.count("\n", 0, match.start()) + 2
+            blocks.append((f"{path.relative_to(REPO)}:{line}", match.group(1)))
+    return blocks
+
+
+def test_every_python_block_of_the_docs_is_python() -> None:
+    """Each block parses (an `await` at its top level, as in a fragment of a coroutine, is allowed):
+    a typo in an example is caught here. The complete programs among them are run elsewhere
+    (the README's example above, docs/embedding.md's service.py and host.py in
+    tests/serve/test_embedding.py; docs/constructs.md's blocks are excerpts of the example files
+    tests/validate/test_constructs.py runs)."""
+    import ast
+
+    blocks = python_blocks()
+    assert len(blocks) > 50
+    for where, code in blocks:
+        try:
+            compile(code, where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT | ast.PyCF_ONLY_AST)
+        except SyntaxError as exc:
+            raise AssertionError(f"{where}: {exc.msg} at block line {exc.lineno}: {exc.text!r}") from None
+
+
+def test_the_readme_agent_definition_runs(tmp_path: Path) -> None:
+    """The README's "Agents" block defines an agent as printed (its tool's body is `...`)."""
+    code = next(code for where, code in python_blocks() if "summarize_issue = agent(" in code)
+    script = tmp_path / "summarize.py"
+    script.write_text(
+        code + "\nprint(summarize_issue.name, sorted(summarize_issue.input_json_schema()['properties']))\n"
+    )
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    )
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split(None, 1)[1].strip() == "['issue_number', 'repo']", proc.stdout
