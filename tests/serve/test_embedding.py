@@ -205,3 +205,46 @@ def test_a_mounted_app_whose_runtime_nobody_entered_refuses_clearly(project: Pat
         server.stop()
     assert "runtime_not_started" not in server.log.read_text()  # logged once, as a sentence
     assert server.log.read_text().count("was never started") == 1
+
+
+TIMER_AGENT = """
+import attrs
+from agentrt import Task, agent
+
+@attrs.frozen
+class Later:
+    seconds: float = 1.0
+
+@attrs.frozen
+class Done:
+    slept: float
+
+async def run_later(input: Later, task: Task) -> Done:
+    await task.sleep(input.seconds)
+    return Done(input.seconds)
+
+helpdesk = agent(input=Later, output=Done, tools=[], run=run_later, name="later")
+"""
+
+
+def test_the_documented_app_fires_a_timer_that_fell_due_while_it_was_down(project: Path) -> None:
+    """service.py as written, serving (under the name it imports) an agent that sleeps: killed while
+    the run waits on its timer, started again after the timer is due, it finishes the run."""
+    (project / "helpdesk.py").write_text(TIMER_AGENT)
+    with served(project, "service.py") as server:
+        server.start("/runs")
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            run_id = client.post("/runs", json={"agent": "later", "input": {"seconds": 1.0}}).json()["run_id"]
+            deadline = time.monotonic() + 30
+            while (body := client.get(f"/runs/{run_id}").json()).get("waiting_on") != "timer":
+                assert time.monotonic() < deadline, body
+                time.sleep(0.05)
+            server.kill()
+        time.sleep(1.2)  # the timer falls due while nothing serves the store
+        server.start("/runs")
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            deadline = time.monotonic() + 30
+            while (body := client.get(f"/runs/{run_id}").json())["status"] != "completed":
+                assert time.monotonic() < deadline, f"the timer never fired: {body}"
+                time.sleep(0.05)
+            assert body["output"] == {"slept": 1.0}
