@@ -4,14 +4,19 @@ first example runs as printed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.docs_runner import python_blocks as python_blocks_of
+from tests.docs_runner import run_page, unload
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -102,3 +107,33 @@ def test_the_readme_agent_definition_runs(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split(None, 1)[1].strip() == "['issue_number', 'repo']", proc.stdout
+
+
+# --- Every Python block of the README and docs/, run as written (tests/docs_runner.py) -------------
+
+
+@pytest.fixture
+def migrations(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The registry of @agentrt.migrate functions, as it is after the test only for the test."""
+    from agentrt._upgrade import _registry
+
+    fresh = list(_registry._MIGRATIONS)
+    monkeypatch.setattr(_registry, "_MIGRATIONS", fresh)
+    return fresh
+
+
+def test_the_readme_python_blocks_run(migrations: list[Any]) -> None:
+    """The example (a Machine checkpointed and restored in this process), the summarizer agent and
+    the two migrations of "Deploying new code", which name that agent's ``run``."""
+    page = asyncio.run(run_page(REPO / "README.md"))
+    try:
+        ns = page.ns
+        assert ns["payload"] == ("ask", "anything else?")
+        assert ns["done"].value == ns["Order"](customer="ada", items=["tea"])
+        assert sorted(ns["summarize_issue"].input_json_schema()["properties"]) == ["issue_number", "repo"]
+        assert ns["rename_greeting"]({"greeting": "hi"}) == {"salutation": "hi"}
+        registered = [(m.qualname, m.site, m.restart) for m in migrations[-2:]]
+        assert registered == [("run", 1, False), ("run", 2, True)]
+    finally:
+        unload(page)
+    assert [b.line for b in page.ran] == [b.line for b in python_blocks_of(REPO / "README.md")]
