@@ -137,3 +137,96 @@ def test_the_readme_python_blocks_run(migrations: list[Any]) -> None:
     finally:
         unload(page)
     assert [b.line for b in page.ran] == [b.line for b in python_blocks_of(REPO / "README.md")]
+
+
+def test_the_embedding_python_blocks_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/embedding.md, given what the page says it assumes: ``rt``, a runtime entered as in its
+    first block (on the same store, in a fresh working directory) and, per section, ``run_id``: a
+    refund that failed (its order was missing, then appears) for the listing, which retries it; a
+    refund waiting on its question for the replying and events sections.  ``main`` (the first block)
+    is called as a host would; ``send_to_browser`` collects what it is given.  service.py and
+    host.py are run under uvicorn by tests/serve/test_embedding.py."""
+    from agentrt import Runtime
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(REPO / "examples"))
+    monkeypatch.delitem(sys.modules, "approval_flow", raising=False)
+    import approval_flow
+
+    monkeypatch.delitem(approval_flow.ORDERS, "A-1003", raising=False)
+    sent: list[Any] = []
+
+    async def until(rt: Runtime, run_id: str, status: str) -> None:
+        for _ in range(200):
+            if rt.status(run_id).status == status:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"{run_id} is {rt.status(run_id).status}, not {status}")
+
+    async def failed_refund(ns: dict[str, Any]) -> None:
+        await ns["main"]()  # the lifecycle block's host
+        (started,) = ns["rt"].runs()  # left mid-run by main's shutdown, driven on by rt (a worker)
+        await until(ns["rt"], started.run_id, "waiting")
+        ns["run_id"] = await ns["rt"].start(approval_flow.refund, {"order_id": "A-1003", "reason": "lost"})
+        await until(ns["rt"], ns["run_id"], "failed")
+        monkeypatch.setitem(
+            approval_flow.ORDERS,
+            "A-1003",
+            {"order_id": "A-1003", "customer": "ada", "amount_eur": 9.0, "item": "filter"},
+        )
+
+    async def waiting_refund(ns: dict[str, Any]) -> None:
+        record = ns["rt"].status(ns["run_id"])  # the listing's run, retried and completed
+        assert (record.status, record.output["refunded"], record.output["decided_by"]) == (
+            "completed",
+            True,
+            "policy",
+        )
+        ns["run_id"] = await ns["rt"].start(
+            approval_flow.refund, {"order_id": "A-1001", "reason": "arrived broken"}
+        )
+        await until(ns["rt"], ns["run_id"], "waiting")
+
+    async def main() -> None:
+        async with Runtime(store="var/agentrt.db") as rt:
+            page = await run_page(
+                DOCS / "embedding.md",
+                {"rt": rt, "send_to_browser": sent.append},
+                before={1: failed_refund, 2: waiting_refund},
+            )
+            try:
+                outcome = await rt.wait(page.ns["run_id"])
+                assert (outcome.refunded, outcome.note) == (True, "photos attached")
+                assert [e.id for e in sent] == [e.id for e in rt.events(page.ns["run_id"])]
+                assert [e.id for e in sent] == list(range(1, len(sent) + 1))
+                assert sent[-1].kind == "completed" and page.ns["last_seen"] == sent[-1].id
+            finally:
+                unload(page)
+        assert [b.line for b in page.ran] == [11, 45, 62, 83]
+        assert {b.mark.split(":")[0] for b in page.marked if b.mark} == {"snippet", "not run"}
+
+    asyncio.run(main())
+    assert "Refund 249 EUR to mira for the espresso machine?" in capsys.readouterr().out
+
+
+def test_the_embedding_prompt_is_helpdesks() -> None:
+    """The prompt embedding.md shows (not run: it is a line of an agent) is the one
+    examples/helpdesk.py asks, schema and all."""
+    import ast
+
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        import helpdesk
+    finally:
+        sys.path.remove(str(REPO / "examples"))
+        sys.modules.pop("helpdesk", None)
+    (block,) = [b for b in python_blocks_of(DOCS / "embedding.md") if "task.ui.ask" in b.code]
+    assert block.mark and block.mark.startswith("not run: ")
+    call = ast.parse(block.code).body[0].value.value  # type: ignore[attr-defined]
+    prompt = ast.literal_eval(call.args[0])
+    assert prompt["schema"] == helpdesk.APPROVAL_SCHEMA
+    order = helpdesk.ORDERS["A-1001"]
+    question = f"Refund {order['amount_eur']} EUR to {order['customer']} for the {order['item']}? They say: "
+    assert prompt["question"].startswith(question), prompt["question"]
