@@ -230,3 +230,55 @@ def test_the_embedding_prompt_is_helpdesks() -> None:
     order = helpdesk.ORDERS["A-1001"]
     question = f"Refund {order['amount_eur']} EUR to {order['customer']} for the {order['item']}? They say: "
     assert prompt["question"].startswith(question), prompt["question"]
+
+
+def run_doc(page: str, prelude: dict[str, Any] | None = None, **kw: Any) -> Any:
+    """Run the page's Python blocks (asserting that each unmarked one ran) and return the run."""
+    path = REPO / page
+    run = asyncio.run(run_page(path, prelude, **kw))
+    unload(run)
+    assert [b.line for b in run.ran] == [b.line for b in python_blocks_of(path) if b.mark is None]
+    return run
+
+
+def test_the_deploy_python_block_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "One process": the page's worker runs ``my_agent`` ("one of your agents": here a question
+    answered by one tool call) on ``sqlite:///agentrt.db`` in the working directory."""
+    from tests.docs_agents import my_agent
+
+    monkeypatch.chdir(tmp_path)
+    run = run_doc("docs/deploy.md", {"my_agent": my_agent})
+    assert len(run.ran) == 1
+    assert capsys.readouterr().out == "Answer(answer=\"looked up '...'\")\n"
+    assert (tmp_path / "agentrt.db").exists()
+
+
+def test_the_hazards_python_block_runs_and_is_not_reported(tmp_path: Path) -> None:
+    """The liveness example defines its agent function, and ``agentrt check`` reports nothing in
+    it, as the page says; reading ``m`` after the await would be AR103."""
+    from agentrt.validate import check_path
+
+    run = run_doc("docs/hazards.md")
+    assert len(run.ran) == 1 and callable(run.ns["greet"])
+    (block,) = python_blocks_of(DOCS / "hazards.md")
+    clean = tmp_path / "clean.py"
+    clean.write_text(block.code)
+    assert check_path(clean) == []
+    live = tmp_path / "live.py"
+    live.write_text(block.code + "    return m\n")
+    assert {f.code for f in check_path(live)} == {"AR103"}
+
+
+def test_the_upgrade_python_blocks_run(migrations: list[Any]) -> None:
+    """The two migrations register for ``run`` ("an agent whose run now calls salutation...": the
+    one in tests/docs_agents.py) and map the locals as the page says."""
+    from tests import docs_agents
+
+    run = run_doc("docs/upgrade.md", {"run": docs_agents.run})
+    assert len(run.ran) == 2
+    registered = [(m.module, m.qualname, m.site, m.restart) for m in migrations[-2:]]
+    assert registered == [("tests.docs_agents", "run", 1, False), ("tests.docs_agents", "run", 2, True)]
+    for name in ("rename_greeting", "drop_the_question"):
+        assert run.ns[name]({"greeting": "hi"}) == {"salutation": "hi"}
