@@ -3,6 +3,8 @@ tests/test_docs.py: importable, so their runs checkpoint and restore like a user
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from agentrt import Task, agent, tool
@@ -47,3 +49,26 @@ async def run(input: Question, task: Task) -> Answer:
     salutation = f"Hello, {input.question}"
     reply = await task.ui.ask(salutation)
     return Answer(f"{salutation}: {reply}")
+
+
+@attrs.frozen
+class Input:
+    topic: str = "the change"
+
+
+@attrs.frozen
+class Output:
+    done: bool = True
+
+
+#: The page's own functions an agent below calls (set by the test while the page is loaded).
+PAGE: dict[str, Any] = {}
+
+
+async def page_run(input: Input, task: Task) -> Output:
+    """An agent whose ``run`` is llm.md's: awaited inside a real run, as the page's agent would be."""
+    await PAGE["run"](input, task)
+    return Output()
+
+
+llm_page_agent = agent(input=Input, output=Output, run=page_run, name="llm_page_agent")

@@ -282,3 +282,97 @@ def test_the_upgrade_python_blocks_run(migrations: list[Any]) -> None:
     assert registered == [("tests.docs_agents", "run", 1, False), ("tests.docs_agents", "run", 2, True)]
     for name in ("rename_greeting", "drop_the_question"):
         assert run.ns[name]({"greeting": "hi"}) == {"salutation": "hi"}
+
+
+class _SdkAnswer:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.usage = {"prompt_tokens": 3, "completion_tokens": 5}
+
+
+class _MySdk:
+    """llm.md's ``my_sdk``: "your provider's SDK"."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str | None, list[dict[str, Any]]]] = []
+
+    async def complete(self, *, model: str | None, messages: list[dict[str, Any]]) -> _SdkAnswer:
+        self.asked.append((model, messages))
+        return _SdkAnswer(f"answered {messages[-1]['content']!r}")
+
+
+def test_the_llm_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/llm.md, given what it names: the agent's ``Input`` / ``Output``, ``my_sdk`` and
+    ``store``, and for ``llm_agent`` the classes and tools of examples/issue_researcher.py.  Then
+    what the blocks made is used: the asking ``run`` is awaited inside a real run answered by a
+    script (a text, a ``Summary``, a stream, an ``Approve``), the host's runtime answers a model
+    call through ``my_sdk``, and the researcher runs to its report on the offline executors."""
+    from agentrt import Runtime
+    from agentrt.llm import ScriptedExecutors
+    from agentrt.llm.openai_compat import OpenAICompatExecutors
+    from examples import issue_researcher
+    from examples.executors import offline
+    from tests import docs_agents
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    sdk = _MySdk()
+
+    async def researcher_names(ns: dict[str, Any]) -> None:
+        for name in ("Input", "Report", "github_issues_get", "github_issues_list_comments"):
+            ns[name] = getattr(issue_researcher, name)
+
+    async def main() -> None:
+        page = await run_page(
+            DOCS / "llm.md",
+            {
+                "Input": docs_agents.Input,
+                "Output": docs_agents.Output,
+                "my_sdk": sdk,
+                "store": str(tmp_path / "llm.db"),
+            },
+            before={4: researcher_names},
+        )
+        ns = page.ns
+        try:
+            assert [b.line for b in page.ran] == [b.line for b in python_blocks_of(DOCS / "llm.md")]
+            assert isinstance(ns["script"], ScriptedExecutors) and ns["script"].calls == []
+            assert isinstance(ns["executors"], OpenAICompatExecutors)
+
+            # The asking run, awaited inside a real run.
+            script = ScriptedExecutors(
+                {
+                    "run": [
+                        "Short.",
+                        {"title": "T", "points": ["a"]},
+                        "streamed",
+                        {"type": "Approve", "reason": "ok"},
+                    ]
+                }
+            )
+            monkeypatch.setitem(docs_agents.PAGE, "run", ns["run"])
+            async with Runtime(store=tmp_path / "asking.db", executors=script) as rt:
+                await rt.wait(await rt.start(docs_agents.llm_page_agent, {}))
+            assert [c.kind for c in script.calls] == [
+                "generate_text",
+                "generate_text",
+                "stream_text",
+                "decide",
+            ]
+            assert script.calls[1].output_type is ns["Summary"]
+
+            # The host's runtime, its generate_text answered by my_sdk.
+            async with ns["rt"] as rt:
+                run_id = await rt.start(docs_agents.model_agent, {"question": "why?"})
+                assert await rt.wait(run_id) == docs_agents.Answer("answered 'why?'")
+                assert rt.status(run_id).usage["total_tokens"] == 8
+            assert sdk.asked[0][0] == "quick"
+
+            # The researcher, on the examples' offline executors.
+            async with Runtime(store=tmp_path / "research.db", executors=offline) as rt:
+                run_id = await rt.start(ns["researcher"], {"repo": "octo/widgets", "issue_number": 42})
+                report = await rt.wait(run_id)
+            assert isinstance(report, issue_researcher.Report) and report.issue_number == 42
+        finally:
+            unload(page)
+
+    asyncio.run(main())
