@@ -79,10 +79,8 @@ def python_blocks() -> list[tuple[str, str]]:
 
 def test_every_python_block_of_the_docs_is_python() -> None:
     """Each block parses (an `await` at its top level, as in a fragment of a coroutine, is allowed):
-    a typo in an example is caught here. The complete programs among them are run elsewhere
-    (the README's example above, docs/embedding.md's service.py and host.py in
-    tests/serve/test_embedding.py; docs/constructs.md's blocks are excerpts of the example files
-    tests/validate/test_constructs.py runs)."""
+    a typo in an example is caught here, on every page at once.  Each block is also run, by the
+    test PYTHON_RUN_BY names for its page (below)."""
     import ast
 
     blocks = python_blocks()
@@ -376,3 +374,35 @@ def test_the_llm_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             unload(page)
 
     asyncio.run(main())
+
+
+#: Which test runs the Python blocks of each page (every unmarked block, in order).
+PYTHON_RUN_BY = {
+    "README.md": "test_the_readme_python_blocks_run",
+    "docs/deploy.md": "test_the_deploy_python_block_runs",
+    # service.py and host.py: tests/serve/test_embedding.py, under uvicorn
+    "docs/embedding.md": "test_the_embedding_python_blocks_run",
+    "docs/hazards.md": "test_the_hazards_python_block_runs_and_is_not_reported",
+    "docs/llm.md": "test_the_llm_python_blocks_run",
+    "docs/upgrade.md": "test_the_upgrade_python_blocks_run",
+    # Each block is an excerpt of an example file (test_docs_code_blocks_are_the_tested_examples),
+    # every one of which that test module runs, checkpointed and restored at every await.
+    "docs/constructs.md": "tests/validate/test_constructs.py",
+}
+
+
+def test_every_python_block_is_run_or_marked() -> None:
+    """Every page with a Python block has a test that runs them; the blocks not run by the page's
+    runner are few, and each says why on the line before it."""
+    pages = {
+        str(path.relative_to(REPO)): python_blocks_of(path)
+        for path in [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
+    }
+    assert {page for page, found in pages.items() if found} == set(PYTHON_RUN_BY)
+    assert sum(len(found) for found in pages.values()) > 50
+    marked = [(b.path.name, b.mark.split(";")[0]) for found in pages.values() for b in found if b.mark]
+    assert marked == [
+        ("embedding.md", "snippet: service.py"),  # run under uvicorn by tests/serve/test_embedding.py
+        ("embedding.md", "snippet: host.py"),  # the same
+        ("embedding.md", "not run: a line of an agent"),  # test_the_embedding_prompt_is_helpdesks
+    ]
