@@ -133,3 +133,34 @@ async def run_page(
 
 def unload(run: PageRun) -> None:
     sys.modules.pop(run.module.__name__, None)
+
+
+def shell_commands(block: Block) -> list[list[str]]:
+    """The commands of a ``sh`` block as argument lists: continuation lines joined, comments and
+    blank lines left out."""
+    import shlex
+
+    return [
+        words
+        for line in block.code.replace("\\\n", " ").splitlines()
+        if (words := shlex.split(line, comments=True))
+    ]
+
+
+def spelled_out(words: list[str]) -> list[list[str]]:
+    """A command with ``[--optional parts]`` as written: once without them, then once with each."""
+    bare: list[str] = []
+    options: list[list[str]] = []
+    group: list[str] | None = None
+    for word in words:
+        if group is None and word.startswith("["):
+            group, word = [], word[1:]
+        if group is None:
+            bare.append(word)
+            continue
+        closing = word.endswith("]")
+        group.append(word[:-1] if closing else word)
+        if closing:
+            options.append(group)
+            group = None
+    return [bare, *(bare + option for option in options)]

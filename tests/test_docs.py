@@ -406,3 +406,78 @@ def test_every_python_block_is_run_or_marked() -> None:
         ("embedding.md", "snippet: host.py"),  # the same
         ("embedding.md", "not run: a line of an agent"),  # test_the_embedding_prompt_is_helpdesks
     ]
+
+
+# --- Shell blocks ---------------------------------------------------------------------------------
+#
+# The README's "Agents" commands (the next commands after `make demo`) and its llm_agent command run
+# below, as written, on a temporary SQLite store.  The other shell blocks need a server, PostgreSQL,
+# make targets or minutes; the tests that run their commands:
+# - README "Set up" (make demo, make test): tests/runtime/test_examples.py runs crash_demo.py; CI.
+# - README "Validator" (agentrt check ...): tests/validate/test_cli.py.
+# - README "Workers" (worker, submit, reply, cancel, retry, runs --json, workers):
+#   tests/workers/test_cli_verbs.py, tests/cli/test_never_misleads.py, and on PostgreSQL
+#   tests/workers/test_fleet_demo.py (make fleet-demo).
+# - README "Teams", docs/teams.md: tests/teams/test_team_cli.py.
+# - README "Inspecting" (dump, diff, fork): tests/inspect/test_diff_fork.py,
+#   tests/cli/test_exit_codes.py.
+# - README "Deploying new code", docs/upgrade.md (upgrade, check --against, dump, diff):
+#   tests/upgrade/test_corpus.py, tests/upgrade/test_restart.py, tests/cli/test_blocked.py.
+# - README benchmarks (make test-all, make bench-quick, benchmarks/*.py): CI's .ci/run.
+# - docs/deploy.md (a fleet, PostgreSQL by hand, keygen, workers): tests/workers/test_fleet_demo.py,
+#   tests/security/test_keys.py, tests/cli/test_read_only.py.
+# - docs/embedding.md (agentrt serve): tests/serve/conftest.py starts it for tests/serve/.
+
+#: Placeholders of the README's commands and what a user types for them.
+PLACEHOLDERS = {"path/to/approval_flow.py": str(REPO / "examples" / "approval_flow.py"), "SEQ": "1"}
+
+#: What each command of the README's "Agents" block does (``[--options]`` run without, then with
+#: them): exit status and a line of its output.
+NEXT_COMMANDS = [
+    (0, "completed"),  # run examples/issue_summarizer.py:summarize_issue --executors ...
+    (0, "run r1 is waiting for a reply"),  # run examples/approval_flow.py:refund ... --run-id r1
+    (0, "run r1 completed"),  # resume r1 --reply '{"approve": true}'
+    (0, "run r1 completed"),  # resume r1 --agent path/to/approval_flow.py, from another directory
+    (0, "r1 "),  # runs
+    (0, "no runs with status waiting"),  # runs --status waiting
+    (0, "status    completed"),  # show r1
+    (0, '"status": "completed"'),  # show r1 --json
+    # retry r1 [--from SEQ]: r1 completed, and a retry of a run that is not failed or blocked is
+    # status 2, as the README's table says.
+    (2, "only a failed or blocked run can be retried"),
+    (2, "only a failed or blocked run can be retried"),
+]
+
+
+def run_agentrt(words: list[str], cwd: Path, store: Path) -> subprocess.CompletedProcess[str]:
+    assert words[0] == "agentrt", words
+    argv = [sys.executable, "-m", "agentrt", *(PLACEHOLDERS.get(w, w) for w in words[1:])]
+    env = dict(
+        os.environ,
+        AGENTRT_STORE=str(store),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    )
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_the_readme_next_commands_run(tmp_path: Path) -> None:
+    """The README's "Agents" shell block, command by command from the repository's root (the one
+    with ``--agent path/to/...`` from another directory), then its llm_agent command."""
+    from tests.docs_runner import blocks, shell_commands, spelled_out
+
+    sh = [b for b in blocks(REPO / "README.md") if b.language == "sh"]
+    (agents,) = [b for b in sh if "approval_flow.py:refund" in b.code]
+    (researcher,) = [b for b in sh if "issue_researcher.py:issue_researcher" in b.code]
+    commands = [spelled for words in shell_commands(agents) for spelled in spelled_out(words)]
+    commands += shell_commands(researcher)
+    expected = [*NEXT_COMMANDS, (0, "completed")]
+    assert len(commands) == len(expected), commands
+    store = tmp_path / "agentrt.db"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for words, (status, says) in zip(commands, expected, strict=True):
+        cwd = elsewhere if any(w.startswith("path/to/") for w in words) else REPO
+        proc = run_agentrt(words, cwd, store)
+        shown = " ".join(words)
+        assert proc.returncode == status, f"{shown}: exit {proc.returncode}\n{proc.stdout}{proc.stderr}"
+        assert says in proc.stdout + proc.stderr, f"{shown}:\n{proc.stdout}{proc.stderr}"
