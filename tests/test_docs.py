@@ -63,18 +63,11 @@ def test_the_readme_example_runs_as_printed(tmp_path: Path) -> None:
     assert json.loads(proc.stdout) == [["ask", "anything else?"], {"customer": "ada", "items": ["tea"]}]
 
 
-PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
-
-
 def python_blocks() -> list[tuple[str, str]]:
     """Every Python block of the README and docs/, as ``("FILE:LINE", code)``."""
-    blocks = []
-    for path in [REPO / "README.md", *sorted(DOCS.glob("*.md"))]:
-        text = path.read_text()
-        for match in PYTHON_BLOCK.finditer(text):
-            line = text.count("\n", 0, match.start()) + 2
-            blocks.append((f"{path.relative_to(REPO)}:{line}", match.group(1)))
-    return blocks
+    pages = [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
+    found = [b for page in pages for b in python_blocks_of(page)]
+    return [(f"{b.path.relative_to(REPO)}:{b.line}", b.code) for b in found]
 
 
 def test_every_python_block_of_the_docs_is_python() -> None:
