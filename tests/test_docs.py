@@ -198,7 +198,10 @@ def test_the_embedding_python_blocks_run(
         assert [b.line for b in page.ran] == [11, 45, 62, 83]
         assert {b.mark.split(":")[0] for b in page.marked if b.mark} == {"snippet", "not run"}
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        sys.modules.pop("approval_flow", None)  # examples/approval_flow.py, imported as the page does
     assert "Refund 249 EUR to mira for the espresso machine?" in capsys.readouterr().out
 
 
