@@ -1,6 +1,7 @@
 """The documentation a newcomer reads first: docs/index.md lists every page and none as "to come",
-every relative link in the README and docs/ points at a file of this repository, and the README's
-first example runs as printed."""
+every relative link in the README and docs/ points at a file of this repository, every Python
+block of the README and docs/ runs as printed (tests/docs_runner.py; a few are marked, with the
+reason, and run elsewhere), and the README's commands after `make demo` run as printed."""
 
 from __future__ import annotations
 
