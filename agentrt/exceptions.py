@@ -51,6 +51,7 @@ __all__ = [
     "ForeignAwaitable",
     "ForkError",
     "GateBlocked",
+    "HistoryRefused",
     "IncompatibleBlob",
     "LeaseHeld",
     "LeaseLost",
@@ -150,6 +151,12 @@ class IncompatibleBlob(AgentrtError):
 
 class CorruptBlob(AgentrtError, ValueError):
     """The blob is truncated, tampered with or malformed.  Nothing in it was executed."""
+
+
+class HistoryRefused(CorruptBlob):
+    """A run's stored history is not what its store signed last: its newest checkpoint was deleted or
+    swapped and its row rewound, a finished run was revived, or its signed head was edited or copied
+    in (see ``agentrt._runtime.history``).  The run is blocked, nothing was run; the message says why."""
 
 
 class UnsupportedSuspension(AgentrtError):

@@ -39,6 +39,7 @@ from agentrt._runtime.blocking import BlockedSweep, refusal_finding, unrestorabl
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
 from agentrt._runtime.dispatch import Dispatcher
 from agentrt._runtime.encoding import (
+    checkpoint_bind,
     decode_error,
     decode_result,
     encode_error,
@@ -47,6 +48,7 @@ from agentrt._runtime.encoding import (
     error_record,
     seal_for,
 )
+from agentrt._runtime.history import check_chain, check_history
 from agentrt._runtime.leases import Leases
 from agentrt._runtime.observation import Observation, TraceObserver
 from agentrt._runtime.pending import (
@@ -75,6 +77,7 @@ from agentrt._sdk.task import StepRecorder, recording
 from agentrt.exceptions import (
     AgentSpecError,
     Cancelled,
+    CorruptBlob,
     DeadlineExceeded,
     IncompatibleBlob,
     LeaseHeld,
@@ -93,6 +96,7 @@ from agentrt.llm._contract import ExecutorRequest, as_executors
 from agentrt.llm._needs import missing
 from agentrt.lowlevel import Done, Machine
 from agentrt.observe import TraceEvent
+from agentrt.stores._identity import blob_digest
 from agentrt.stores.base import (
     EventRow,
     LeaseLost,
@@ -855,6 +859,10 @@ class Runtime:
             if live.machine is None:
                 try:
                     self._load(live)
+                except CorruptBlob as exc:  # a replayed blob or a rolled-back history: blocked, kept
+                    self._block(live, refusal_finding(exc), [])
+                    self._driver_errors[run_id] = exc
+                    return
                 except IncompatibleBlob as exc:
                     if live.code_required is None and not live.explicit:
                         raise  # a claim of a run with no recorded requirement: its lease lapses (no hot loop)
@@ -1007,6 +1015,8 @@ class Runtime:
         live.deadline = rec.deadline
         checkpoint = self.store.latest_checkpoint(live.run_id)
         if checkpoint is None:
+            check_history(self.store, rec, None)
+            live.checkpoint_digest = b""
             value = live.agent.convert_input(rec.input)
             live.machine = Machine(live.agent.run, value, live.agent.make_task(live.run_id))
             live.seq = 0
@@ -1016,7 +1026,10 @@ class Runtime:
         seq, blob = checkpoint
         live.code_required = rec.code_required
         live.seq = seq  # named by the finding if it cannot be restored here
-        live.machine = self._restore_checkpoint(live.run_id, seq, blob)
+        live.machine = self._restore_checkpoint(live.run_id, seq, blob)  # the blob's own checks first
+        check_history(self.store, rec, checkpoint)  # then: is it the newest this store signed?
+        check_chain(self.store, live.run_id, seq, blob)
+        live.checkpoint_digest = blob_digest(blob)
         live.payload = live.machine.pending
         live.results = {}
         for idx, (ok, data) in self.store.get_results(live.run_id, seq).items():
@@ -1077,7 +1090,8 @@ class Runtime:
         live.results = {}
         try:
             blob = machine._signed_get(
-                keyring_for_store(self.store).write, ("checkpoint", live.run_id, live.seq)
+                keyring_for_store(self.store).write,
+                checkpoint_bind(self.store, live.run_id, live.seq, live.checkpoint_digest),
             )
         except Exception as exc:  # CannotCrossAwait and friends: blocked at the last good checkpoint
             live.seq -= 1
@@ -1085,6 +1099,7 @@ class Runtime:
             return False
         pending = summarize(out)
         code = live.code_required = code_requirement(blob)
+        live.checkpoint_digest = blob_digest(blob)
         if live.unjournaled:
             store: Any = self.store  # journals_with_checkpoint: save_checkpoint takes journal=
             store.save_checkpoint(

@@ -28,6 +28,8 @@ import attrs
 from agentrt._codec._code_identity import short
 from agentrt._codec._requirement import code_requirement
 from agentrt._frames._migrate import MovedFrame, Verdict
+from agentrt._runtime.encoding import checkpoint_bind
+from agentrt._runtime.history import predecessor
 from agentrt._sdk.agent import load_agent
 from agentrt._upgrade._blob import BlobReport, FrameReport, Resolver, judge, migrate
 from agentrt._upgrade._restart import Restart, plan_restart
@@ -176,7 +178,8 @@ def _upgrade_run(store: Store, rec: RunRecord, dry_run: bool) -> RunReport:
     moved: list[MovedFrame] = []
     try:
         # a dry run moves it too (in memory): "migrates" is proven
-        new_blob = migrate(blob, report, ring=ring, bind=("checkpoint", rec.run_id, seq), moved=moved)
+        bind = checkpoint_bind(store, rec.run_id, seq, predecessor(store, rec.run_id, seq, blob))
+        new_blob = migrate(blob, report, ring=ring, bind=bind, moved=moved)
     except Exception as exc:
         return RunReport(
             rec.run_id,

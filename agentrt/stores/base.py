@@ -190,6 +190,9 @@ class RunRecord:
     #: ``(column, why)`` when a column of the stored row could not be decoded (bad JSON, wrong type):
     #: that field holds its default and the views report the run as damaged instead of failing.
     damaged: tuple[str, str] | None = None
+    #: The run's signed head (newest checkpoint, finished or not; see ``agentrt.stores._identity``),
+    #: as stored; the runtime verifies it before it drives the run.  None: the row holds none.
+    head: str | None = None
 
     @property
     def finished(self) -> bool:
