@@ -49,9 +49,12 @@ def checkpoint_chain(blob: bytes) -> str | None:
     return chain if isinstance(chain, str) else None
 
 
-def check_history(store: Store, rec: RunRecord, checkpoint: tuple[int, bytes] | None) -> None:
+def check_history(
+    store: Store, rec: RunRecord, checkpoint: tuple[int, bytes] | None, *, finished_ok: bool = False
+) -> None:
     """Refuse (:class:`HistoryRefused`) a run whose row and newest ``checkpoint`` are not what this
-    store signed last; a store without an identity (a third-party one) is not checked."""
+    store signed last; a store without an identity (a third-party one) is not checked.
+    ``finished_ok`` (``agentrt move``): a finished run is fine, if its row says so too."""
     store_id = getattr(store, "store_id", None)
     if not isinstance(store_id, str):
         return
@@ -60,7 +63,7 @@ def check_history(store: Store, rec: RunRecord, checkpoint: tuple[int, bytes] | 
     if isinstance(head, str):
         raise _refused(store, run_id, head)
     seq, digest = (checkpoint[0], _identity.blob_digest(checkpoint[1]).hex()) if checkpoint else (0, "")
-    if head.finished:
+    if head.finished and not (finished_ok and rec.finished):
         raise _refused(store, run_id, f"its signed head says it finished (at checkpoint {head.seq}), and "
                        f"its row says {rec.status}: a finished run was revived")  # fmt: skip
     if head.seq != seq or head.digest != digest:

@@ -111,8 +111,8 @@ def check_head(ring: Keyring, store_id: str, run_id: str, text: object) -> Head 
         if compare_digest(_mac(key, store_id, run_id, str(head.seq), state, head.digest), head.mac):
             return head
     return (
-        "the run row's head does not verify with this store's keys "
-        "(it was edited, or copied from another store)"
+        "the run row's head does not verify with this store's keys (it was edited or copied from "
+        "another store, or this process lacks the key that signed it)"
     )
 
 
