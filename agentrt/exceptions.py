@@ -64,6 +64,7 @@ __all__ = [
     "ModelProviderError",
     "ModelRefused",
     "NotWaiting",
+    "RowDamaged",
     "RunBlocked",
     "RunExists",
     "RunFailed",
@@ -435,6 +436,17 @@ class StoreLocked(StoreError):
 
 class StoreCorrupt(StoreError):
     """The store file is not a valid agentrt store."""
+
+
+class RowDamaged(StoreCorrupt):
+    """A column of a run's row cannot be read (bad JSON, a wrong type): written by something other
+    than agentrt.  ``run_id`` and ``column`` name it; the runtime blocks the run with this finding
+    instead of driving it on defaults (or stopping its worker)."""
+
+    def __init__(self, message: str, run_id: str, column: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.column = column
 
 
 class StoreSchemaTooNew(StoreError):

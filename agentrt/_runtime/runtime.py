@@ -84,12 +84,12 @@ from agentrt.exceptions import (
     MissingExecutor,
     ModelCallBudgetExceeded,
     NotWaiting,
+    RowDamaged,
     RunBlocked,
     RunFailed,
     RunNotFound,
     SchemaError,
     StepBudgetExceeded,
-    StoreCorrupt,
 )
 from agentrt.keys import keyring_for_store
 from agentrt.llm._contract import ExecutorRequest, as_executors
@@ -545,6 +545,15 @@ class Runtime:
         return target.run_id
 
     def _reply_target(self, rec: RunRecord) -> RunRecord:
+        if rec.damaged is not None:  # its pending request may be one of the defaults
+            column, why = rec.damaged
+            raise RowDamaged(
+                f"run {rec.run_id!r} cannot take a reply: its stored row is damaged (column {column}: "
+                f"{why}); nothing was written. Repair the column in {self.store.location} (`agentrt "
+                f"show {rec.run_id}` names it), then reply again",
+                rec.run_id,
+                column,
+            )
         pending = rec.pending or {}
         if rec.finished:
             raise NotWaiting(f"run {rec.run_id!r} is {rec.status}; there is nothing to reply to")
@@ -912,6 +921,12 @@ class Runtime:
         except LeaseLost as exc:
             self._emit("lease_lost", run_id, message=str(exc))
             self._evict(live, release=False)
+        except RowDamaged as exc:  # its row, not the host, is wrong: blocked with the finding, kept
+            self._driver_errors[run_id] = exc
+            try:
+                self._block(live, refusal_finding(exc), [])
+            except Exception:  # the store cannot even record that: as any failure of the host
+                self._evict(live, release=False)
         except asyncio.CancelledError:
             self._evict(live, release=True)
             raise
@@ -1005,10 +1020,12 @@ class Runtime:
         rec = self._get(live.run_id)
         if rec.damaged is not None:  # a defaulted input or usage must not drive the run on
             column, why = rec.damaged
-            raise StoreCorrupt(
+            raise RowDamaged(
                 f"run {live.run_id}: its stored row is damaged (column {column}: {why}), so it is not "
                 f"driven; repair the column in {self.store.location} (`agentrt show {live.run_id}` "
-                "names it), then resume it"
+                "names it), then resume it",
+                live.run_id,
+                column,
             )
         live.usage = dict(rec.usage)
         live.cancel_requested = live.cancel_requested or rec.cancel_requested

@@ -539,11 +539,11 @@ class MemoryStore:
             self._tenants.setdefault(run_id, tenant)
 
     def get_tenant(self, run_id: str) -> str | None:
-        return self._tenants.get(run_id)
+        return self._tenants.get(run_id) if run_id in self._runs else None  # beside its run only
 
     def tenant_runs(self, tenant: str) -> set[str]:
         with self._lock:
-            return {r for r, t in self._tenants.items() if t == tenant}
+            return {r for r, t in self._tenants.items() if t == tenant and r in self._runs}
 
     # -- the worker registry
 

@@ -40,7 +40,7 @@ from typing import Any, TypeVar  # Any: psycopg rows and connections; JSON colum
 from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
 from agentrt.keys import keyring_for_store
 from agentrt.stores import _identity
-from agentrt.stores._rows import load_json_or_damaged
+from agentrt.stores._rows import json_column, load_json_or_damaged
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -71,7 +71,7 @@ from agentrt.stores.registry import (
     from_json,
     to_json,
 )
-from agentrt.stores.sqlite import _HOST_PREFIX, _RUN_COLUMNS, SqliteStore, _dumps, _loads
+from agentrt.stores.sqlite import _HOST_PREFIX, _RUN_COLUMNS, SqliteStore, _dumps
 
 try:
     import psycopg
@@ -197,9 +197,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE agentrt_runs ADD COLUMN blocked TEXT;
     """,
     # 6 -> 7: each run's signed head (agentrt.stores._identity); the store's identity is written by
-    # _migrate beside it, and the runs already here get their heads in the same transaction
+    # _migrate beside it, and the runs already here get their heads in the same transaction.
+    # Tenant rows of no run are dropped (see the SQLite store's migration 10 -> 11)
     """
     ALTER TABLE agentrt_runs ADD COLUMN head TEXT;
+    DELETE FROM agentrt_tenants t WHERE NOT EXISTS (SELECT 1 FROM agentrt_runs r WHERE r.run_id = t.run_id);
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -1015,12 +1017,14 @@ class PostgresStore:
             if usage:
                 conn.execute(
                     "UPDATE agentrt_runs SET usage = %s WHERE run_id = %s",
-                    (_dumps(add_usage(_loads(total), usage)), run_id),
+                    (_dumps(add_usage(json_column(total, "usage", run_id, self.location), usage)), run_id),
                 )
             if (
                 status == "waiting"
                 and run_seq == seq
-                and is_answered(_loads(pending), self._oks(conn, run_id, seq))
+                and is_answered(
+                    json_column(pending, "pending", run_id, self.location), self._oks(conn, run_id, seq)
+                )
             ):
                 conn.execute("UPDATE agentrt_runs SET wake_at = %s WHERE run_id = %s", (now, run_id))
                 self._notify(conn)
@@ -1064,7 +1068,9 @@ class PostgresStore:
                 if (
                     status == "waiting"
                     and run_seq == seq
-                    and is_answered(_loads(pending), self._oks(conn, run_id, seq))
+                    and is_answered(
+                        json_column(pending, "pending", run_id, self.location), self._oks(conn, run_id, seq)
+                    )
                 ):
                     conn.execute("UPDATE agentrt_runs SET wake_at = %s WHERE run_id = %s", (now, run_id))
                     self._notify(conn)
@@ -1101,7 +1107,8 @@ class PostgresStore:
         with self._tx() as conn:
             row = self._check_owner(conn, run_id, owner, epoch)
             _owner, _status, _epoch, seq, pending, cancel, _usage = row
-            if cancel or is_answered(_loads(pending), self._oks(conn, run_id, seq)):
+            pending = json_column(pending, "pending", run_id, self.location)
+            if cancel or is_answered(pending, self._oks(conn, run_id, seq)):
                 wake_at = now  # answered while the driver decided to park: a worker goes on with it
                 self._notify(conn)
             self._prune(conn, run_id, seq)  # at rest, exactly the newest ``retention`` are kept
@@ -1232,12 +1239,22 @@ class PostgresStore:
 
     @_translate
     def get_tenant(self, run_id: str) -> str | None:
-        rows = self._q("SELECT tenant FROM agentrt_tenants WHERE run_id = %s", (run_id,))
+        # a tenant row counts only beside its run (see SqliteStore.get_tenant)
+        rows = self._q(
+            "SELECT t.tenant FROM agentrt_tenants t JOIN agentrt_runs r ON r.run_id = t.run_id "
+            "WHERE t.run_id = %s",
+            (run_id,),
+        )
         return rows[0][0] if rows else None
 
     @_translate
     def tenant_runs(self, tenant: str) -> set[str]:
-        return {r[0] for r in self._q("SELECT run_id FROM agentrt_tenants WHERE tenant = %s", (tenant,))}
+        rows = self._q(
+            "SELECT t.run_id FROM agentrt_tenants t JOIN agentrt_runs r ON r.run_id = t.run_id "
+            "WHERE t.tenant = %s",
+            (tenant,),
+        )
+        return {r[0] for r in rows}
 
     # ------------------------------------------------------------------ the worker registry
 

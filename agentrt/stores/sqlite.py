@@ -33,7 +33,7 @@ import attrs
 from agentrt import keys as _keys
 from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
 from agentrt.stores import _identity
-from agentrt.stores._rows import RowDecoder, load_json_or_damaged
+from agentrt.stores._rows import RowDecoder, json_column, load_json_or_damaged
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -221,10 +221,13 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN blocked TEXT;
     """,
     # 10 -> 11: the store's identity, which every blob is sealed for, and each run's signed head
-    # (agentrt.stores._identity); the runs already here get their heads in the same transaction
+    # (agentrt.stores._identity); the runs already here get their heads in the same transaction.
+    # Tenant rows of no run are dropped: an older agentrt wrote a request's tenant before it
+    # validated the run, and kept it when the run was refused (a squatted id; issue 25)
     """
     ALTER TABLE runs ADD COLUMN head TEXT;
     INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', lower(hex(randomblob(16))));
+    DELETE FROM tenants WHERE run_id NOT IN (SELECT run_id FROM runs);
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -1142,12 +1145,14 @@ class SqliteStore:
             if row is None:
                 return True
             if usage:
-                total = add_usage(_loads(row[0]), usage)
+                total = add_usage(json_column(row[0], "usage", run_id, self.path), usage)
                 conn.execute("UPDATE runs SET usage = ? WHERE run_id = ?", (_dumps(total), run_id))
             if (
                 row[1] == "waiting"
                 and row[2] == seq
-                and is_answered(_loads(row[3]), self._oks(conn, run_id, seq))
+                and is_answered(
+                    json_column(row[3], "pending", run_id, self.path), self._oks(conn, run_id, seq)
+                )
             ):
                 conn.execute("UPDATE runs SET wake_at = ? WHERE run_id = ?", (now, run_id))
                 woke = True
@@ -1184,7 +1189,8 @@ class SqliteStore:
             seq, pending, cancel = conn.execute(
                 "SELECT seq, pending, cancel_requested FROM runs WHERE run_id = ?", (run_id,)
             ).fetchone()
-            if cancel or is_answered(_loads(pending), self._oks(conn, run_id, seq)):
+            pending = json_column(pending, "pending", run_id, self.path)
+            if cancel or is_answered(pending, self._oks(conn, run_id, seq)):
                 wake_at = now  # answered while the driver decided to park: a worker goes on with it
             self._prune(conn, run_id, seq)  # at rest, exactly the newest ``retention`` are kept
             self._insert_events(conn, run_id, events, now)
@@ -1357,12 +1363,18 @@ class SqliteStore:
 
     @_translate
     def get_tenant(self, run_id: str) -> str | None:
-        rows = self._q("SELECT tenant FROM tenants WHERE run_id = ?", (run_id,))
+        # a tenant row counts only beside its run (a squatted id of an older agentrt's does not)
+        rows = self._q(
+            "SELECT t.tenant FROM tenants t JOIN runs r ON r.run_id = t.run_id WHERE t.run_id = ?", (run_id,)
+        )
         return rows[0][0] if rows else None
 
     @_translate
     def tenant_runs(self, tenant: str) -> set[str]:
-        return {r[0] for r in self._q("SELECT run_id FROM tenants WHERE tenant = ?", (tenant,))}
+        rows = self._q(
+            "SELECT t.run_id FROM tenants t JOIN runs r ON r.run_id = t.run_id WHERE t.tenant = ?", (tenant,)
+        )
+        return {r[0] for r in rows}
 
     # ------------------------------------------------------------------ the worker registry
 

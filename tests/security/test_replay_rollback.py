@@ -41,7 +41,7 @@ class Raw:
 
     def __call__(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         prefix = "agentrt_" if self.pg else ""
-        names = {"runs": "runs", "checkpoints": "checkpoints", "results": "results", "meta": "meta"}
+        names = {n: n for n in ("runs", "checkpoints", "results", "meta", "tenants")}
         sql = sql.format(**{k: prefix + v for k, v in names.items()})
         if self.pg:
             import psycopg
