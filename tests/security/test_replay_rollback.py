@@ -79,6 +79,12 @@ def one_store(two_stores: tuple[str, str]) -> str:
     return two_stores[1]
 
 
+def rid(base: str, location: str) -> str:
+    """A run id of its own per backend: the SQLite and PostgreSQL cases may share a process, whose
+    ``CHARGES`` counts by run id."""
+    return f"{base}-{'pg' if location.startswith('postgres') else 'lite'}"
+
+
 def _drive(location: str, fn: Any) -> Any:
     """Run ``fn(rt, store)`` (a coroutine function) with a Runtime on a fresh handle of ``location``."""
 
@@ -147,7 +153,7 @@ _REPLACE = "UPDATE {checkpoints} SET blob = ? WHERE run_id = ? AND seq = ?"
 
 def test_a_checkpoint_copied_from_another_store_with_the_same_key_is_refused(two_stores: Stores) -> None:
     staging, production = two_stores
-    run_id = "order-77"
+    run_id = rid("order-77", production)
     _wait_at_question(staging, run_id, A.Order(5, "staging"))
     _wait_at_question(production, run_id, A.Order(500, "production"))
     ((seq, blob),) = Raw(staging)(_NEWEST, (run_id,))
@@ -166,7 +172,7 @@ def test_a_checkpoint_copied_from_another_store_with_the_same_key_is_refused(two
 def test_a_head_copied_with_the_checkpoint_does_not_verify_in_another_store(two_stores: Stores) -> None:
     """The attacker copies the run row's head too: it is signed for the staging store's identity."""
     staging, production = two_stores
-    run_id = "order-78"
+    run_id = rid("order-78", production)
     _wait_at_question(staging, run_id, A.Order(5, "staging"))
     _wait_at_question(production, run_id, A.Order(500, "production"))
     src = Raw(staging)
@@ -185,7 +191,7 @@ def test_a_head_copied_with_the_checkpoint_does_not_verify_in_another_store(two_
 def test_a_reply_copied_from_another_store_is_refused(two_stores: tuple[str, str]) -> None:
     """A journaled result (the reply "yes") copied from staging into production's waiting run."""
     staging, production = two_stores
-    run_id = "order-79"
+    run_id = rid("order-79", production)
     _wait_at_question(staging, run_id, A.Order(5, "staging"))
     _wait_at_question(production, run_id, A.Order(500, "production"))
 
@@ -229,7 +235,7 @@ def _resume(location: str, run_id: str) -> tuple[Any, BaseException | None]:
 
 
 def test_deleting_the_newest_checkpoint_and_rewinding_a_finished_run_is_refused(one_store: str) -> None:
-    run_id = "rollback-1"
+    run_id = rid("rollback-1", one_store)
     _finished_run(one_store, run_id)
     assert [c for c in A.CHARGES if c[0] == run_id] == [(run_id, 10), (run_id, 11)]
     raw = Raw(one_store)
@@ -251,7 +257,7 @@ def test_rolling_a_waiting_run_back_one_checkpoint_does_not_repeat_its_tool_call
     """The run charged, then waits on a question (checkpoint 2, whose transaction journaled the
     charge).  The attacker deletes checkpoint 2 and every journal row, and rewinds the row to
     checkpoint 1, before the charge: without the head, resuming would charge again."""
-    run_id = "rollback-3"
+    run_id = rid("rollback-3", one_store)
 
     async def start(rt: Runtime, store: Any) -> None:
         await rt.start(A.charge_then_ask, A.Order(7), run_id=run_id)
@@ -274,7 +280,7 @@ def test_rolling_a_waiting_run_back_one_checkpoint_does_not_repeat_its_tool_call
 
 
 def test_reviving_a_finished_run_is_refused(one_store: str) -> None:
-    run_id = "rollback-2"
+    run_id = rid("rollback-2", one_store)
     _finished_run(one_store, run_id)
     Raw(one_store)("UPDATE {runs} SET status = 'running', output = NULL, lease_owner = NULL, "
                    "lease_expires = NULL WHERE run_id = ?", (run_id,))  # fmt: skip
@@ -287,7 +293,7 @@ def test_reviving_a_finished_run_is_refused(one_store: str) -> None:
 
 @pytest.mark.parametrize("head", [None, "1:r:00:00", "garbage"])
 def test_an_edited_or_dropped_head_is_refused(one_store: str, head: str | None) -> None:
-    run_id = f"rollback-head-{head}"
+    run_id = rid(f"rollback-head-{head}", one_store)
     _wait_at_question(one_store, run_id, A.Order(1))
     Raw(one_store)("UPDATE {runs} SET head = ? WHERE run_id = ?", (head, run_id))
 
@@ -301,7 +307,7 @@ def test_an_older_checkpoint_swapped_in_breaks_the_chain(one_store: str) -> None
     """Checkpoint 1 of the run replaced by checkpoint 1 of another run of the same store (re-bound
     blobs cannot be made without the key, so the attacker uses a genuine blob of the same run id from
     before: here, one kept by an earlier run that was deleted and started again)."""
-    run_id = "chain-1"
+    run_id = rid("chain-1", one_store)
     raw = Raw(one_store)
 
     async def twice(rt: Runtime, store: Any) -> bytes:
