@@ -167,7 +167,7 @@ def _header_bytes(codes: Sequence[tuple[str, str, str]], bind: Bind | None) -> b
     if bind is not None:
         store = bind[3] if len(bind) == 5 else None
         chain = bind[4] if len(bind) == 5 else None
-        if chain is not None and not (len(chain) == 2 * DIGEST_SIZE_BYTES and _is_hex(chain)):
+        if chain is not None and len(chain) != 2 * DIGEST_SIZE_BYTES:  # bytes.hex() of a digest
             raise ValueError(f"a blob's chain is the hex digest of the checkpoint before it, not {chain!r}")
         if type(bind[2]) is int:
             seq = bind[2]

@@ -103,8 +103,14 @@ def seal_for(
 
 
 def checkpoint_bind(store: Store, run_id: str, seq: int, chain: bytes | str | None) -> Bind:
-    """What a checkpoint of ``run_id`` at ``seq`` in ``store`` is bound to (see :func:`seal_for`)."""
-    return seal_for(store, "checkpoint", run_id, seq, chain).bind
+    """What a checkpoint of ``run_id`` at ``seq`` in ``store`` is bound to (see :func:`seal_for`;
+    built directly: the runtime binds one per step)."""
+    store_id = store_id_of(store)
+    if store_id is None:
+        return ("checkpoint", run_id, seq)
+    if isinstance(chain, bytes):
+        chain = chain.hex() if chain else None
+    return ("checkpoint", run_id, seq, store_id, chain)
 
 
 def encode_result(store: Store, run_id: str, seq: int, idx: int, ok: bool, value: Any) -> bytes:
@@ -120,8 +126,10 @@ def encode_result_with_copy(
     """``encode_result``, plus for plain data the ``(ok, value)`` that decoding the blob gives (a copy
     through its own pickle payload), so the runtime need not verify a blob it has just signed."""
     if ok:
-        seal = seal_for(store, "value#0" if idx == 0 else f"value#{idx}", run_id, seq)
-        made = dumps_plain_with_copy(value, seal.ring.write, seal.bind)
+        kind = "value#0" if idx == 0 else f"value#{idx}"  # the binding seal_for would give
+        store_id = store_id_of(store)
+        bind: Bind = (kind, run_id, seq) if store_id is None else (kind, run_id, seq, store_id, None)
+        made = dumps_plain_with_copy(value, keyring_for_store(store).write, bind)
         if made is not None:
             return made[0], (True, made[1])
     return encode_result(store, run_id, seq, idx, ok, value), None

@@ -26,6 +26,7 @@ import hashlib
 import secrets
 import struct
 from hmac import compare_digest
+from typing import Any  # Any: hashlib's hash objects have no public type
 
 import attrs
 
@@ -44,6 +45,7 @@ __all__ = [
 
 _PREFIX = struct.Struct("<4sBBBBI")  # the blob envelope's prefix (agentrt._codec._format)
 _DIGEST_BYTES = 32
+_MAC_BYTES = 16  # a head's MAC: 128 bits, as much as a forger would have to guess; half the text to write
 
 
 def new_store_id() -> str:
@@ -60,8 +62,19 @@ def blob_digest(blob: bytes | memoryview) -> bytes:
     return bytes(blob[start : start + _DIGEST_BYTES])
 
 
+_HASHERS: dict[bytes, Any] = {}  # key -> a blake2b already keyed with it, copied per head
+_MAX_HASHERS = 64
+
+
 def _mac(key: bytes, *parts: str) -> str:
-    h = hashlib.blake2b(digest_size=_DIGEST_BYTES, key=key, person=b"agentrt-head")
+    """Keyed BLAKE2b-128 (personalized: a head's MAC is never a blob's digest) over ``parts``.  A keyed
+    hasher is made once per key and copied, as ``agentrt._codec._format`` does: a step signs a head."""
+    keyed = _HASHERS.get(key)
+    if keyed is None:
+        if len(_HASHERS) >= _MAX_HASHERS:
+            _HASHERS.clear()
+        keyed = _HASHERS[key] = hashlib.blake2b(digest_size=_MAC_BYTES, key=key, person=b"agentrt-head")
+    h = keyed.copy()
     h.update("\0".join(parts).encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
@@ -86,7 +99,7 @@ def make_head(
     hexdigest = digest if isinstance(digest, str) else digest.hex()
     state = "f" if finished else "r"
     mac = _mac(ring.write, store_id, run_id, str(seq), state, hexdigest)
-    return Head(seq, finished, hexdigest, mac).text()
+    return f"{seq}:{state}:{hexdigest}:{mac}"  # Head.text(), without the object: one per step
 
 
 def parse_head(text: object) -> Head | None:
