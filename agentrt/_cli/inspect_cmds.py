@@ -178,9 +178,13 @@ def _print_show(rec: RunRecord, obj: dict[str, Any]) -> None:
     else:
         if rec.status == "blocked":
             print(f"blocked   {blocked_text(rec)}")
-            print(
-                f"          fix the code, then: agentrt resume {rec.run_id} (or agentrt retry {rec.run_id})"
+            message = str((rec.blocked or {}).get("message", ""))
+            fix = (
+                "fix the code"
+                if not message.startswith(("HistoryRefused", "CorruptBlob", "RowDamaged"))
+                else ("see why above")
             )
+            print(f"          {fix}, then: agentrt resume {rec.run_id} (or agentrt retry {rec.run_id})")
         print(f"pending   seq {rec.seq}: {json.dumps(rec.pending)}")
         if rec.waiting_on:
             print(f"waiting   on {rec.waiting_on}")
