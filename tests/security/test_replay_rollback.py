@@ -338,3 +338,28 @@ def test_an_older_checkpoint_swapped_in_breaks_the_chain(one_store: str) -> None
             check_chain(store, run_id, 2, bytes(blob2))
     finally:
         store.close()
+
+
+def test_upgrade_never_signs_a_copied_checkpoint_or_a_rolled_back_history(
+    two_stores: Stores, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``agentrt upgrade`` signs the checkpoints it moves: it must judge a run whose newest checkpoint
+    came from another store, or whose head was dropped, blocked -- not launder it into this store."""
+    import json
+
+    from agentrt.cli import main as cli_main
+
+    staging, production = two_stores
+    copied, headless = rid("upgrade-copied", production), rid("upgrade-headless", production)
+    _wait_at_question(staging, copied, A.Order(5, "staging"))
+    for run_id in (copied, headless):
+        _wait_at_question(production, run_id, A.Order(500, "production"))
+    ((seq, blob),) = Raw(staging)(_NEWEST, (copied,))
+    Raw(production)(_REPLACE, (bytes(blob), copied, seq))
+    Raw(production)("UPDATE {runs} SET head = NULL WHERE run_id = ?", (headless,))
+
+    assert cli_main(["upgrade", "--json", "--store", production]) in (0, 1)
+    verdicts = {r["run_id"]: r for r in json.loads(capsys.readouterr().out)["runs"]}
+    assert verdicts[copied]["verdict"] == "blocked" and "sealed for store" in verdicts[copied]["reason"]
+    assert verdicts[headless]["verdict"] == "blocked" and "no signed head" in verdicts[headless]["reason"]
+    assert not verdicts[copied]["applied"] and not verdicts[headless]["applied"]
