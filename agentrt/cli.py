@@ -123,6 +123,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "runs": ("agentrt._cli.inspect_cmds", "list runs"),
     "show": ("agentrt._cli.inspect_cmds", "status, output or error, pending request, checkpoint history"),
+    "move": ("agentrt._cli.move", "move a run and its sub-runs to another store, re-sealed for it"),
     "worker": ("agentrt._cli.workers", "claim and drive the store's runnable runs until SIGTERM/SIGINT"),
     "submit": ("agentrt._cli.workers", "store a queued run for a worker"),
     "reply": ("agentrt._cli.workers", "answer the question a run waits on; a worker continues it"),

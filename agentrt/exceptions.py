@@ -51,6 +51,7 @@ __all__ = [
     "ForeignAwaitable",
     "ForkError",
     "GateBlocked",
+    "HistoryRefused",
     "IncompatibleBlob",
     "LeaseHeld",
     "LeaseLost",
@@ -63,6 +64,7 @@ __all__ = [
     "ModelProviderError",
     "ModelRefused",
     "NotWaiting",
+    "RowDamaged",
     "RunBlocked",
     "RunExists",
     "RunFailed",
@@ -150,6 +152,12 @@ class IncompatibleBlob(AgentrtError):
 
 class CorruptBlob(AgentrtError, ValueError):
     """The blob is truncated, tampered with or malformed.  Nothing in it was executed."""
+
+
+class HistoryRefused(CorruptBlob):
+    """A run's stored history is not what its store signed last: its newest checkpoint was deleted or
+    swapped and its row rewound, a finished run was revived, or its signed head was edited or copied
+    in (see ``agentrt._runtime.history``).  The run is blocked, nothing was run; the message says why."""
 
 
 class UnsupportedSuspension(AgentrtError):
@@ -430,6 +438,17 @@ class StoreLocked(StoreError):
 
 class StoreCorrupt(StoreError):
     """The store file is not a valid agentrt store."""
+
+
+class RowDamaged(StoreCorrupt):
+    """A column of a run's row cannot be read (bad JSON, a wrong type): written by something other
+    than agentrt.  ``run_id`` and ``column`` name it; the runtime blocks the run with this finding
+    instead of driving it on defaults (or stopping its worker)."""
+
+    def __init__(self, message: str, run_id: str, column: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.column = column
 
 
 class StoreSchemaTooNew(StoreError):

@@ -19,6 +19,7 @@ import attrs
 from agentrt import _codec
 from agentrt import keys as _keys
 from agentrt._codec._decode import Requirement as _Requirement
+from agentrt._codec._format import Bind
 from agentrt._context import Restored as _Restored
 from agentrt._context import RunContext as _RunContext
 from agentrt._context import carry as _carry
@@ -298,9 +299,7 @@ class Machine:
         ring = _keys.project_keyring(create=True)
         return self._signed_get(ring.write if ring is not None else b"", _CHECKPOINT, use_cloudpickle)
 
-    def _signed_get(
-        self, key: bytes, bind: tuple[str, str | None, int | None], use_cloudpickle: bool = False
-    ) -> bytes:
+    def _signed_get(self, key: bytes, bind: Bind, use_cloudpickle: bool = False) -> bytes:
         """``get()`` signed with ``key`` and bound to ``bind`` (the runtime binds run id and sequence)."""
         if not self._started or self._finished:
             state = "finished" if self._finished else "not started (call step() first)"

@@ -40,9 +40,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "show",
         help="status, output or error, pending request, checkpoint history",
         description="Show one run: status, output or error, the request it waits on, its checkpoint "
-        "history and its latest events.",
+        "history and its latest events.  Without ID: the store itself (its location and store_id, "
+        "the identity every blob of the store is sealed for).",
     )
-    show.add_argument("run_id", metavar="ID")
+    show.add_argument("run_id", metavar="ID", nargs="?", default=None, help="the run (omitted: the store)")
     show.add_argument("--json", action="store_true", help="print one JSON object")
     show.add_argument(
         "--events", type=int, default=20, metavar="N", help="show the last N events (default 20)"
@@ -136,10 +137,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     store = open_cli_store(args, read_only=True)
     try:
+        store_id = getattr(store, "store_id", None)
+        if args.run_id is None:
+            about = {"store": store.location, "store_id": store_id}
+            print(json.dumps(about) if args.json else f"store     {store.location}\nstore_id  {store_id}")
+            return 0
         rec = store.get_run(args.run_id)
         if rec is None:
             raise RunNotFound(args.run_id, store.location)
-        obj = show_object(store, rec, events=args.events or None)
+        obj = {**show_object(store, rec, events=args.events or None), "store_id": store_id}
         if args.json:
             print(json.dumps(obj))
             return 0
@@ -172,9 +178,13 @@ def _print_show(rec: RunRecord, obj: dict[str, Any]) -> None:
     else:
         if rec.status == "blocked":
             print(f"blocked   {blocked_text(rec)}")
-            print(
-                f"          fix the code, then: agentrt resume {rec.run_id} (or agentrt retry {rec.run_id})"
+            message = str((rec.blocked or {}).get("message", ""))
+            fix = (
+                "fix the code"
+                if not message.startswith(("HistoryRefused", "CorruptBlob", "RowDamaged"))
+                else ("see why above")
             )
+            print(f"          {fix}, then: agentrt resume {rec.run_id} (or agentrt retry {rec.run_id})")
         print(f"pending   seq {rec.seq}: {json.dumps(rec.pending)}")
         if rec.waiting_on:
             print(f"waiting   on {rec.waiting_on}")

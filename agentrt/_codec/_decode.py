@@ -122,6 +122,11 @@ class Requirement:
     #: ``AGENTRT_ALLOW_UNSIGNED=1`` opts in too (read only when a blob is unsigned: a signed
     #: restore never looks at the environment)
     env_opt_in: bool = False
+    #: the id of the store the blob must be sealed for (None: any store, or none)
+    store: str | None = None
+    #: whether a signed blob sealed for no store (written before stores had identities) is taken
+    #: where ``store`` is required: only by a store that was migrated from such a version
+    legacy_ok: bool = False
 
     def check(self, envelope: Envelope) -> None:
         if not envelope.keyed:
@@ -150,6 +155,25 @@ class Requirement:
                 f"not of run {short(self.run_id, 60)} at sequence {short(self.seq)}: a genuine blob was "
                 "replayed or moved to another run"
             )
+        if self.store is not None and envelope.store != self.store:
+            self._wrong_store(envelope, bind)
+
+    def _wrong_store(self, envelope: Envelope, bind: tuple[str, str | None, int | None]) -> None:
+        what = f"the {self.kind} of run {short(bind[1], 60)} at sequence {short(bind[2])}"
+        if envelope.store is None:
+            if self.legacy_ok:
+                return
+            raise CorruptBlob(
+                f"agentrt blob {what} is sealed for no store (the format of agentrt before store "
+                f"identities), and store {self.store} takes only blobs sealed for it: a blob copied in "
+                "from elsewhere is refused even under the same key. To bring a run from another "
+                "store, use `agentrt move RUN --from SOURCE --to TARGET`"
+            )
+        raise CorruptBlob(
+            f"agentrt blob {what} was sealed for store {short(envelope.store, 40)}, and this is store "
+            f"{self.store}: a genuine blob copied from another store is refused even under the same "
+            "key. To move a run between stores, use `agentrt move RUN --from SOURCE --to TARGET`"
+        )
 
 
 UNSIGNED_ENV = "AGENTRT_ALLOW_UNSIGNED"

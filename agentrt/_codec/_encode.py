@@ -15,7 +15,7 @@ import pickle
 
 from agentrt._codec._codetable import PROTOCOL as PROTOCOL
 from agentrt._codec._codetable import CodeTable as CodeTable
-from agentrt._codec._format import FLAG_CLOUDPICKLE, blob_key, pack
+from agentrt._codec._format import FLAG_CLOUDPICKLE, Bind, blob_key, pack
 from agentrt._codec._paths import explain_failure, explain_refusal
 from agentrt._codec._reduce import Refused, reduce_value
 from agentrt.exceptions import AgentrtError
@@ -41,7 +41,7 @@ def dumps(
     *,
     use_cloudpickle: bool = False,
     key: bytes | None = None,
-    bind: tuple[str, str | None, int | None] | None = None,
+    bind: Bind | None = None,
 ) -> bytes:
     """Encode ``root`` and everything it reaches into a self-describing blob.
 

@@ -9,10 +9,13 @@ Layout (all integers little-endian)::
     5   1  Python major that wrote the blob
     6   1  Python minor that wrote the blob
     7   1  flags: bit 0 cloudpickle payload, bit 1 payload uses referencing reconstructors,
-           bit 2 signed (the digest is keyed)
+           bit 2 signed (the digest is keyed), bit 3 sealed for a store (the header names it)
     8   4  header length H
     12  H  header: compact JSON {"codes": [[module, qualname, digest], ...]}, plus
-           "bind": [kind, run id, sequence] when the writer bound the blob to a use
+           "bind": [kind, run id, sequence] when the writer bound the blob to a use, and
+           with flag bit 3 "store": the store id it was sealed for and "chain": the hex
+           digest of the checkpoint it follows (a checkpoint's; null for the first or for
+           another kind of blob)
     12+H 32 blake2b-256 over bytes [0, 12+H) followed by the payload, keyed with the
            writer's blob key when flag bit 2 is set (see ``agentrt.keys``)
     44+H .. pickle payload (protocol 5)
@@ -20,8 +23,11 @@ Layout (all integers little-endian)::
 The prefix, the header and the digest position are frozen across format
 versions, so any blob can be verified before its version is judged: tampering
 is reported as ``CorruptBlob``, a genuine blob from another version or Python as
-``IncompatibleBlob``.  The header is readable without touching the payload, so a
-dump tool can list the code a blob depends on.
+``IncompatibleBlob``.  A store-sealed blob sets flag bit 3, which an agentrt from
+before store identities does not know: it verifies the digest, then says the blob
+was written by a newer agentrt (``IncompatibleBlob``), never that it was modified.
+The header is readable without touching the payload, so a dump tool can list the
+code a blob depends on.
 """
 
 from __future__ import annotations
@@ -48,7 +54,8 @@ READABLE_VERSIONS = (1, 2, 3)  # format 1 differs only in the frame records' lay
 FLAG_CLOUDPICKLE = 1
 FLAG_REFERENCING = 2
 FLAG_SIGNED = 4
-KNOWN_FLAGS = FLAG_CLOUDPICKLE | FLAG_REFERENCING | FLAG_SIGNED
+FLAG_STORE = 8
+KNOWN_FLAGS = FLAG_CLOUDPICKLE | FLAG_REFERENCING | FLAG_SIGNED | FLAG_STORE
 DIGEST_SIZE_BYTES = 32
 KEY_ENV = "AGENTRT_BLOB_KEY"
 
@@ -85,9 +92,14 @@ class Envelope(NamedTuple):
     payload: bytes
     keyed: bool  # signed, and the signature verified with a key of this process
     bind: tuple[str, str | None, int | None] | None  # what the writer bound the blob to
+    store: str | None  # the store id it was sealed for (flag bit 3); None: sealed for no store
+    chain: str | None  # a checkpoint's predecessor's digest (hex); None: the first, or not a checkpoint
+    digest: bytes  # this blob's own digest (what the next checkpoint's chain names)
 
 
-Bind = tuple[str, "str | None", "int | None"]
+#: What a blob is bound to: ``(kind, run id, sequence)``, or with the store seal
+#: ``(kind, run id, sequence, store id, chain)`` (see ``agentrt._runtime.encoding.seal_for``).
+Bind = tuple[str, "str | None", "int | None"] | tuple[str, "str | None", "int | None", str, "str | None"]
 
 
 def blob_key() -> bytes:
@@ -126,34 +138,59 @@ def _digest(head: bytes | memoryview, payload: bytes | memoryview, key: bytes) -
 
 
 _HEADERS: dict[tuple[object, ...], bytes] = {}
-_PARSED: dict[bytes, tuple[tuple[CodeIdentity, ...], Bind | None]] = {}
+#: a header's bytes -> its code table, binding, store id and chain
+Parsed = tuple[
+    tuple[CodeIdentity, ...], "tuple[str, str | None, int | None] | None", "str | None", "str | None"
+]
+_PARSED: dict[bytes, Parsed] = {}
+_HEX = frozenset("0123456789abcdef")
+
+
+def _is_hex(text: str) -> bool:
+    return _HEX.issuperset(text)
+
+
 _MAX_CACHED_HEADERS = 1024  # a process checkpoints a bounded set of chains; never grow without bound
 
 
 def _header_bytes(codes: Sequence[tuple[str, str, str]], bind: Bind | None) -> bytes:
     """The JSON header for a code table, cached: a run checkpoints the same chain again and again.
 
-    A bound blob's sequence number changes with every checkpoint, so what is cached is everything
-    before it; the number (an int, or null) is appended -- the bytes ``json.dumps`` would give."""
+    A bound blob's sequence number (and a checkpoint's chain) changes with every checkpoint, so
+    what is cached is everything before the number; the number (an int, or null), then the chain
+    are appended -- valid JSON, the same a parser reads from ``json.dumps``'s."""
     if not codes and bind is None:
         return _EMPTY_HEADER
     seq: int | None = None
+    chain: str | None = None
     key: tuple[object, ...] = (tuple(codes), bind)
-    if bind is not None and type(bind[2]) is int:
-        seq, bind = bind[2], (bind[0], bind[1], 0)
-        key = (tuple(codes), bind[0], bind[1])
+    if bind is not None:
+        store = bind[3] if len(bind) == 5 else None
+        chain = bind[4] if len(bind) == 5 else None
+        if chain is not None and len(chain) != 2 * DIGEST_SIZE_BYTES:  # bytes.hex() of a digest
+            raise ValueError(f"a blob's chain is the hex digest of the checkpoint before it, not {chain!r}")
+        if type(bind[2]) is int:
+            seq = bind[2]
+            key = (tuple(codes), bind[0], bind[1], store)
+        else:
+            key = (tuple(codes), bind[0], bind[1], bind[2], store)
     header = _HEADERS.get(key)
     if header is None:
         content: dict[str, Any] = {"codes": list(codes)}
         if bind is not None:
-            content["bind"] = list(bind)
+            if len(bind) == 5:
+                content["store"] = bind[3]
+            content["bind"] = [bind[0], bind[1], 0 if seq is not None else bind[2]]
         header = json.dumps(content, separators=(",", ":")).encode()
-        if seq is not None:
-            header = header[: -len(b"0]}")]  # the prefix before the sequence number
+        # the prefix before the sequence number, or before the closing brace (a chain may follow)
+        header = header[: -len(b"0]}")] if seq is not None else header[: -len(b"}")]
         if len(_HEADERS) >= _MAX_CACHED_HEADERS:
             _HEADERS.clear()
         _HEADERS[key] = header
-    return header if seq is None else b"%s%d]}" % (header, seq)
+    tail = b'],"chain":"%s"}' % chain.encode() if chain is not None else b"]}"
+    if seq is None:
+        return header + (tail[1:] if chain is not None else b"}")
+    return b"%s%d%s" % (header, seq, tail)
 
 
 def pack(
@@ -168,6 +205,8 @@ def pack(
     header = _header_bytes(codes, bind)
     if key:
         flags |= FLAG_SIGNED
+    if bind is not None and len(bind) == 5:
+        flags |= FLAG_STORE
     head = _PREFIX.pack(MAGIC, version, PYTHON_MAJOR, PYTHON_MINOR, flags, len(header)) + header
     return b"".join((head, _digest(head, payload, key), payload))
 
@@ -187,9 +226,9 @@ def _split(blob: bytes) -> tuple[int, int, int, int, int, int]:
     return version, major, minor, flags, header_len, PREFIX_SIZE_BYTES + header_len
 
 
-def _parse_header(raw: bytes | memoryview) -> tuple[tuple[CodeIdentity, ...], Bind | None]:
+def _parse_header(raw: bytes | memoryview) -> Parsed:
     if raw == _EMPTY_HEADER:
-        return (), None
+        return (), None, None, None
     raw = bytes(raw)
     cached = _PARSED.get(raw)
     if cached is None:
@@ -204,7 +243,7 @@ def _parse_codes(raw: bytes | memoryview) -> tuple[CodeIdentity, ...]:
     return _parse_header(raw)[0]
 
 
-def _parse_header_uncached(raw: bytes) -> tuple[tuple[CodeIdentity, ...], Bind | None]:
+def _parse_header_uncached(raw: bytes) -> Parsed:
     try:
         header = json.loads(bytes(raw))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -230,7 +269,15 @@ def _parse_header_uncached(raw: bytes) -> tuple[tuple[CodeIdentity, ...], Bind |
         ):
             raise CorruptBlob(f"blob header has a malformed binding: {short(bind, 80)}")
         bind = (bind[0], bind[1], bind[2])
-    return tuple(table), bind
+    store = header.get("store")
+    if store is not None and not isinstance(store, str):
+        raise CorruptBlob(f"blob header has a malformed store id: {short(store, 80)}")
+    chain = header.get("chain")
+    if chain is not None and not (
+        isinstance(chain, str) and len(chain) == 2 * DIGEST_SIZE_BYTES and _is_hex(chain)
+    ):
+        raise CorruptBlob(f"blob header has a malformed chain: {short(chain, 80)}")
+    return tuple(table), bind, store, chain
 
 
 def _check_compatible(version: int, major: int, minor: int, flags: int) -> None:
@@ -298,8 +345,13 @@ def unpack(blob: bytes, keys: Sequence[bytes] | None = None, key_source: str = "
     parsed = _PARSED.get(raw)
     if parsed is None:
         parsed = _parse_header(raw)
+    store = parsed[2]
+    if bool(flags & FLAG_STORE) != (store is not None):
+        raise CorruptBlob(
+            "blob header and flags disagree on the store it was sealed for: it was not written by agentrt"
+        )
     return tuple.__new__(
-        Envelope, (flags, parsed[0], payload, signed, parsed[1])
+        Envelope, (flags, parsed[0], payload, signed, parsed[1], store, parsed[3], stored)
     )  # skips NamedTuple's __new__
 
 
@@ -316,3 +368,24 @@ def read_header(blob: bytes) -> Header:
         codes=codes,
         payload_size=len(blob) - payload_start - DIGEST_SIZE_BYTES,
     )
+
+
+def reseal(
+    blob: bytes,
+    read_keys: Sequence[bytes],
+    key_source: str,
+    write_key: bytes,
+    bind: Bind,
+) -> bytes:
+    """``blob`` verified with ``read_keys`` and signed again with ``write_key`` for ``bind`` (``agentrt
+    move``: a run's blobs sealed for another store).  The payload is kept byte for byte, so nothing is
+    decoded and no code need be importable; the caller checks the old binding first."""
+    if not write_key:
+        raise ValueError("a blob is resealed with a key")
+    envelope = unpack(blob, read_keys, key_source)
+    if not envelope.keyed:
+        raise CorruptBlob("agentrt blob is not signed, so it cannot be resealed: only signed blobs move")
+    version = blob[4]
+    codes = [(c.module, c.qualname, c.digest) for c in envelope.codes]
+    flags = envelope.flags & ~(FLAG_SIGNED | FLAG_STORE)
+    return pack(codes, flags, envelope.payload, write_key, bind, version=version)

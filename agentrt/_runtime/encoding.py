@@ -2,7 +2,9 @@
 
 Each blob is signed with the store's key and bound to where it belongs (``BlobSeal``):
 a result decodes only as the result of that run, sequence and member, an error only
-as that error, so a store writer without the key cannot replay, move or re-label them.
+as that error, and only in the store it was written for (the store's ``store_id``), so a
+store writer without the key cannot replay, move or re-label them, nor copy them in from
+another store that shares the key.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import attrs
 
 from agentrt import _codec
 from agentrt._codec._decode import Requirement
+from agentrt._codec._format import Bind
 from agentrt._codec._plain import NOT_PLAIN, dumps_plain, dumps_plain_with_copy, loads_plain
 from agentrt.exceptions import ToolError
 from agentrt.keys import Keyring, keyring_for_store
@@ -51,18 +54,63 @@ class BlobSeal:
     kind: str
     run_id: str | None
     seq: int | None
+    #: the id of the store the blob belongs to (None: a store without one, or no store)
+    store_id: str | None = None
+    #: a checkpoint's predecessor's digest (hex), which its signature covers
+    chain: str | None = None
+    #: the store was migrated from an agentrt without store ids: it takes blobs sealed for no store
+    legacy_ok: bool = False
 
     @property
-    def bind(self) -> tuple[str, str | None, int | None]:
-        return (self.kind, self.run_id, self.seq)
+    def bind(self) -> Bind:
+        if self.store_id is None:
+            return (self.kind, self.run_id, self.seq)
+        return (self.kind, self.run_id, self.seq, self.store_id, self.chain)
 
     def requirement(self) -> Requirement:
-        return Requirement(signed=True, kind=self.kind, run_id=self.run_id, seq=self.seq)
+        return Requirement(
+            signed=True,
+            kind=self.kind,
+            run_id=self.run_id,
+            seq=self.seq,
+            store=self.store_id,
+            legacy_ok=self.legacy_ok,
+        )
 
 
-def seal_for(store: Store, kind: str, run_id: str, seq: int | None) -> BlobSeal:
-    """The seal of a blob of ``store``: its keyring (``agentrt.keys.keyring_for_store``) and binding."""
-    return BlobSeal(keyring_for_store(store), kind, run_id, seq)
+def store_id_of(store: object) -> str | None:
+    """The identity of ``store`` its blobs are sealed for (None: a store that has none)."""
+    store_id = getattr(store, "store_id", None)
+    return store_id if isinstance(store_id, str) else None
+
+
+def seal_for(
+    store: Store, kind: str, run_id: str, seq: int | None, chain: bytes | str | None = None
+) -> BlobSeal:
+    """The seal of a blob of ``store``: its keyring (``agentrt.keys.keyring_for_store``), its identity
+    and the binding; ``chain`` (a checkpoint's) is the digest of the checkpoint before it."""
+    if isinstance(chain, bytes):
+        chain = chain.hex() if chain else None
+    return BlobSeal(
+        keyring_for_store(store),
+        kind,
+        run_id,
+        seq,
+        store_id_of(store),
+        chain,
+        getattr(store, "legacy_blobs", False) is True,
+    )
+
+
+def checkpoint_bind(store: Store, run_id: str, seq: int, chain: bytes | str | None) -> Bind:
+    """What a checkpoint of ``run_id`` at ``seq`` in ``store`` is bound to (see :func:`seal_for`;
+    built directly: the runtime binds one per step)."""
+    store_id = store_id_of(store)
+    if store_id is None:
+        return ("checkpoint", run_id, seq)
+    if isinstance(chain, bytes):
+        chain = chain.hex() if chain else None
+    return ("checkpoint", run_id, seq, store_id, chain)
 
 
 def encode_result(store: Store, run_id: str, seq: int, idx: int, ok: bool, value: Any) -> bytes:
@@ -79,7 +127,9 @@ def encode_result_with_copy(
     through its own pickle payload), so the runtime need not verify a blob it has just signed."""
     if ok:
         kind = "value#0" if idx == 0 else f"value#{idx}"  # the binding seal_for would give
-        made = dumps_plain_with_copy(value, keyring_for_store(store).write, (kind, run_id, seq))
+        store_id = store_id_of(store)
+        bind: Bind = (kind, run_id, seq) if store_id is None else (kind, run_id, seq, store_id, None)
+        made = dumps_plain_with_copy(value, keyring_for_store(store).write, bind)
         if made is not None:
             return made[0], (True, made[1])
     return encode_result(store, run_id, seq, idx, ok, value), None

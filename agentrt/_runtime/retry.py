@@ -23,10 +23,11 @@ from typing import Any  # Any: the retry event's data is JSON
 import attrs
 
 from agentrt._codec._requirement import code_requirement
-from agentrt._runtime.encoding import decode_result, encode_result
+from agentrt._runtime.encoding import checkpoint_bind, decode_result, encode_result
 from agentrt.exceptions import CannotRetry, CheckpointNotFound
 from agentrt.keys import keyring_for_store
 from agentrt.lowlevel import Machine
+from agentrt.stores._identity import blob_digest
 from agentrt.stores.base import RunRecord, Store
 
 __all__ = [
@@ -157,7 +158,11 @@ def write_retry(
         return rec.seq
     infos = store.list_checkpoints(rec.run_id)
     new_seq = max([rec.seq, *(c.seq for c in infos)]) + 1
-    blob = machine._signed_get(keyring_for_store(store).write, ("checkpoint", rec.run_id, new_seq))
+    newest = store.latest_checkpoint(rec.run_id)
+    chain = blob_digest(newest[1]) if newest is not None else None  # the history goes on after it
+    blob = machine._signed_get(
+        keyring_for_store(store).write, checkpoint_bind(store, rec.run_id, new_seq, chain)
+    )
     machine.discard()
     pending = next((c.pending for c in infos if c.seq == from_seq), None)
     journal = []

@@ -39,6 +39,7 @@ from agentrt._runtime.blocking import BlockedSweep, refusal_finding, unrestorabl
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
 from agentrt._runtime.dispatch import Dispatcher
 from agentrt._runtime.encoding import (
+    checkpoint_bind,
     decode_error,
     decode_result,
     encode_error,
@@ -47,6 +48,7 @@ from agentrt._runtime.encoding import (
     error_record,
     seal_for,
 )
+from agentrt._runtime.history import check_chain, check_history
 from agentrt._runtime.leases import Leases
 from agentrt._runtime.observation import Observation, TraceObserver
 from agentrt._runtime.pending import (
@@ -75,24 +77,26 @@ from agentrt._sdk.task import StepRecorder, recording
 from agentrt.exceptions import (
     AgentSpecError,
     Cancelled,
+    CorruptBlob,
     DeadlineExceeded,
     IncompatibleBlob,
     LeaseHeld,
     MissingExecutor,
     ModelCallBudgetExceeded,
     NotWaiting,
+    RowDamaged,
     RunBlocked,
     RunFailed,
     RunNotFound,
     SchemaError,
     StepBudgetExceeded,
-    StoreCorrupt,
 )
 from agentrt.keys import keyring_for_store
 from agentrt.llm._contract import ExecutorRequest, as_executors
 from agentrt.llm._needs import missing
 from agentrt.lowlevel import Done, Machine
 from agentrt.observe import TraceEvent
+from agentrt.stores._identity import blob_digest
 from agentrt.stores.base import (
     EventRow,
     LeaseLost,
@@ -550,6 +554,15 @@ class Runtime:
         return target.run_id
 
     def _reply_target(self, rec: RunRecord) -> RunRecord:
+        if rec.damaged is not None:  # its pending request may be one of the defaults
+            column, why = rec.damaged
+            raise RowDamaged(
+                f"run {rec.run_id!r} cannot take a reply: its stored row is damaged (column {column}: "
+                f"{why}); nothing was written. Repair the column in {self.store.location} (`agentrt "
+                f"show {rec.run_id}` names it), then reply again",
+                rec.run_id,
+                column,
+            )
         pending = rec.pending or {}
         if rec.finished:
             raise NotWaiting(f"run {rec.run_id!r} is {rec.status}; there is nothing to reply to")
@@ -864,6 +877,10 @@ class Runtime:
             if live.machine is None:
                 try:
                     self._load(live)
+                except CorruptBlob as exc:  # a replayed blob or a rolled-back history: blocked, kept
+                    self._block(live, refusal_finding(exc), [])
+                    self._driver_errors[run_id] = exc
+                    return
                 except IncompatibleBlob as exc:
                     if live.code_required is None and not live.explicit:
                         raise  # a claim of a run with no recorded requirement: its lease lapses (no hot loop)
@@ -913,6 +930,12 @@ class Runtime:
         except LeaseLost as exc:
             self._emit("lease_lost", run_id, message=str(exc))
             self._evict(live, release=False)
+        except RowDamaged as exc:  # its row, not the host, is wrong: blocked with the finding, kept
+            self._driver_errors[run_id] = exc
+            try:
+                self._block(live, refusal_finding(exc), [])
+            except Exception:  # the store cannot even record that: as any failure of the host
+                self._evict(live, release=False)
         except asyncio.CancelledError:
             self._evict(live, release=True)
             raise
@@ -1006,16 +1029,20 @@ class Runtime:
         rec = self._get(live.run_id)
         if rec.damaged is not None:  # a defaulted input or usage must not drive the run on
             column, why = rec.damaged
-            raise StoreCorrupt(
+            raise RowDamaged(
                 f"run {live.run_id}: its stored row is damaged (column {column}: {why}), so it is not "
                 f"driven; repair the column in {self.store.location} (`agentrt show {live.run_id}` "
-                "names it), then resume it"
+                "names it), then resume it",
+                live.run_id,
+                column,
             )
         live.usage = dict(rec.usage)
         live.cancel_requested = live.cancel_requested or rec.cancel_requested
         live.deadline = rec.deadline
         checkpoint = self.store.latest_checkpoint(live.run_id)
         if checkpoint is None:
+            check_history(self.store, rec, None)
+            live.checkpoint_digest = b""
             value = live.agent.convert_input(rec.input)
             live.machine = Machine(live.agent.run, value, live.agent.make_task(live.run_id))
             live.seq = 0
@@ -1025,7 +1052,10 @@ class Runtime:
         seq, blob = checkpoint
         live.code_required = rec.code_required
         live.seq = seq  # named by the finding if it cannot be restored here
-        live.machine = self._restore_checkpoint(live.run_id, seq, blob)
+        live.machine = self._restore_checkpoint(live.run_id, seq, blob)  # the blob's own checks first
+        check_history(self.store, rec, checkpoint)  # then: is it the newest this store signed?
+        check_chain(self.store, live.run_id, seq, blob)
+        live.checkpoint_digest = blob_digest(blob)
         live.payload = live.machine.pending
         live.results = {}
         for idx, (ok, data) in self.store.get_results(live.run_id, seq).items():
@@ -1086,7 +1116,8 @@ class Runtime:
         live.results = {}
         try:
             blob = machine._signed_get(
-                keyring_for_store(self.store).write, ("checkpoint", live.run_id, live.seq)
+                keyring_for_store(self.store).write,
+                checkpoint_bind(self.store, live.run_id, live.seq, live.checkpoint_digest),
             )
         except Exception as exc:  # CannotCrossAwait and friends: blocked at the last good checkpoint
             live.seq -= 1
@@ -1094,6 +1125,7 @@ class Runtime:
             return False
         pending = summarize(out)
         code = live.code_required = code_requirement(blob)
+        live.checkpoint_digest = blob_digest(blob)
         if live.unjournaled:
             store: Any = self.store  # journals_with_checkpoint: save_checkpoint takes journal=
             store.save_checkpoint(

@@ -50,3 +50,5 @@ class LiveRun:
     # (seq, idx, ok, blob) of tool results already delivered to ``results`` whose journal entry is
     # written by the next checkpoint's transaction (one commit per step; see Dispatcher.journal)
     unjournaled: list[tuple[int, int, bool, bytes]] = attrs.field(factory=list)
+    # the digest of its newest checkpoint (b"": none yet), which the next one's chain names
+    checkpoint_digest: bytes = b""

@@ -29,7 +29,7 @@ from agentrt._codec import _wire
 from agentrt._codec._bounds import check_bounds
 from agentrt._codec._code_identity import _index, code_digest, short
 from agentrt._codec._decode import _TOKEN, DRY, STRICT, VERIFIED, _Loader, _unpickle
-from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, CodeIdentity, unpack
+from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, Bind, CodeIdentity, unpack
 from agentrt._codec._reconstruct import RECONSTRUCTORS, DecodeContext, _apply_extension
 from agentrt._codec._refs import find_module
 from agentrt._codec._scan import check_payload
@@ -302,7 +302,7 @@ def migrate(
     report: BlobReport,
     *,
     ring: Keyring | None = None,
-    bind: tuple[str, str | None, int | None] | None = None,
+    bind: Bind | None = None,
     moved: list[MovedFrame] | None = None,
 ) -> bytes:
     """The blob with every changed frame moved to the new code (``report.verdict`` must be migrates).

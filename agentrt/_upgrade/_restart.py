@@ -36,7 +36,8 @@ import attrs
 
 from agentrt._codec._format import CodeIdentity
 from agentrt._frames._migrate import FrameRecord, MovedFrame, Verdict
-from agentrt._runtime.encoding import decode_result, encode_result
+from agentrt._runtime.encoding import checkpoint_bind, decode_result, encode_result
+from agentrt._runtime.history import newest_digest
 from agentrt._upgrade._blob import BlobReport, RestartNeed, frame_records, judge, migrate
 from agentrt.keys import Keyring
 from agentrt.stores.base import Store, is_answered
@@ -158,7 +159,8 @@ def _at_safe_point(
     new_seq = seq + 1
     moved: list[MovedFrame] = []
     try:
-        new_blob = migrate(blob, judged, ring=ring, bind=("checkpoint", run_id, new_seq), moved=moved)
+        bind = checkpoint_bind(store, run_id, new_seq, newest_digest(store, run_id))
+        new_blob = migrate(blob, judged, ring=ring, bind=bind, moved=moved)
         journal = []
         for idx, (ok, data) in sorted(answers.items()):
             ok_now, value = decode_result(store, run_id, at, idx, ok, data)

@@ -26,12 +26,15 @@ from typing import Any  # Any: JSON documents
 import attrs
 
 from agentrt._codec._code_identity import short
+from agentrt._codec._format import unpack
 from agentrt._codec._requirement import code_requirement
 from agentrt._frames._migrate import MovedFrame, Verdict
+from agentrt._runtime.encoding import checkpoint_bind, seal_for
+from agentrt._runtime.history import check_chain, check_history, predecessor
 from agentrt._sdk.agent import load_agent
 from agentrt._upgrade._blob import BlobReport, FrameReport, Resolver, judge, migrate
 from agentrt._upgrade._restart import Restart, plan_restart
-from agentrt.exceptions import AgentrtError, LeaseHeld
+from agentrt.exceptions import AgentrtError, CorruptBlob, LeaseHeld
 from agentrt.keys import Keyring, keyring_for_store
 from agentrt.stores import Store
 from agentrt.stores.base import RunRecord, make_owner
@@ -147,6 +150,20 @@ def _damaged_report(rec: RunRecord) -> RunReport:
     )
 
 
+def _history_refused(store: Store, rec: RunRecord, checkpoint: tuple[int, bytes]) -> str | None:
+    """Why the run's newest checkpoint is not one this store sealed as its newest (copied from another
+    store, or a rolled-back history: see ``agentrt._runtime.history``), or None."""
+    seq, blob = checkpoint
+    seal = seal_for(store, "checkpoint", rec.run_id, seq)
+    try:
+        seal.requirement().check(unpack(blob, seal.ring.read, seal.ring.source))
+        check_history(store, rec, checkpoint)
+        check_chain(store, rec.run_id, seq, blob)
+    except CorruptBlob as exc:
+        return f"checkpoint {seq} is refused: {exc}"
+    return None
+
+
 def _upgrade_run(store: Store, rec: RunRecord, dry_run: bool) -> RunReport:
     if rec.damaged is not None:
         return _damaged_report(rec)
@@ -156,6 +173,9 @@ def _upgrade_run(store: Store, rec: RunRecord, dry_run: bool) -> RunReport:
             rec.run_id, Verdict.UNCHANGED, "not started yet: it will start with the new code", ()
         )
     seq, blob = checkpoint
+    refused = _history_refused(store, rec, checkpoint)
+    if refused is not None:  # an upgrade signs the moved checkpoint: it must not launder a foreign one
+        return RunReport(rec.run_id, Verdict.BLOCKED, refused, (), seq)
     try:
         load_agent(rec.agent)  # imports the agent's module: its new code and its @agentrt.migrate functions
     except Exception as exc:
@@ -176,7 +196,8 @@ def _upgrade_run(store: Store, rec: RunRecord, dry_run: bool) -> RunReport:
     moved: list[MovedFrame] = []
     try:
         # a dry run moves it too (in memory): "migrates" is proven
-        new_blob = migrate(blob, report, ring=ring, bind=("checkpoint", rec.run_id, seq), moved=moved)
+        bind = checkpoint_bind(store, rec.run_id, seq, predecessor(store, rec.run_id, seq, blob))
+        new_blob = migrate(blob, report, ring=ring, bind=bind, moved=moved)
     except Exception as exc:
         return RunReport(
             rec.run_id,

@@ -31,9 +31,11 @@ import attrs
 
 from agentrt import _codec
 from agentrt._codec._decode import Requirement
+from agentrt._codec._format import Bind
 from agentrt._context import Carried, split_root
 from agentrt._frames import abandon, restored_pending
 from agentrt._frames._capture import FINISHED, capture
+from agentrt._runtime.encoding import store_id_of
 from agentrt.exceptions import ForkError as ForkError
 from agentrt.keys import Keyring, keyring_for_store
 
@@ -80,7 +82,7 @@ def fork_run(store: Store, run_id: str, seq: int, new_run_id: str | None = None)
     load_agent(rec.agent)  # imports the agent's module, as `agentrt resume` would
     new_id = new_run_id or f"{run_id}-fork-{uuid.uuid4().hex[:6]}"
     ring = keyring_for_store(store)
-    new_blob, rebound = rebind_run_id(blob, run_id, new_id, seq=seq, ring=ring)
+    new_blob, rebound = rebind_run_id(blob, run_id, new_id, seq=seq, ring=ring, store_id=store_id_of(store))
 
     owner = make_owner()
     # Created already leased to us: no worker may claim the fork before its checkpoint is written.
@@ -132,13 +134,20 @@ def _missing_checkpoint(store: Store, run_id: str, seq: int) -> str:
 
 
 def rebind_run_id(
-    blob: bytes, old: str, new: str, *, seq: int | None = None, ring: Keyring | None = None
+    blob: bytes,
+    old: str,
+    new: str,
+    *,
+    seq: int | None = None,
+    ring: Keyring | None = None,
+    store_id: str | None = None,
 ) -> tuple[bytes, int]:
     """``blob`` with every ``Task`` / ``task.ui`` / ``task.console`` of run ``old`` rebound to ``new``.
 
     With ``ring``, the blob must be signed checkpoint ``seq`` of ``old`` and comes back
     signed as checkpoint ``seq`` of ``new``; without, it is re-encoded with the codec's
-    defaults.  Returns how many task objects were rebound.
+    defaults.  With ``store_id`` the new blob is sealed for that store (the fork is the first
+    checkpoint of its run: no chain).  Returns how many task objects were rebound.
     """
     if ring is None:
         obj = _codec.loads(blob)
@@ -160,7 +169,10 @@ def rebind_run_id(
                     object.__setattr__(task, name, new)  # attrs frozen: set like attrs' own __init__ does
         if ring is None:
             return _codec.dumps(obj), len(found)
-        return _codec.dumps(obj, key=ring.write, bind=("checkpoint", new, seq)), len(found)
+        bind: Bind = (
+            ("checkpoint", new, seq) if store_id is None else ("checkpoint", new, seq, store_id, None)
+        )
+        return _codec.dumps(obj, key=ring.write, bind=bind), len(found)
     finally:
         if isinstance(chain, frames):
             abandon(chain)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any  # Any: decoded JSON column values
 
-__all__ = ["RowDecoder", "load_json_or_damaged"]
+__all__ = ["RowDecoder", "json_column", "load_json_or_damaged"]
 
 
 class RowDecoder:
@@ -86,6 +86,24 @@ def _json_name(names: str) -> str:
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def json_column(text: object, column: str, run_id: str, location: str, kind: type = dict) -> Any:
+    """A JSON column the store itself acts on (a run's ``pending``, ``usage``), or :class:`RowDamaged`
+    naming the run and column: a store never acts on a default it made up for a damaged value."""
+    decoder = RowDecoder()
+    value = decoder.json(column, text, kind)
+    if decoder.damaged is not None:
+        from agentrt.exceptions import RowDamaged
+
+        column, why = decoder.damaged
+        raise RowDamaged(
+            f"store {location}: run {run_id!r} has a damaged {column} column ({why}); nothing was "
+            f"written. Repair or clear the column (`agentrt show {run_id}` names it), then try again",
+            run_id,
+            column,
+        )
+    return value
 
 
 def load_json_or_damaged(text: object, column: str) -> Any:

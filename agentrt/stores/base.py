@@ -55,6 +55,13 @@ the newest one under its seq, and the blob it replaces is kept (``replaced_check
 ``agentrt diff`` can compare the two; or a run restarted at an earlier safe point continues
 from a new checkpoint after every existing one.
 
+Identity and heads (``agentrt.stores._identity``).  Each store has a ``store_id``, made with it,
+that the runtime seals into every blob it writes there; and each run row a signed ``head`` (its
+newest checkpoint's sequence and digest, finished or not), which the store itself writes in the
+transaction of every write that changes those (create, ``save_checkpoint``, ``rewrite_checkpoint``,
+``reopen_run``, ``finish_run``) with its keyring.  A store without ``store_id`` (one written outside
+agentrt) gets neither, and the runtime then checks neither.
+
 The worker registry (``advertise_worker`` / ``list_workers`` / ``forget_worker``): each worker
 keeps one row about itself -- what it runs, the agents it loaded, the code requirements it has
 judged it carries and lacks (:class:`~agentrt.stores.registry.WorkerInfo`) -- so ``agentrt
@@ -191,6 +198,9 @@ class RunRecord:
     #: ``(column, why)`` when a column of the stored row could not be decoded (bad JSON, wrong type):
     #: that field holds its default and the views report the run as damaged instead of failing.
     damaged: tuple[str, str] | None = None
+    #: The run's signed head (newest checkpoint, finished or not; see ``agentrt.stores._identity``),
+    #: as stored; the runtime verifies it before it drives the run.  None: the row holds none.
+    head: str | None = None
 
     @property
     def finished(self) -> bool:

@@ -16,6 +16,8 @@ from typing import Any  # Any: a run's input, output and pending are JSON or use
 import attrs
 
 from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
+from agentrt.keys import keyring_for_store
+from agentrt.stores import _identity
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -54,6 +56,17 @@ class MemoryStore:
         self._tenants: dict[str, str] = {}
         self._generation = 0  # bumped whenever new work may be runnable (wait_for_work)
         self._workers: dict[str, WorkerInfo] = {}
+        #: the store's identity, sealed into every blob (random per store object; see SqliteStore)
+        self.store_id = _identity.new_store_id()
+        self.legacy_blobs = False
+
+    def _signed(self, rec: RunRecord) -> RunRecord:
+        """``rec`` with its signed head: its checkpoint at ``rec.seq`` (if any) and whether it finished."""
+        kept = self._checkpoints.get(rec.run_id, {}).get(rec.seq)
+        digest = _identity.blob_digest(kept[0]) if kept is not None else b""
+        ring = keyring_for_store(self)
+        head = _identity.make_head(ring, self.store_id, rec.run_id, rec.seq, digest, rec.finished)
+        return attrs.evolve(rec, head=head)
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._runs)} runs)"
@@ -85,7 +98,7 @@ class MemoryStore:
                 epoch=1 if run.owner else 0,
                 deadline=run.deadline,
             )
-            self._runs[run.run_id] = rec
+            rec = self._runs[run.run_id] = self._signed(rec)
             self._tenants.pop(run.run_id, None)  # written with the run, never before (see SqliteStore)
             if run.tenant is not None:
                 self._tenants[run.run_id] = run.tenant
@@ -271,7 +284,7 @@ class MemoryStore:
             cps = self._checkpoints.setdefault(run_id, {})
             cps[seq] = (bytes(blob), pending, now)
             self._add_events(run_id, events, now)
-            self._runs[run_id] = _at_checkpoint(rec, seq, pending, now, code_required)
+            self._runs[run_id] = self._signed(_at_checkpoint(rec, seq, pending, now, code_required))
             if self.retention is not None:
                 cutoff = seq - self.retention
                 for old in [s for s in cps if s <= cutoff]:
@@ -320,7 +333,7 @@ class MemoryStore:
                     f"store {self.location}: run {run_id!r} has checkpoints up to {newest}; an upgrade "
                     f"rewrites the newest one or adds one after it, not checkpoint {seq}"
                 )
-            self._runs[run_id] = rec
+            self._runs[run_id] = self._signed(rec)
             self._add_events(run_id, [(seq, n, *event)], now)
             return n
 
@@ -362,11 +375,13 @@ class MemoryStore:
             cps = self._checkpoints.get(run_id, {})
             if rec.seq in cps:
                 pending = cps[rec.seq][1]  # a finished run's row forgot it; its checkpoint did not
-            self._runs[run_id] = attrs.evolve(
-                _at_checkpoint(rec, rec.seq, pending, now, rec.code_required),
-                output=None,
-                error=None,
-                error_blob=None,
+            self._runs[run_id] = self._signed(
+                attrs.evolve(
+                    _at_checkpoint(rec, rec.seq, pending, now, rec.code_required),
+                    output=None,
+                    error=None,
+                    error_blob=None,
+                )
             )
             self._add_events(run_id, [(rec.seq, n, *event)], now)
             return n
@@ -468,17 +483,19 @@ class MemoryStore:
             self._owned(run_id, owner, epoch)
             now = time.time()
             self._add_events(run_id, events, now)
-            self._runs[run_id] = attrs.evolve(
-                rec,
-                status=status,
-                output=copy.deepcopy(output),
-                error=error,
-                error_blob=error_blob,
-                blocked=None,
-                pending=None,
-                waiting_on=None,
-                wake_at=None,
-                updated_at=now,
+            self._runs[run_id] = self._signed(
+                attrs.evolve(
+                    rec,
+                    status=status,
+                    output=copy.deepcopy(output),
+                    error=error,
+                    error_blob=error_blob,
+                    blocked=None,
+                    pending=None,
+                    waiting_on=None,
+                    wake_at=None,
+                    updated_at=now,
+                )
             )
             return True
 
@@ -522,11 +539,11 @@ class MemoryStore:
             self._tenants.setdefault(run_id, tenant)
 
     def get_tenant(self, run_id: str) -> str | None:
-        return self._tenants.get(run_id)
+        return self._tenants.get(run_id) if run_id in self._runs else None  # beside its run only
 
     def tenant_runs(self, tenant: str) -> set[str]:
         with self._lock:
-            return {r for r, t in self._tenants.items() if t == tenant}
+            return {r for r, t in self._tenants.items() if t == tenant and r in self._runs}
 
     # -- the worker registry
 

@@ -39,7 +39,9 @@ from contextlib import contextmanager, suppress
 from typing import Any, TypeVar  # Any: psycopg rows and connections; JSON columns
 
 from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
-from agentrt.stores._rows import load_json_or_damaged
+from agentrt.keys import keyring_for_store
+from agentrt.stores import _identity
+from agentrt.stores._rows import json_column, load_json_or_damaged
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -48,6 +50,7 @@ from agentrt.stores.base import (
     NewRun,
     ReplacedCheckpoint,
     RunRecord,
+    StoreCorrupt,
     StoreError,
     StoreNotFound,
     StoreSchemaTooNew,
@@ -69,7 +72,7 @@ from agentrt.stores.registry import (
     from_json,
     to_json,
 )
-from agentrt.stores.sqlite import _HOST_PREFIX, _RUN_COLUMNS, SqliteStore, _dumps, _loads
+from agentrt.stores.sqlite import _HOST_PREFIX, _RUN_COLUMNS, SqliteStore, _dumps
 
 try:
     import psycopg
@@ -193,6 +196,13 @@ MIGRATIONS: list[str] = [
     # 5 -> 6: why a blocked run is blocked (a refused checkpoint, or code that cannot restore it)
     """
     ALTER TABLE agentrt_runs ADD COLUMN blocked TEXT;
+    """,
+    # 6 -> 7: each run's signed head (agentrt.stores._identity); the store's identity is written by
+    # _migrate beside it, and the runs already here get their heads in the same transaction.
+    # Tenant rows of no run are dropped (see the SQLite store's migration 10 -> 11)
+    """
+    ALTER TABLE agentrt_runs ADD COLUMN head TEXT;
+    DELETE FROM agentrt_tenants t WHERE NOT EXISTS (SELECT 1 FROM agentrt_runs r WHERE r.run_id = t.run_id);
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -318,6 +328,7 @@ class PostgresStore:
                 self._check_read_only()
             else:
                 self._migrate()
+            self._load_identity()
         except BaseException:
             self.close()
             raise
@@ -371,6 +382,8 @@ class PostgresStore:
             version = self._schema_version(conn)
             for target in range(version, SCHEMA_VERSION):
                 conn.execute(MIGRATIONS[target])
+                if target == 6:
+                    self._add_identity(conn, migrated=version > 0)
             if version < SCHEMA_VERSION:
                 from agentrt._version import __version__
 
@@ -380,6 +393,58 @@ class PostgresStore:
                     "WHERE agentrt_meta.key = 'schema_version'",
                     (str(SCHEMA_VERSION), f"agentrt {__version__}"),
                 )
+
+    def _add_identity(self, conn: Any, *, migrated: bool) -> None:
+        """The store's identity; for a store from an older agentrt also each run's signed head and the
+        signed note that it holds blobs sealed for no store (see ``SqliteStore._seal_migrated``)."""
+        store_id = _identity.new_store_id()
+        conn.execute(
+            "INSERT INTO agentrt_meta (key, value) VALUES ('store_id', %s) ON CONFLICT (key) DO NOTHING",
+            (store_id,),
+        )
+        if not migrated:
+            return
+        (store_id,) = conn.execute("SELECT value FROM agentrt_meta WHERE key = 'store_id'").fetchone()
+        ring = keyring_for_store(self)
+        rows = conn.execute(
+            "SELECT r.run_id, r.seq, r.status, c.blob FROM agentrt_runs r LEFT JOIN agentrt_checkpoints c "
+            "ON c.run_id = r.run_id AND c.seq = (SELECT max(seq) FROM agentrt_checkpoints "
+            "WHERE run_id = r.run_id)"
+        ).fetchall()
+        for run_id, seq, status, blob in rows:
+            digest = _identity.blob_digest(bytes(blob)) if blob is not None else b""
+            head = _identity.make_head(ring, store_id, run_id, int(seq), digest, status in FINAL)
+            conn.execute("UPDATE agentrt_runs SET head = %s WHERE run_id = %s", (head, run_id))
+        conn.execute(
+            "INSERT INTO agentrt_meta (key, value) VALUES ('legacy_blobs', %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            (_identity.legacy_marker(ring, store_id),),
+        )
+
+    @_translate
+    def _load_identity(self) -> None:
+        """``store_id`` and whether the store takes legacy blobs (see ``SqliteStore._load_identity``)."""
+        meta = dict(self._q("SELECT key, value FROM agentrt_meta WHERE key IN ('store_id', 'legacy_blobs')"))
+        store_id = meta.get("store_id")
+        if not isinstance(store_id, str) or not store_id:
+            raise StoreCorrupt(
+                f"store {self.location} has no store id in agentrt_meta (it was edited); keep the "
+                "database aside for inspection and move its runs with `agentrt move` from a copy"
+            )
+        self.store_id: str = store_id
+        self.legacy_blobs = _identity.legacy_marker_valid(
+            keyring_for_store(self) if "legacy_blobs" in meta else None, store_id, meta.get("legacy_blobs")
+        )
+
+    def _head(self, run_id: str, seq: int, blob: bytes | None, finished: bool) -> str:
+        digest = _identity.blob_digest(blob) if blob is not None else b""
+        return _identity.make_head(keyring_for_store(self), self.store_id, run_id, seq, digest, finished)
+
+    def _head_at(self, conn: Any, run_id: str, seq: int, finished: bool) -> str:
+        row = conn.execute(
+            "SELECT blob FROM agentrt_checkpoints WHERE run_id = %s AND seq = %s", (run_id, seq)
+        ).fetchone()
+        return self._head(run_id, seq, bytes(row[0]) if row else None, finished)
 
     @_translate
     def _check_read_only(self) -> None:
@@ -415,8 +480,8 @@ class PostgresStore:
         with self._tx() as conn:
             row = conn.execute(
                 "INSERT INTO agentrt_runs (run_id, agent, status, input, parent_id, parent_seq, parent_idx, "
-                "created_at, updated_at, priority, lease_owner, lease_expires, epoch, deadline) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "created_at, updated_at, priority, lease_owner, lease_expires, epoch, deadline, head) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
                 f"ON CONFLICT (run_id) DO NOTHING RETURNING {_RUN_COLUMNS}",
                 (
                     run.run_id,
@@ -433,6 +498,7 @@ class PostgresStore:
                     now + run.ttl_seconds if run.owner else None,
                     1 if run.owner else 0,
                     run.deadline,
+                    self._head(run.run_id, 0, None, False),
                 ),
             ).fetchone()
             if row is None:
@@ -723,6 +789,7 @@ class PostgresStore:
         params: dict[str, Any] = {
             "run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "blob": blob,
             "pending": pending_json, "now": now, "cutoff": cutoff, "code": code_required,
+            "head": self._head(run_id, seq, blob, False),
             "eseq": [e[0] for e in events], "en": [e[1] for e in events], "ekind": [e[2] for e in events],
             "elevel": [e[3] for e in events], "edata": [_dumps(e[4]) or "null" for e in events],
         }  # fmt: skip
@@ -747,7 +814,7 @@ class PostgresStore:
             row = conn.execute(
                 "WITH fenced AS (UPDATE agentrt_runs SET seq = %(seq)s, pending = %(pending)s, "
                 "status = 'running', waiting_on = NULL, wake_at = NULL, updated_at = %(now)s, "
-                "code_required = %(code)s, blocked = NULL "
+                "code_required = %(code)s, blocked = NULL, head = %(head)s "
                 "WHERE run_id = %(run)s AND lease_owner = %(owner)s "
                 "AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s::bigint) RETURNING run_id), "
                 "ck AS (INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
@@ -814,8 +881,12 @@ class PostgresStore:
                     "UPDATE agentrt_checkpoints SET blob = %s, pending = %s WHERE run_id = %s AND seq = %s",
                     (blob, pending_json, run_id, seq),
                 )
+                (status,) = conn.execute(
+                    "SELECT status FROM agentrt_runs WHERE run_id = %s", (run_id,)
+                ).fetchone()
                 conn.execute(
-                    "UPDATE agentrt_runs SET code_required = %s WHERE run_id = %s", (code_required, run_id)
+                    "UPDATE agentrt_runs SET code_required = %s, head = %s WHERE run_id = %s",
+                    (code_required, self._head(run_id, seq, blob, status in FINAL), run_id),
                 )
             elif newest is None or seq > newest:
                 for idx, ok, r_blob in journal:
@@ -832,8 +903,8 @@ class PostgresStore:
                 conn.execute(
                     "UPDATE agentrt_runs SET seq = %s, pending = %s, status = 'running', waiting_on = NULL, "
                     "wake_at = NULL, code_required = %s, updated_at = %s, blocked = NULL, output = NULL, "
-                    "error = NULL, error_blob = NULL WHERE run_id = %s",
-                    (seq, pending_json, code_required, now, run_id),
+                    "error = NULL, error_blob = NULL, head = %s WHERE run_id = %s",
+                    (seq, pending_json, code_required, now, self._head(run_id, seq, blob, False), run_id),
                 )
             else:
                 raise StoreError(
@@ -882,10 +953,10 @@ class PostgresStore:
             # a finished run's row forgot its pending request; its checkpoint did not
             conn.execute(
                 "UPDATE agentrt_runs SET status = 'running', blocked = NULL, output = NULL, error = NULL, "
-                "error_blob = NULL, waiting_on = NULL, wake_at = NULL, updated_at = %s, "
+                "error_blob = NULL, waiting_on = NULL, wake_at = NULL, updated_at = %s, head = %s, "
                 "pending = COALESCE((SELECT c.pending FROM agentrt_checkpoints c WHERE c.run_id = %s "
                 "AND c.seq = %s), pending) WHERE run_id = %s",
-                (now, run_id, seq, run_id),
+                (now, self._head_at(conn, run_id, seq, False), run_id, seq, run_id),
             )
             self._insert_events(conn, run_id, [(seq, n, *event)], now)
         return n
@@ -963,12 +1034,14 @@ class PostgresStore:
             if usage:
                 conn.execute(
                     "UPDATE agentrt_runs SET usage = %s WHERE run_id = %s",
-                    (_dumps(add_usage(_loads(total), usage)), run_id),
+                    (_dumps(add_usage(json_column(total, "usage", run_id, self.location), usage)), run_id),
                 )
             if (
                 status == "waiting"
                 and run_seq == seq
-                and is_answered(_loads(pending), self._oks(conn, run_id, seq))
+                and is_answered(
+                    json_column(pending, "pending", run_id, self.location), self._oks(conn, run_id, seq)
+                )
             ):
                 conn.execute("UPDATE agentrt_runs SET wake_at = %s WHERE run_id = %s", (now, run_id))
                 self._notify(conn)
@@ -1012,7 +1085,9 @@ class PostgresStore:
                 if (
                     status == "waiting"
                     and run_seq == seq
-                    and is_answered(_loads(pending), self._oks(conn, run_id, seq))
+                    and is_answered(
+                        json_column(pending, "pending", run_id, self.location), self._oks(conn, run_id, seq)
+                    )
                 ):
                     conn.execute("UPDATE agentrt_runs SET wake_at = %s WHERE run_id = %s", (now, run_id))
                     self._notify(conn)
@@ -1049,7 +1124,8 @@ class PostgresStore:
         with self._tx() as conn:
             row = self._check_owner(conn, run_id, owner, epoch)
             _owner, _status, _epoch, seq, pending, cancel, _usage = row
-            if cancel or is_answered(_loads(pending), self._oks(conn, run_id, seq)):
+            pending = json_column(pending, "pending", run_id, self.location)
+            if cancel or is_answered(pending, self._oks(conn, run_id, seq)):
                 wake_at = now  # answered while the driver decided to park: a worker goes on with it
                 self._notify(conn)
             self._prune(conn, run_id, seq)  # at rest, exactly the newest ``retention`` are kept
@@ -1086,8 +1162,16 @@ class PostgresStore:
             conn.execute(
                 "UPDATE agentrt_runs SET status = %s, output = %s, error = %s, error_blob = %s, "
                 "pending = NULL, blocked = NULL, "
-                "waiting_on = NULL, wake_at = NULL, updated_at = %s WHERE run_id = %s",
-                (status, _dumps(output), _dumps(error), error_blob, now, run_id),
+                "waiting_on = NULL, wake_at = NULL, updated_at = %s, head = %s WHERE run_id = %s",
+                (
+                    status,
+                    _dumps(output),
+                    _dumps(error),
+                    error_blob,
+                    now,
+                    self._head_at(conn, run_id, row[3], True),
+                    run_id,
+                ),
             )
         return True
 
@@ -1172,12 +1256,22 @@ class PostgresStore:
 
     @_translate
     def get_tenant(self, run_id: str) -> str | None:
-        rows = self._q("SELECT tenant FROM agentrt_tenants WHERE run_id = %s", (run_id,))
+        # a tenant row counts only beside its run (see SqliteStore.get_tenant)
+        rows = self._q(
+            "SELECT t.tenant FROM agentrt_tenants t JOIN agentrt_runs r ON r.run_id = t.run_id "
+            "WHERE t.run_id = %s",
+            (run_id,),
+        )
         return rows[0][0] if rows else None
 
     @_translate
     def tenant_runs(self, tenant: str) -> set[str]:
-        return {r[0] for r in self._q("SELECT run_id FROM agentrt_tenants WHERE tenant = %s", (tenant,))}
+        rows = self._q(
+            "SELECT t.run_id FROM agentrt_tenants t JOIN agentrt_runs r ON r.run_id = t.run_id "
+            "WHERE t.tenant = %s",
+            (tenant,),
+        )
+        return {r[0] for r in rows}
 
     # ------------------------------------------------------------------ the worker registry
 

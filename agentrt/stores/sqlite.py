@@ -32,7 +32,8 @@ import attrs
 
 from agentrt import keys as _keys
 from agentrt.exceptions import LeaseHeld, RunExists, RunNotFound
-from agentrt.stores._rows import RowDecoder, load_json_or_damaged
+from agentrt.stores import _identity
+from agentrt.stores._rows import RowDecoder, json_column, load_json_or_damaged
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -219,6 +220,15 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN blocked TEXT;
     """,
+    # 10 -> 11: the store's identity, which every blob is sealed for, and each run's signed head
+    # (agentrt.stores._identity); the runs already here get their heads in the same transaction.
+    # Tenant rows of no run are dropped: an older agentrt wrote a request's tenant before it
+    # validated the run, and kept it when the run was refused (a squatted id; issue 25)
+    """
+    ALTER TABLE runs ADD COLUMN head TEXT;
+    INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', lower(hex(randomblob(16))));
+    DELETE FROM tenants WHERE run_id NOT IN (SELECT run_id FROM runs);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 #: The page size of a new store file (an existing one keeps its own).
@@ -227,7 +237,7 @@ PAGE_SIZE_BYTES = 2048
 _RUN_COLUMNS = (
     "run_id, agent, status, input, output, error, error_blob, seq, pending, waiting_on, wake_at, "
     "parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage, "
-    "epoch, priority, cancel_requested, deadline, code_required, blocked"
+    "epoch, priority, cancel_requested, deadline, code_required, blocked, head"
 )
 _INSERT_STREAM = "INSERT INTO stream (run_id, id, kind, data, created_at) VALUES (?, ?, ?, ?, ?)"
 #: How many runs' last stream ids a store remembers before it forgets them all (then looks them up).
@@ -342,9 +352,45 @@ class SqliteStore:
             self.keyring = (
                 _keys.store_keyring(self.path, create=not read_only) if self.path != ":memory:" else None
             )
+            self._load_identity()
         except StoreError:
             self.close()
             raise
+        except sqlite3.Error as exc:
+            self.close()
+            raise self._translate_error(exc) from None
+
+    def _load_identity(self) -> None:
+        """``store_id`` (the identity blobs are sealed for) and whether it takes legacy blobs."""
+        meta = dict(self._q("SELECT key, value FROM meta WHERE key IN ('store_id', 'legacy_blobs')"))
+        store_id = meta.get("store_id")
+        if not isinstance(store_id, str) or not store_id:
+            raise StoreCorrupt(
+                f"store {self.path!r} has no store id in its meta table (it was edited); keep the "
+                "file aside for inspection and move its runs with `agentrt move` from a copy"
+            )
+        #: the store's identity (``agentrt show --store S --json`` prints it), sealed into every blob
+        self.store_id: str = store_id
+        #: the store was migrated from an agentrt without store identities: blobs sealed for no store
+        #: are taken (signed marker; see ``agentrt.stores._identity``)
+        self.legacy_blobs = _identity.legacy_marker_valid(
+            _keys.keyring_for_store(self) if "legacy_blobs" in meta else None,
+            store_id,
+            meta.get("legacy_blobs"),
+        )
+
+    def _head(self, run_id: str, seq: int, blob: bytes | None, finished: bool) -> str:
+        """The signed head of ``run_id`` with newest checkpoint ``seq`` (``blob``; None: none)."""
+        digest = _identity.blob_digest(blob) if blob is not None else b""
+        return _identity.make_head(
+            _keys.keyring_for_store(self), self.store_id, run_id, seq, digest, finished
+        )
+
+    def _head_at(self, conn: sqlite3.Connection, run_id: str, seq: int, finished: bool) -> str:
+        row = conn.execute(
+            "SELECT blob FROM checkpoints WHERE run_id = ? AND seq = ?", (run_id, seq)
+        ).fetchone()
+        return self._head(run_id, seq, bytes(row[0]) if row else None, finished)
 
     def _connect(self) -> sqlite3.Connection:
         directory = os.path.dirname(os.path.abspath(self.path))
@@ -459,11 +505,35 @@ class SqliteStore:
                         "INSERT OR REPLACE INTO meta (key, value) VALUES ('created_by', ?)",
                         (f"agentrt {__version__}",),
                     )
+                if target == 10 and version > 0:
+                    self._seal_migrated(conn)
                 conn.execute(f"PRAGMA user_version={target + 1}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _seal_migrated(self, conn: sqlite3.Connection) -> None:
+        """Migration to store identities: each run already here gets its signed head, and the store a
+        signed note that it holds blobs sealed for no store (which it then keeps accepting)."""
+        if self.path == ":memory:":
+            return
+        ring = _keys.store_keyring(self.path, create=True)
+        if ring is None:  # pragma: no cover - the key file could not be made: the open fails later
+            return
+        (store_id,) = conn.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()
+        rows = conn.execute(
+            "SELECT r.run_id, r.seq, r.status, c.blob FROM runs r LEFT JOIN checkpoints c "
+            "ON c.run_id = r.run_id AND c.seq = (SELECT max(seq) FROM checkpoints WHERE run_id = r.run_id)"
+        ).fetchall()
+        for run_id, seq, status, blob in rows:
+            digest = _identity.blob_digest(bytes(blob)) if blob is not None else b""
+            head = _identity.make_head(ring, store_id, run_id, int(seq), digest, status in FINAL)
+            conn.execute("UPDATE runs SET head = ? WHERE run_id = ?", (head, run_id))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('legacy_blobs', ?)",
+            (_identity.legacy_marker(ring, store_id),),
+        )
 
     def _translate_error(self, exc: sqlite3.Error) -> StoreError:
         text = str(exc)
@@ -501,7 +571,7 @@ class SqliteStore:
         named in ``RunRecord.damaged`` (see ``agentrt.stores._rows``), never raised."""
         (run_id, agent, status, input_, output, error, error_blob, seq, pending, waiting_on, wake_at,
          parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage,
-         epoch, priority, cancel_requested, deadline, code_required, blocked,
+         epoch, priority, cancel_requested, deadline, code_required, blocked, head,
          ) = row  # fmt: skip
         d = RowDecoder()
         number = (int, float)
@@ -531,6 +601,7 @@ class SqliteStore:
             deadline=d.of("deadline", deadline, number),
             code_required=d.of("code_required", code_required, str),
             blocked=d.json("blocked", blocked, dict),
+            head=head if isinstance(head, str) else None,
         )
         return rec if d.damaged is None else attrs.evolve(rec, damaged=d.damaged)
 
@@ -543,8 +614,8 @@ class SqliteStore:
             try:
                 conn.execute(
                     "INSERT INTO runs (run_id, agent, status, input, parent_id, parent_seq, parent_idx, "
-                    "created_at, updated_at, priority, lease_owner, lease_expires, epoch, deadline) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "created_at, updated_at, priority, lease_owner, lease_expires, epoch, deadline, head) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         run.run_id,
                         run.agent,
@@ -560,6 +631,7 @@ class SqliteStore:
                         now + run.ttl_seconds if run.owner else None,
                         1 if run.owner else 0,
                         run.deadline,
+                        self._head(run.run_id, 0, None, False),
                     ),
                 )
             except sqlite3.IntegrityError:
@@ -851,22 +923,24 @@ class SqliteStore:
         same transaction (the result that answered the previous request: one commit per step)."""
         now = time.time()
         pending_json = _dumps(pending)
+        head = self._head(run_id, seq, blob, False)
         with self._tx() as conn:
             # The common step -- the run is ours, running, with nothing to clear -- is fenced and
             # recorded by this one statement, which leaves the indexed columns out (naming them
             # rewrites their index entries, which cost as much as the rest of the step).
             cur = conn.execute(
-                "UPDATE runs SET seq = ?, pending = ?, updated_at = ?, code_required = ? WHERE run_id = ? "
-                "AND lease_owner = ? AND (? IS NULL OR epoch = ?) AND status = 'running' "
+                "UPDATE runs SET seq = ?, pending = ?, updated_at = ?, code_required = ?, head = ? "
+                "WHERE run_id = ? AND lease_owner = ? AND (? IS NULL OR epoch = ?) AND status = 'running' "
                 "AND waiting_on IS NULL AND wake_at IS NULL",
-                (seq, pending_json, now, code_required, run_id, owner, epoch, epoch),
+                (seq, pending_json, now, code_required, head, run_id, owner, epoch, epoch),
             )
             if cur.rowcount != 1:  # not ours (LeaseLost), or it was waiting: the general case
                 self._check_owner(conn, run_id, owner, epoch)
                 conn.execute(
                     "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
-                    "wake_at = NULL, updated_at = ?, code_required = ?, blocked = NULL WHERE run_id = ?",
-                    (seq, pending_json, now, code_required, run_id),
+                    "wake_at = NULL, updated_at = ?, code_required = ?, blocked = NULL, head = ? "
+                    "WHERE run_id = ?",
+                    (seq, pending_json, now, code_required, head, run_id),
                 )
             for r_seq, idx, ok, r_blob in journal:
                 cur = conn.execute(
@@ -932,7 +1006,11 @@ class SqliteStore:
                     "UPDATE checkpoints SET blob = ?, pending = ? WHERE run_id = ? AND seq = ?",
                     (blob, pending_json, run_id, seq),
                 )
-                conn.execute("UPDATE runs SET code_required = ? WHERE run_id = ?", (code_required, run_id))
+                (status,) = conn.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+                conn.execute(
+                    "UPDATE runs SET code_required = ?, head = ? WHERE run_id = ?",
+                    (code_required, self._head(run_id, seq, blob, status in FINAL), run_id),
+                )
             elif newest is None or seq > newest:
                 for idx, ok, r_blob in journal:
                     conn.execute(
@@ -947,8 +1025,8 @@ class SqliteStore:
                 conn.execute(
                     "UPDATE runs SET seq = ?, pending = ?, status = 'running', waiting_on = NULL, "
                     "wake_at = NULL, code_required = ?, updated_at = ?, blocked = NULL, output = NULL, "
-                    "error = NULL, error_blob = NULL WHERE run_id = ?",
-                    (seq, pending_json, code_required, now, run_id),
+                    "error = NULL, error_blob = NULL, head = ? WHERE run_id = ?",
+                    (seq, pending_json, code_required, now, self._head(run_id, seq, blob, False), run_id),
                 )
             else:
                 raise StoreError(
@@ -995,10 +1073,10 @@ class SqliteStore:
             # a finished run's row forgot its pending request; its checkpoint did not
             conn.execute(
                 "UPDATE runs SET status = 'running', blocked = NULL, output = NULL, error = NULL, "
-                "error_blob = NULL, waiting_on = NULL, wake_at = NULL, updated_at = ?, "
+                "error_blob = NULL, waiting_on = NULL, wake_at = NULL, updated_at = ?, head = ?, "
                 "pending = COALESCE((SELECT c.pending FROM checkpoints c WHERE c.run_id = runs.run_id "
                 "AND c.seq = runs.seq), pending) WHERE run_id = ?",
-                (now, run_id),
+                (now, self._head_at(conn, run_id, seq, False), run_id),
             )
             self._insert_events(conn, run_id, [(seq, n, *event)], now)
         return n
@@ -1067,12 +1145,14 @@ class SqliteStore:
             if row is None:
                 return True
             if usage:
-                total = add_usage(_loads(row[0]), usage)
+                total = add_usage(json_column(row[0], "usage", run_id, self.path), usage)
                 conn.execute("UPDATE runs SET usage = ? WHERE run_id = ?", (_dumps(total), run_id))
             if (
                 row[1] == "waiting"
                 and row[2] == seq
-                and is_answered(_loads(row[3]), self._oks(conn, run_id, seq))
+                and is_answered(
+                    json_column(row[3], "pending", run_id, self.path), self._oks(conn, run_id, seq)
+                )
             ):
                 conn.execute("UPDATE runs SET wake_at = ? WHERE run_id = ?", (now, run_id))
                 woke = True
@@ -1109,7 +1189,8 @@ class SqliteStore:
             seq, pending, cancel = conn.execute(
                 "SELECT seq, pending, cancel_requested FROM runs WHERE run_id = ?", (run_id,)
             ).fetchone()
-            if cancel or is_answered(_loads(pending), self._oks(conn, run_id, seq)):
+            pending = json_column(pending, "pending", run_id, self.path)
+            if cancel or is_answered(pending, self._oks(conn, run_id, seq)):
                 wake_at = now  # answered while the driver decided to park: a worker goes on with it
             self._prune(conn, run_id, seq)  # at rest, exactly the newest ``retention`` are kept
             self._insert_events(conn, run_id, events, now)
@@ -1143,9 +1224,17 @@ class SqliteStore:
             cur = conn.execute(
                 "UPDATE runs SET status = ?, output = ?, error = ?, error_blob = ?, pending = NULL, "
                 "waiting_on = NULL, blocked = NULL, "
-                "wake_at = NULL, updated_at = ? "
+                "wake_at = NULL, updated_at = ?, head = ? "
                 "WHERE run_id = ? AND status NOT IN ('completed', 'failed', 'cancelled')",
-                (status, _dumps(output), _dumps(error), error_blob, now, run_id),
+                (
+                    status,
+                    _dumps(output),
+                    _dumps(error),
+                    error_blob,
+                    now,
+                    self._head_at(conn, run_id, row[3], True),
+                    run_id,
+                ),
             )
             return cur.rowcount == 1
 
@@ -1274,12 +1363,18 @@ class SqliteStore:
 
     @_translate
     def get_tenant(self, run_id: str) -> str | None:
-        rows = self._q("SELECT tenant FROM tenants WHERE run_id = ?", (run_id,))
+        # a tenant row counts only beside its run (a squatted id of an older agentrt's does not)
+        rows = self._q(
+            "SELECT t.tenant FROM tenants t JOIN runs r ON r.run_id = t.run_id WHERE t.run_id = ?", (run_id,)
+        )
         return rows[0][0] if rows else None
 
     @_translate
     def tenant_runs(self, tenant: str) -> set[str]:
-        return {r[0] for r in self._q("SELECT run_id FROM tenants WHERE tenant = ?", (tenant,))}
+        rows = self._q(
+            "SELECT t.run_id FROM tenants t JOIN runs r ON r.run_id = t.run_id WHERE t.tenant = ?", (tenant,)
+        )
+        return {r[0] for r in rows}
 
     # ------------------------------------------------------------------ the worker registry
 

@@ -138,7 +138,7 @@ def _drop_connections(location: str) -> None:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_a_fleet_survives_kills_pauses_and_dropped_connections(backend, tmp_path, request):
+def test_a_fleet_survives_kills_pauses_and_dropped_connections(backend, tmp_path, request, monkeypatch):
     n_runs = int(os.environ.get("AGENTRT_FLEET_RUNS", "60"))
     n_workers = int(os.environ.get("AGENTRT_FLEET_WORKERS", "4"))
     location = str(tmp_path / "agentrt.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
@@ -152,6 +152,8 @@ def test_a_fleet_survives_kills_pauses_and_dropped_connections(backend, tmp_path
             "fleet-test-key-90321991ad66308c7a72c7fae2061645da81d9f57566356455d74f66781548a1",
         ),
     )
+    # this process creates the runs, and a run's creation signs its head: with the fleet's key
+    monkeypatch.setenv("AGENTRT_BLOB_KEY", env["AGENTRT_BLOB_KEY"])
     store = open_store(location)
     rng = random.Random(int(os.environ.get("AGENTRT_FLEET_SEED", "11")))
     jobs = {f"run{i:05d}": job(i) for i in range(n_runs)}

@@ -159,7 +159,9 @@ def test_a_run_with_a_damaged_input_is_not_driven_with_the_default(tmp_path: Pat
     finally:
         store.close()
     assert isinstance(error, StoreCorrupt) and "column input" in str(error)
-    assert rec is not None and rec.status in ("queued", "running") and rec.output is None
+    # blocked with the finding (not retried in a loop, not driven on a default input)
+    assert rec is not None and rec.status == "blocked" and rec.output is None
+    assert rec.blocked is not None and "column input" in rec.blocked["message"]
 
 
 def _workers_views(location: str, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:

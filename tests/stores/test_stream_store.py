@@ -45,6 +45,8 @@ def test_concurrent_appends_get_distinct_ids(open_handle):
 
 
 def test_a_runs_first_tenant_stays(store):
+    for run_id in ("r1", "r2", "r3"):  # a tenant row counts beside its run only (issue 25)
+        store.create_run(NewRun(run_id, "m:a", {}))
     store.set_tenant("r1", "acme")
     store.set_tenant("r1", "globex")  # a second claim changes nothing
     store.set_tenant("r2", "acme")
