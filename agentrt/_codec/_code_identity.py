@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from types import CodeType
 from typing import Any  # Any: module globals hold any object
 
+from agentrt._codec._class_paths import instance_dict
 from agentrt._codec._refs import class_dict, find_module, imported_module, module_dict
 from agentrt.exceptions import IncompatibleBlob
 
@@ -111,6 +112,26 @@ def _codes_of(
         yield from _codes_of(obj.func, module, globals_, seen)
     elif type(obj).__name__ == "_lru_cache_wrapper" and type(obj).__module__ == "functools":
         yield from _codes_of(getattr(obj, "__wrapped__", None), module, globals_, seen)
+    elif not isinstance(obj, types.ModuleType):
+        yield from _held_functions(obj, module, globals_, seen)
+
+
+def _held_functions(
+    obj: object, module: types.ModuleType, globals_: dict[str, Any], seen: set[int]
+) -> Iterator[CodeType]:
+    """Functions of this module that a module-level object holds in its ``__dict__``.
+
+    A decorator that returns an object instead of a function (``@function_tool`` making a
+    ``FunctionTool``, LangChain's ``@tool`` making a ``StructuredTool``) leaves the function
+    reachable only through that object: its code (and the frames running it) is found there.
+    One level only, and only functions whose globals are this module's.
+    """
+    namespace = instance_dict(obj)
+    if namespace is None:
+        return
+    for value in list(namespace.values()):
+        if isinstance(value, (types.FunctionType, functools.partial, staticmethod, classmethod)):
+            yield from _codes_of(value, module, globals_, seen)
 
 
 def _build_index(module: types.ModuleType) -> dict[str, list[CodeType]]:

@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable
 from typing import Any, Protocol  # Any: the codec reduces any Python object
 
-from agentrt._codec import _pickled, _reopen, _wire
+from agentrt._codec import _class_paths, _pickled, _reopen, _wire
 from agentrt._codec._bounds import describe_error
 from agentrt._codec._compat import TPFLAGS_HEAPTYPE
 from agentrt._codec._extension import STORED_AS, Extension, extension_for_type
@@ -338,6 +338,11 @@ def _r_class(enc: EncodeState, cls: type) -> Any:
     alias = _TYPES_ALIASES.get(id(cls))
     if alias is not None and lookup_name("types", alias) is cls:
         return (_REF, ("types", alias, "class"))
+    if enc.signed:  # a pydantic generic, or a class a module-level object holds (_class_paths)
+        elsewhere = _class_paths.class_reduction(cls)
+        if elsewhere is not None:
+            enc.flags |= FLAG_REFERENCING
+            return elsewhere
     reason = (
         "is defined inside a function" if "<locals>" in qualname else "is not reachable by module:qualname"
     )
