@@ -9,10 +9,12 @@ Layout (all integers little-endian)::
     5   1  Python major that wrote the blob
     6   1  Python minor that wrote the blob
     7   1  flags: bit 0 cloudpickle payload, bit 1 payload uses referencing reconstructors,
-           bit 2 signed (the digest is keyed)
+           bit 2 signed (the digest is keyed), bit 3 the header lists what the blob needs
     8   4  header length H
     12  H  header: compact JSON {"codes": [[module, qualname, digest], ...]}, plus
-           "bind": [kind, run id, sequence] when the writer bound the blob to a use
+           "needs": [feature, ...] (flag bit 3) when the payload names reconstructors added
+           after format 2 ("call", "reopen"), and "bind": [kind, run id, sequence] when the
+           writer bound the blob to a use
     12+H 32 blake2b-256 over bytes [0, 12+H) followed by the payload, keyed with the
            writer's blob key when flag bit 2 is set (see ``agentrt.keys``)
     44+H .. pickle payload (protocol 5)
@@ -20,8 +22,10 @@ Layout (all integers little-endian)::
 The prefix, the header and the digest position are frozen across format
 versions, so any blob can be verified before its version is judged: tampering
 is reported as ``CorruptBlob``, a genuine blob from another version or Python as
-``IncompatibleBlob``.  The header is readable without touching the payload, so a
-dump tool can list the code a blob depends on.
+``IncompatibleBlob``.  So is a blob that needs what this reader does not know: an agentrt
+from before ``needs`` meets an unknown flag bit, a later one an unknown feature name, and
+both say "written by a newer agentrt" before the payload is decoded.  The header is readable
+without touching the payload, so a dump tool can list the code a blob depends on.
 """
 
 from __future__ import annotations
@@ -48,7 +52,10 @@ READABLE_VERSIONS = (1, 2, 3)  # format 1 differs only in the frame records' lay
 FLAG_CLOUDPICKLE = 1
 FLAG_REFERENCING = 2
 FLAG_SIGNED = 4
-KNOWN_FLAGS = FLAG_CLOUDPICKLE | FLAG_REFERENCING | FLAG_SIGNED
+FLAG_NEEDS = 8
+KNOWN_FLAGS = FLAG_CLOUDPICKLE | FLAG_REFERENCING | FLAG_SIGNED | FLAG_NEEDS
+#: the features of "needs" this agentrt reads: the signed-only reconstructors (``_wire.SIGNED_ONLY``)
+KNOWN_NEEDS: frozenset[str] = frozenset({"call", "reopen"})
 DIGEST_SIZE_BYTES = 32
 KEY_ENV = "AGENTRT_BLOB_KEY"
 
@@ -75,6 +82,19 @@ class Header:
     codec: str
     codes: tuple[CodeIdentity, ...]
     payload_size: int
+    needs: tuple[str, ...] = ()  # features beyond format 2 a reader must know ("call", "reopen")
+
+
+@attrs.frozen
+class Reader:
+    """What a reader knows: a seam for tests that play an older agentrt (``unpack(..., reader=)``)."""
+
+    versions: tuple[int, ...] = READABLE_VERSIONS
+    flags: int = KNOWN_FLAGS
+    needs: frozenset[str] = KNOWN_NEEDS
+
+
+THIS_READER = Reader()
 
 
 class Envelope(NamedTuple):
@@ -126,26 +146,31 @@ def _digest(head: bytes | memoryview, payload: bytes | memoryview, key: bytes) -
 
 
 _HEADERS: dict[tuple[object, ...], bytes] = {}
-_PARSED: dict[bytes, tuple[tuple[CodeIdentity, ...], Bind | None]] = {}
+Parsed = tuple[tuple[CodeIdentity, ...], "Bind | None", tuple[str, ...]]  # codes, bind, needs
+_PARSED: dict[bytes, Parsed] = {}
 _MAX_CACHED_HEADERS = 1024  # a process checkpoints a bounded set of chains; never grow without bound
 
 
-def _header_bytes(codes: Sequence[tuple[str, str, str]], bind: Bind | None) -> bytes:
+def _header_bytes(
+    codes: Sequence[tuple[str, str, str]], bind: Bind | None, needs: tuple[str, ...] = ()
+) -> bytes:
     """The JSON header for a code table, cached: a run checkpoints the same chain again and again.
 
     A bound blob's sequence number changes with every checkpoint, so what is cached is everything
     before it; the number (an int, or null) is appended -- the bytes ``json.dumps`` would give."""
-    if not codes and bind is None:
+    if not codes and bind is None and not needs:
         return _EMPTY_HEADER
     seq: int | None = None
-    key: tuple[object, ...] = (tuple(codes), bind)
+    key: tuple[object, ...] = (tuple(codes), bind, needs)
     if bind is not None and type(bind[2]) is int:
         seq, bind = bind[2], (bind[0], bind[1], 0)
-        key = (tuple(codes), bind[0], bind[1])
+        key = (tuple(codes), bind[0], bind[1], needs)
     header = _HEADERS.get(key)
     if header is None:
         content: dict[str, Any] = {"codes": list(codes)}
-        if bind is not None:
+        if needs:
+            content["needs"] = sorted(needs)
+        if bind is not None:  # last: the sequence number ends the header
             content["bind"] = list(bind)
         header = json.dumps(content, separators=(",", ":")).encode()
         if seq is not None:
@@ -163,11 +188,17 @@ def pack(
     key: bytes = b"",
     bind: Bind | None = None,
     version: int = FORMAT_VERSION,
+    needs: tuple[str, ...] = (),
 ) -> bytes:
-    """Assemble a blob of format ``version`` around ``payload``, signed with ``key`` when it is not empty."""
-    header = _header_bytes(codes, bind)
+    """Assemble a blob of format ``version`` around ``payload``, signed with ``key`` when it is not empty.
+
+    ``needs`` names the features a reader must know (listed in the header, flag bit 3 set).
+    """
+    header = _header_bytes(codes, bind, needs)
     if key:
         flags |= FLAG_SIGNED
+    if needs:
+        flags |= FLAG_NEEDS
     head = _PREFIX.pack(MAGIC, version, PYTHON_MAJOR, PYTHON_MINOR, flags, len(header)) + header
     return b"".join((head, _digest(head, payload, key), payload))
 
@@ -187,9 +218,9 @@ def _split(blob: bytes) -> tuple[int, int, int, int, int, int]:
     return version, major, minor, flags, header_len, PREFIX_SIZE_BYTES + header_len
 
 
-def _parse_header(raw: bytes | memoryview) -> tuple[tuple[CodeIdentity, ...], Bind | None]:
+def _parse_header(raw: bytes | memoryview) -> Parsed:
     if raw == _EMPTY_HEADER:
-        return (), None
+        return (), None, ()
     raw = bytes(raw)
     cached = _PARSED.get(raw)
     if cached is None:
@@ -204,7 +235,7 @@ def _parse_codes(raw: bytes | memoryview) -> tuple[CodeIdentity, ...]:
     return _parse_header(raw)[0]
 
 
-def _parse_header_uncached(raw: bytes) -> tuple[tuple[CodeIdentity, ...], Bind | None]:
+def _parse_header_uncached(raw: bytes) -> Parsed:
     try:
         header = json.loads(bytes(raw))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -230,14 +261,17 @@ def _parse_header_uncached(raw: bytes) -> tuple[tuple[CodeIdentity, ...], Bind |
         ):
             raise CorruptBlob(f"blob header has a malformed binding: {short(bind, 80)}")
         bind = (bind[0], bind[1], bind[2])
-    return tuple(table), bind
+    needs = header.get("needs", [])
+    if not (isinstance(needs, list) and all(isinstance(feature, str) for feature in needs)):
+        raise CorruptBlob(f"blob header has a malformed list of needs: {short(needs, 80)}")
+    return tuple(table), bind, tuple(needs)
 
 
-def _check_compatible(version: int, major: int, minor: int, flags: int) -> None:
-    if version not in READABLE_VERSIONS:
+def _check_compatible(version: int, major: int, minor: int, flags: int, reader: Reader = THIS_READER) -> None:
+    if version not in reader.versions:
         raise IncompatibleBlob(
             f"blob format version {version} cannot be read by this agentrt, which reads format "
-            f"versions {', '.join(map(str, READABLE_VERSIONS))}; restore it with the agentrt release "
+            f"versions {', '.join(map(str, reader.versions))}; restore it with the agentrt release "
             "that wrote it"
         )
     if (major, minor) != (PYTHON_MAJOR, PYTHON_MINOR):
@@ -245,15 +279,27 @@ def _check_compatible(version: int, major: int, minor: int, flags: int) -> None:
             f"blob was written by Python {major}.{minor} and this is Python {PYTHON_MAJOR}.{PYTHON_MINOR}; "
             f"checkpoints hold bytecode state, so restore it with Python {major}.{minor}"
         )
-    if flags & ~KNOWN_FLAGS:
+    if flags & ~reader.flags:
         raise IncompatibleBlob(
             f"blob uses header flags {flags:#04x} this agentrt does not know; "
-            "it was written by a newer agentrt"
+            "it was written by a newer agentrt: upgrade agentrt to read it"
         )
 
 
-def unpack(blob: bytes, keys: Sequence[bytes] | None = None, key_source: str = "") -> Envelope:
-    """Verify ``blob`` (length, digest, then version) and return its parts.
+def _check_needs(needs: tuple[str, ...], reader: Reader) -> None:
+    unknown = sorted(set(needs) - reader.needs)
+    if unknown:
+        raise IncompatibleBlob(
+            f"blob needs {', '.join(map(repr, unknown))}, which this agentrt does not know (it reads "
+            f"{', '.join(map(repr, sorted(reader.needs))) or 'none'}); it was written by a newer "
+            "agentrt: upgrade agentrt to read it"
+        )
+
+
+def unpack(
+    blob: bytes, keys: Sequence[bytes] | None = None, key_source: str = "", reader: Reader = THIS_READER
+) -> Envelope:
+    """Verify ``blob`` (length, digest, then version and needs) and return its parts.
 
     A signed blob must verify with one of ``keys`` (default: ``AGENTRT_BLOB_KEY``); an
     unsigned one with the plain digest, and comes back with ``keyed`` False.  (``_split``'s
@@ -292,12 +338,20 @@ def unpack(blob: bytes, keys: Sequence[bytes] | None = None, key_source: str = "
             )
     elif not _compare_digest(_digest(head, payload, b""), stored):
         raise CorruptBlob("agentrt blob: digest mismatch — the blob was truncated or modified")
-    if version != FORMAT_VERSION or major != PYTHON_MAJOR or minor != PYTHON_MINOR or flags & ~KNOWN_FLAGS:
-        _check_compatible(version, major, minor, flags)  # format 1 passes: it is still read
+    if (
+        version != FORMAT_VERSION
+        or major != PYTHON_MAJOR
+        or minor != PYTHON_MINOR
+        or flags & ~KNOWN_FLAGS
+        or reader is not THIS_READER
+    ):
+        _check_compatible(version, major, minor, flags, reader)  # format 1 passes: it is still read
     raw = head[PREFIX_SIZE_BYTES:]
     parsed = _PARSED.get(raw)
     if parsed is None:
         parsed = _parse_header(raw)
+    if flags & FLAG_NEEDS:
+        _check_needs(parsed[2], reader)
     return tuple.__new__(
         Envelope, (flags, parsed[0], payload, signed, parsed[1])
     )  # skips NamedTuple's __new__
@@ -308,11 +362,12 @@ def read_header(blob: bytes) -> Header:
     version, major, minor, flags, _, payload_start = _split(blob)
     if version not in READABLE_VERSIONS:
         _check_compatible(version, major, minor, flags)
-    codes = _parse_codes(memoryview(blob)[PREFIX_SIZE_BYTES:payload_start])
+    codes, _, needs = _parse_header(memoryview(blob)[PREFIX_SIZE_BYTES:payload_start])
     return Header(
         format_version=version,
         python=f"{major}.{minor}",
         codec="cloudpickle" if flags & FLAG_CLOUDPICKLE else "agentrt",
         codes=codes,
         payload_size=len(blob) - payload_start - DIGEST_SIZE_BYTES,
+        needs=needs,
     )

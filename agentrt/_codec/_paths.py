@@ -123,6 +123,9 @@ class _Scratch:
             raise Unresolvable(reason)
         return 0
 
+    def need(self, feature: str) -> None:
+        """Nothing to announce: no blob is written."""
+
 
 def _reduced_edges(obj: object, signed: bool) -> list[Edge]:
     reduced = reduce_value(_Scratch(signed), obj)

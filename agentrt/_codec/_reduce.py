@@ -59,6 +59,8 @@ class EncodeState(Protocol):
 
     def code_ref(self, code: types.CodeType, module: str) -> int: ...
 
+    def need(self, feature: str) -> None: ...
+
 
 class Refused(Exception):
     """The encoder cannot hold ``obj``; ``refusal`` explains why (else ``_hazards.classify`` does)."""
@@ -217,6 +219,8 @@ def _r_function(enc: EncodeState, fn: types.FunctionType) -> Any:
     if fn in _wire.ALL_PLACEHOLDERS:  # a reconstructor's name: let the pickler write the global
         if fn in _wire.REFERENCING_PLACEHOLDERS:
             enc.flags |= FLAG_REFERENCING
+        if fn in _wire.NEEDS_PLACEHOLDERS:  # once per blob: the pickler memoizes the global
+            enc.need(fn.__name__)
         return NotImplemented
     module, qualname = fn.__module__, fn.__qualname__
     if unwrap_method(lookup_name(module, qualname)) is fn:
