@@ -9,6 +9,7 @@ step and can checkpoint the whole suspended chain to bytes at any suspension
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import types
 from collections.abc import Callable, Coroutine, Generator
@@ -180,6 +181,12 @@ class Machine:
         machine._finished = False
         machine._adopt(coro, _RunContext(context))
         return machine
+
+    def copy_context(self) -> contextvars.Context:
+        """A copy of the context the agent runs in: its context variables as it set them (and as a
+        restore brought them back).  The runtime runs each tool call of the run in such a copy, so
+        log and trace context the agent binds reaches its tools; a copy, so a tool cannot change them."""
+        return self._context.context.copy()
 
     @property
     def pending(self) -> Any:
