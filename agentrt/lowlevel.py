@@ -312,7 +312,8 @@ class Machine:
         if not self._started or self._finished:
             state = "finished" if self._finished else "not started (call step() first)"
             raise RuntimeError(f"Machine.get() needs a suspended agent; this one is {state}.")
-        root = _carry(self._coro, self._context)
+        # an empty context carries nothing: skip the call (a checkpoint of plain data pays for it)
+        root = _carry(self._coro, self._context) if len(self._context.context) else self._coro
         return _codec.dumps(root, use_cloudpickle=use_cloudpickle, key=key, bind=bind)
 
     @classmethod

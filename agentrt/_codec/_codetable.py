@@ -27,6 +27,7 @@ class CodeTable:
     format_version: int = FORMAT_VERSION  # raised by an extension whose objects need a newer format
     codes: list[tuple[str, str, str]] | tuple[()] = ()
     needs: tuple[str, ...] = ()  # what a reader must know beyond format 2 (``_format``'s ``needs``)
+    shared_floats: dict[int, tuple[float]] | None = None  # float id -> its box (``_reduce._share_floats``)
     _code_index: dict[int, int] | None = None
     _code_keep: list[types.CodeType]
 

@@ -113,6 +113,7 @@ class _Scratch:
     """A throwaway encode context for probing one value, in the mode of the blob being written."""
 
     flags = 0
+    shared_floats: dict[int, tuple[float]] | None = None
 
     def __init__(self, signed: bool) -> None:
         self.signed = signed

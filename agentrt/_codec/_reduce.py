@@ -56,6 +56,7 @@ class EncodeState(Protocol):
 
     flags: int
     signed: bool
+    shared_floats: dict[int, tuple[float]] | None  # ``_share_floats``'s boxes, made on first use
 
     def code_ref(self, code: types.CodeType, module: str) -> int: ...
 
@@ -517,21 +518,22 @@ def _share_floats(enc: EncodeState, state: list[Any]) -> tuple[int, ...] | None:
     at no Python cost: every occurrence of the float becomes the same tuple, and the positions of
     the wrapped floats travel beside the state, so the decoder unwraps them into one float
     (``_reconstruct._apply_extension``).  Returns those positions, or None if there are none.
+
+    Per checkpointed frame that holds floats, this is the one Python loop over its values (one
+    pass: find, wrap, record), so it is written for speed (benchmarks/instructions.py).
     """
     if float not in map(type, state):  # C speed: most frames hold no float
         return None
-    positions = tuple([i for i, value in enumerate(state) if type(value) is float])
-    # float id -> its box, for this blob (a box keeps its float alive, so an id is never reused)
-    boxes: dict[int, tuple[float]] | None = enc.__dict__.get("shared_floats")
+    boxes = enc.shared_floats  # float id -> its box, for this blob (a box keeps its float alive)
     if boxes is None:
-        boxes = enc.__dict__["shared_floats"] = {}
-    for i in positions:
-        value = state[i]
-        box = boxes.get(id(value))
-        if box is None:
-            box = boxes[id(value)] = (value,)
-        state[i] = box
-    return positions
+        boxes = enc.shared_floats = {}
+    share = boxes.setdefault
+    positions = []
+    for i, value in enumerate(state):
+        if type(value) is float:
+            state[i] = share(id(value), (value,))
+            positions.append(i)
+    return tuple(positions)
 
 
 # --- dispatch -------------------------------------------------------------------------
