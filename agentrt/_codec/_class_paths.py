@@ -56,7 +56,10 @@ def instance_dict(obj: object) -> dict[str, Any] | None:
             continue
         if type(slot) is not types.GetSetDescriptorType:
             return None
-        value = slot.__get__(obj)
+        try:
+            value = slot.__get__(obj)
+        except Exception:  # a C type's own __dict__ slot that refuses this object: nothing to read
+            return None
         return value if type(value) is dict else None
     return None
 

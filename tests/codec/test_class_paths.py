@@ -88,3 +88,10 @@ def test_unsigned_blobs_and_unheld_classes_stay_refused() -> None:
         dumps(s.Schema)
     with pytest.raises(CannotCrossAwait, match=r"AR111.*Loose"):
         dumps(s.make_unfindable()(x=1), key=KEY)
+
+
+def test_a_decorator_replaced_function_is_code_in_unsigned_blobs_too() -> None:
+    """The function is found again by its code (named by digest), which needs no call."""
+    back = loads(dumps(s.double.func, key=b""))
+    assert back is not s.double.func and back.__code__ is s.double.func.__code__
+    assert back(21) == 42
