@@ -130,8 +130,31 @@ def _held_functions(
     if namespace is None:
         return
     for value in list(namespace.values()):
-        if isinstance(value, (types.FunctionType, functools.partial, staticmethod, classmethod)):
+        if isinstance(value, (functools.partial, staticmethod, classmethod)):
             yield from _codes_of(value, module, globals_, seen)
+        elif isinstance(value, types.FunctionType):
+            yield from _codes_of(value, module, globals_, seen)
+            yield from _enclosed(value, module, globals_, seen, _CLOSURE_DEPTH)
+
+
+#: how many closures deep a held function is followed: the OpenAI Agents SDK's ``function_tool``
+#: keeps the user's function two closures down (``on_invoke_tool`` -> ``_on_invoke_tool_impl``)
+_CLOSURE_DEPTH = 2
+
+
+def _enclosed(
+    fn: types.FunctionType, module: types.ModuleType, globals_: dict[str, Any], seen: set[int], depth: int
+) -> Iterator[CodeType]:
+    """Functions of this module in the closure cells of ``fn`` (a library's wrapper), ``depth`` deep."""
+    for cell in fn.__closure__ or ():
+        try:
+            inner = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(inner, types.FunctionType) and id(inner) not in seen:
+            yield from _codes_of(inner, module, globals_, seen)
+            if depth > 1:
+                yield from _enclosed(inner, module, globals_, seen, depth - 1)
 
 
 def _build_index(module: types.ModuleType) -> dict[str, list[CodeType]]:

@@ -10,6 +10,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, create_model
 
+from tests.codec.codec_samples import function_tool
+
 T = TypeVar("T")
 
 
@@ -50,3 +52,9 @@ def double(a: int) -> int:
 def make_unfindable() -> type:
     """A class made inside a function and held by nothing at module level: still refused."""
     return create_model("Loose", x=(int, ...))
+
+
+@function_tool
+async def lookup(question: str) -> str:
+    """The OpenAI Agents SDK's shape: the tool keeps this function two closures down."""
+    return question.upper()

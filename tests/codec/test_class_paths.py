@@ -95,3 +95,15 @@ def test_a_decorator_replaced_function_is_code_in_unsigned_blobs_too() -> None:
     back = loads(dumps(s.double.func, key=b""))
     assert back is not s.double.func and back.__code__ is s.double.func.__code__
     assert back(21) == 42
+
+
+def test_a_function_two_closures_down_in_a_library_tool_object() -> None:
+    """``@function_tool`` of the OpenAI Agents SDK's shape: the tool holds a library closure that
+    holds a closure that holds the user's function; its code is found there."""
+    import asyncio
+
+    inner = s.lookup.on_invoke_tool.__closure__[0].cell_contents.__closure__[0].cell_contents  # type: ignore[index, union-attr]
+    assert inner.__qualname__ == "lookup"
+    back = signed_roundtrip(s.lookup)
+    assert asyncio.run(back.on_invoke_tool("hi")) == "HI"
+    assert asyncio.run(loads(dumps(inner, key=b""))("x")) == "X"
