@@ -9,6 +9,7 @@ step and can checkpoint the whole suspended chain to bytes at any suspension
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import types
 from collections.abc import Callable, Coroutine, Generator
@@ -182,6 +183,12 @@ class Machine:
         machine._adopt(coro, _RunContext(context))
         return machine
 
+    def copy_context(self) -> contextvars.Context:
+        """A copy of the context the agent runs in: its context variables as it set them (and as a
+        restore brought them back).  The runtime runs each tool call of the run in such a copy, so
+        log and trace context the agent binds reaches its tools; a copy, so a tool cannot change them."""
+        return self._context.context.copy()
+
     @property
     def pending(self) -> Any:
         """The payload the agent waits on (None before the first step)."""
@@ -304,7 +311,8 @@ class Machine:
         if not self._started or self._finished:
             state = "finished" if self._finished else "not started (call step() first)"
             raise RuntimeError(f"Machine.get() needs a suspended agent; this one is {state}.")
-        root = _carry(self._coro, self._context)
+        # an empty context carries nothing: skip the call (a checkpoint of plain data pays for it)
+        root = _carry(self._coro, self._context) if len(self._context.context) else self._coro
         return _codec.dumps(root, use_cloudpickle=use_cloudpickle, key=key, bind=bind)
 
     @classmethod

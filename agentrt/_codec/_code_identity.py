@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from types import CodeType
 from typing import Any  # Any: module globals hold any object
 
+from agentrt._codec._class_paths import instance_dict
 from agentrt._codec._refs import class_dict, find_module, imported_module, module_dict
 from agentrt.exceptions import IncompatibleBlob
 
@@ -111,6 +112,49 @@ def _codes_of(
         yield from _codes_of(obj.func, module, globals_, seen)
     elif type(obj).__name__ == "_lru_cache_wrapper" and type(obj).__module__ == "functools":
         yield from _codes_of(getattr(obj, "__wrapped__", None), module, globals_, seen)
+    elif not isinstance(obj, types.ModuleType):
+        yield from _held_functions(obj, module, globals_, seen)
+
+
+def _held_functions(
+    obj: object, module: types.ModuleType, globals_: dict[str, Any], seen: set[int]
+) -> Iterator[CodeType]:
+    """Functions of this module that a module-level object holds in its ``__dict__``.
+
+    A decorator that returns an object instead of a function (``@function_tool`` making a
+    ``FunctionTool``, LangChain's ``@tool`` making a ``StructuredTool``) leaves the function
+    reachable only through that object: its code (and the frames running it) is found there.
+    One level only, and only functions whose globals are this module's.
+    """
+    namespace = instance_dict(obj)
+    if namespace is None:
+        return
+    for value in list(namespace.values()):
+        if isinstance(value, (functools.partial, staticmethod, classmethod)):
+            yield from _codes_of(value, module, globals_, seen)
+        elif isinstance(value, types.FunctionType):
+            yield from _codes_of(value, module, globals_, seen)
+            yield from _enclosed(value, module, globals_, seen, _CLOSURE_DEPTH)
+
+
+#: how many closures deep a held function is followed: the OpenAI Agents SDK's ``function_tool``
+#: keeps the user's function two closures down (``on_invoke_tool`` -> ``_on_invoke_tool_impl``)
+_CLOSURE_DEPTH = 2
+
+
+def _enclosed(
+    fn: types.FunctionType, module: types.ModuleType, globals_: dict[str, Any], seen: set[int], depth: int
+) -> Iterator[CodeType]:
+    """Functions of this module in the closure cells of ``fn`` (a library's wrapper), ``depth`` deep."""
+    for cell in fn.__closure__ or ():
+        try:
+            inner = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(inner, types.FunctionType) and id(inner) not in seen:
+            yield from _codes_of(inner, module, globals_, seen)
+            if depth > 1:
+                yield from _enclosed(inner, module, globals_, seen, depth - 1)
 
 
 def _build_index(module: types.ModuleType) -> dict[str, list[CodeType]]:

@@ -26,6 +26,8 @@ class CodeTable:
     flags: int = 0
     format_version: int = FORMAT_VERSION  # raised by an extension whose objects need a newer format
     codes: list[tuple[str, str, str]] | tuple[()] = ()
+    needs: tuple[str, ...] = ()  # what a reader must know beyond format 2 (``_format``'s ``needs``)
+    shared_floats: dict[int, tuple[float]] | None = None  # float id -> its box (``_reduce._share_floats``)
     _code_index: dict[int, int] | None = None
     _code_keep: list[types.CodeType]
 
@@ -40,6 +42,11 @@ class CodeTable:
             self._code_index[id(code)] = index
             self._code_keep.append(code)  # ids stay unique while the blob is written
         return index
+
+    def need(self, feature: str) -> None:
+        """Announce ``feature`` (a reconstructor newer than format 2) in the header's ``needs``."""
+        if feature not in self.needs:
+            self.needs = (*self.needs, feature)
 
     def need_format(self, version: int) -> None:
         """Write the blob as format ``version`` at least (an extension's object needs it)."""

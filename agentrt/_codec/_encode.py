@@ -70,4 +70,4 @@ def dumps(
     if refusal is not None:
         raise explain_refusal(root, refusal, signed=signed)
     flags = encoder.flags | (FLAG_CLOUDPICKLE if use_cloudpickle else 0)
-    return pack(encoder.codes, flags, buffer.getbuffer(), key, bind, encoder.format_version)
+    return pack(encoder.codes, flags, buffer.getbuffer(), key, bind, encoder.format_version, encoder.needs)

@@ -9,9 +9,12 @@ Layout (all integers little-endian)::
     5   1  Python major that wrote the blob
     6   1  Python minor that wrote the blob
     7   1  flags: bit 0 cloudpickle payload, bit 1 payload uses referencing reconstructors,
-           bit 2 signed (the digest is keyed), bit 3 sealed for a store (the header names it)
+           bit 2 signed (the digest is keyed), bit 3 sealed for a store (the header names it),
+           bit 4 the header lists what the blob needs
     8   4  header length H
     12  H  header: compact JSON {"codes": [[module, qualname, digest], ...]}, plus
+           "needs": [feature, ...] (flag bit 4) when the payload names reconstructors added
+           after format 2 ("call", "reopen"),
            "bind": [kind, run id, sequence] when the writer bound the blob to a use, and
            with flag bit 3 "store": the store id it was sealed for and "chain": the hex
            digest of the checkpoint it follows (a checkpoint's; null for the first or for
@@ -26,6 +29,9 @@ is reported as ``CorruptBlob``, a genuine blob from another version or Python as
 ``IncompatibleBlob``.  A store-sealed blob sets flag bit 3, which an agentrt from
 before store identities does not know: it verifies the digest, then says the blob
 was written by a newer agentrt (``IncompatibleBlob``), never that it was modified.
+So is a blob that needs what this reader does not know: an agentrt from before
+``needs`` meets an unknown flag bit, a later one an unknown feature name, and both
+say "written by a newer agentrt" before the payload is decoded.
 The header is readable without touching the payload, so a dump tool can list the
 code a blob depends on.
 """
@@ -55,7 +61,10 @@ FLAG_CLOUDPICKLE = 1
 FLAG_REFERENCING = 2
 FLAG_SIGNED = 4
 FLAG_STORE = 8
-KNOWN_FLAGS = FLAG_CLOUDPICKLE | FLAG_REFERENCING | FLAG_SIGNED | FLAG_STORE
+FLAG_NEEDS = 16
+KNOWN_FLAGS = FLAG_CLOUDPICKLE | FLAG_REFERENCING | FLAG_SIGNED | FLAG_STORE | FLAG_NEEDS
+#: the features of "needs" this agentrt reads: the signed-only reconstructors (``_wire.SIGNED_ONLY``)
+KNOWN_NEEDS: frozenset[str] = frozenset({"call", "reopen"})
 DIGEST_SIZE_BYTES = 32
 KEY_ENV = "AGENTRT_BLOB_KEY"
 
@@ -82,6 +91,19 @@ class Header:
     codec: str
     codes: tuple[CodeIdentity, ...]
     payload_size: int
+    needs: tuple[str, ...] = ()  # features beyond format 2 a reader must know ("call", "reopen")
+
+
+@attrs.frozen
+class Reader:
+    """What a reader knows: a seam for tests that play an older agentrt (``unpack(..., reader=)``)."""
+
+    versions: tuple[int, ...] = READABLE_VERSIONS
+    flags: int = KNOWN_FLAGS
+    needs: frozenset[str] = KNOWN_NEEDS
+
+
+THIS_READER = Reader()
 
 
 class Envelope(NamedTuple):
@@ -138,9 +160,13 @@ def _digest(head: bytes | memoryview, payload: bytes | memoryview, key: bytes) -
 
 
 _HEADERS: dict[tuple[object, ...], bytes] = {}
-#: a header's bytes -> its code table, binding, store id and chain
+#: a header's bytes -> its code table, binding, store id, chain and needs
 Parsed = tuple[
-    tuple[CodeIdentity, ...], "tuple[str, str | None, int | None] | None", "str | None", "str | None"
+    tuple[CodeIdentity, ...],
+    "tuple[str, str | None, int | None] | None",
+    "str | None",
+    "str | None",
+    tuple[str, ...],
 ]
 _PARSED: dict[bytes, Parsed] = {}
 _HEX = frozenset("0123456789abcdef")
@@ -153,17 +179,19 @@ def _is_hex(text: str) -> bool:
 _MAX_CACHED_HEADERS = 1024  # a process checkpoints a bounded set of chains; never grow without bound
 
 
-def _header_bytes(codes: Sequence[tuple[str, str, str]], bind: Bind | None) -> bytes:
+def _header_bytes(
+    codes: Sequence[tuple[str, str, str]], bind: Bind | None, needs: tuple[str, ...] = ()
+) -> bytes:
     """The JSON header for a code table, cached: a run checkpoints the same chain again and again.
 
     A bound blob's sequence number (and a checkpoint's chain) changes with every checkpoint, so
     what is cached is everything before the number; the number (an int, or null), then the chain
     are appended -- valid JSON, the same a parser reads from ``json.dumps``'s."""
-    if not codes and bind is None:
+    if not codes and bind is None and not needs:
         return _EMPTY_HEADER
     seq: int | None = None
     chain: str | None = None
-    key: tuple[object, ...] = (tuple(codes), bind)
+    key: tuple[object, ...] = (tuple(codes), bind, needs)
     if bind is not None:
         store = bind[3] if len(bind) == 5 else None
         chain = bind[4] if len(bind) == 5 else None
@@ -171,13 +199,15 @@ def _header_bytes(codes: Sequence[tuple[str, str, str]], bind: Bind | None) -> b
             raise ValueError(f"a blob's chain is the hex digest of the checkpoint before it, not {chain!r}")
         if type(bind[2]) is int:
             seq = bind[2]
-            key = (tuple(codes), bind[0], bind[1], store)
+            key = (tuple(codes), bind[0], bind[1], store, needs)
         else:
-            key = (tuple(codes), bind[0], bind[1], bind[2], store)
+            key = (tuple(codes), bind[0], bind[1], bind[2], store, needs)
     header = _HEADERS.get(key)
     if header is None:
         content: dict[str, Any] = {"codes": list(codes)}
-        if bind is not None:
+        if needs:
+            content["needs"] = sorted(needs)
+        if bind is not None:  # last: the sequence number (and the chain) end the header
             if len(bind) == 5:
                 content["store"] = bind[3]
             content["bind"] = [bind[0], bind[1], 0 if seq is not None else bind[2]]
@@ -200,13 +230,19 @@ def pack(
     key: bytes = b"",
     bind: Bind | None = None,
     version: int = FORMAT_VERSION,
+    needs: tuple[str, ...] = (),
 ) -> bytes:
-    """Assemble a blob of format ``version`` around ``payload``, signed with ``key`` when it is not empty."""
-    header = _header_bytes(codes, bind)
+    """Assemble a blob of format ``version`` around ``payload``, signed with ``key`` when it is not empty.
+
+    ``needs`` names the features a reader must know (listed in the header, flag bit 4 set).
+    """
+    header = _header_bytes(codes, bind, needs)
     if key:
         flags |= FLAG_SIGNED
     if bind is not None and len(bind) == 5:
         flags |= FLAG_STORE
+    if needs:
+        flags |= FLAG_NEEDS
     head = _PREFIX.pack(MAGIC, version, PYTHON_MAJOR, PYTHON_MINOR, flags, len(header)) + header
     return b"".join((head, _digest(head, payload, key), payload))
 
@@ -228,7 +264,7 @@ def _split(blob: bytes) -> tuple[int, int, int, int, int, int]:
 
 def _parse_header(raw: bytes | memoryview) -> Parsed:
     if raw == _EMPTY_HEADER:
-        return (), None, None, None
+        return (), None, None, None, ()
     raw = bytes(raw)
     cached = _PARSED.get(raw)
     if cached is None:
@@ -277,14 +313,17 @@ def _parse_header_uncached(raw: bytes) -> Parsed:
         isinstance(chain, str) and len(chain) == 2 * DIGEST_SIZE_BYTES and _is_hex(chain)
     ):
         raise CorruptBlob(f"blob header has a malformed chain: {short(chain, 80)}")
-    return tuple(table), bind, store, chain
+    needs = header.get("needs", [])
+    if not (isinstance(needs, list) and all(isinstance(feature, str) for feature in needs)):
+        raise CorruptBlob(f"blob header has a malformed list of needs: {short(needs, 80)}")
+    return tuple(table), bind, store, chain, tuple(needs)
 
 
-def _check_compatible(version: int, major: int, minor: int, flags: int) -> None:
-    if version not in READABLE_VERSIONS:
+def _check_compatible(version: int, major: int, minor: int, flags: int, reader: Reader = THIS_READER) -> None:
+    if version not in reader.versions:
         raise IncompatibleBlob(
             f"blob format version {version} cannot be read by this agentrt, which reads format "
-            f"versions {', '.join(map(str, READABLE_VERSIONS))}; restore it with the agentrt release "
+            f"versions {', '.join(map(str, reader.versions))}; restore it with the agentrt release "
             "that wrote it"
         )
     if (major, minor) != (PYTHON_MAJOR, PYTHON_MINOR):
@@ -292,15 +331,27 @@ def _check_compatible(version: int, major: int, minor: int, flags: int) -> None:
             f"blob was written by Python {major}.{minor} and this is Python {PYTHON_MAJOR}.{PYTHON_MINOR}; "
             f"checkpoints hold bytecode state, so restore it with Python {major}.{minor}"
         )
-    if flags & ~KNOWN_FLAGS:
+    if flags & ~reader.flags:
         raise IncompatibleBlob(
             f"blob uses header flags {flags:#04x} this agentrt does not know; "
-            "it was written by a newer agentrt"
+            "it was written by a newer agentrt: upgrade agentrt to read it"
         )
 
 
-def unpack(blob: bytes, keys: Sequence[bytes] | None = None, key_source: str = "") -> Envelope:
-    """Verify ``blob`` (length, digest, then version) and return its parts.
+def _check_needs(needs: tuple[str, ...], reader: Reader) -> None:
+    unknown = sorted(set(needs) - reader.needs)
+    if unknown:
+        raise IncompatibleBlob(
+            f"blob needs {', '.join(map(repr, unknown))}, which this agentrt does not know (it reads "
+            f"{', '.join(map(repr, sorted(reader.needs))) or 'none'}); it was written by a newer "
+            "agentrt: upgrade agentrt to read it"
+        )
+
+
+def unpack(
+    blob: bytes, keys: Sequence[bytes] | None = None, key_source: str = "", reader: Reader = THIS_READER
+) -> Envelope:
+    """Verify ``blob`` (length, digest, then version and needs) and return its parts.
 
     A signed blob must verify with one of ``keys`` (default: ``AGENTRT_BLOB_KEY``); an
     unsigned one with the plain digest, and comes back with ``keyed`` False.  (``_split``'s
@@ -339,8 +390,14 @@ def unpack(blob: bytes, keys: Sequence[bytes] | None = None, key_source: str = "
             )
     elif not _compare_digest(_digest(head, payload, b""), stored):
         raise CorruptBlob("agentrt blob: digest mismatch — the blob was truncated or modified")
-    if version != FORMAT_VERSION or major != PYTHON_MAJOR or minor != PYTHON_MINOR or flags & ~KNOWN_FLAGS:
-        _check_compatible(version, major, minor, flags)  # format 1 passes: it is still read
+    if (
+        version != FORMAT_VERSION
+        or major != PYTHON_MAJOR
+        or minor != PYTHON_MINOR
+        or flags & ~KNOWN_FLAGS
+        or reader is not THIS_READER
+    ):
+        _check_compatible(version, major, minor, flags, reader)  # format 1 passes: it is still read
     raw = head[PREFIX_SIZE_BYTES:]
     parsed = _PARSED.get(raw)
     if parsed is None:
@@ -350,6 +407,8 @@ def unpack(blob: bytes, keys: Sequence[bytes] | None = None, key_source: str = "
         raise CorruptBlob(
             "blob header and flags disagree on the store it was sealed for: it was not written by agentrt"
         )
+    if flags & FLAG_NEEDS:
+        _check_needs(parsed[4], reader)
     return tuple.__new__(
         Envelope, (flags, parsed[0], payload, signed, parsed[1], store, parsed[3], stored)
     )  # skips NamedTuple's __new__
@@ -360,13 +419,14 @@ def read_header(blob: bytes) -> Header:
     version, major, minor, flags, _, payload_start = _split(blob)
     if version not in READABLE_VERSIONS:
         _check_compatible(version, major, minor, flags)
-    codes = _parse_codes(memoryview(blob)[PREFIX_SIZE_BYTES:payload_start])
+    codes, _, _, _, needs = _parse_header(memoryview(blob)[PREFIX_SIZE_BYTES:payload_start])
     return Header(
         format_version=version,
         python=f"{major}.{minor}",
         codec="cloudpickle" if flags & FLAG_CLOUDPICKLE else "agentrt",
         codes=codes,
         payload_size=len(blob) - payload_start - DIGEST_SIZE_BYTES,
+        needs=needs,
     )
 
 
@@ -387,5 +447,6 @@ def reseal(
         raise CorruptBlob("agentrt blob is not signed, so it cannot be resealed: only signed blobs move")
     version = blob[4]
     codes = [(c.module, c.qualname, c.digest) for c in envelope.codes]
-    flags = envelope.flags & ~(FLAG_SIGNED | FLAG_STORE)
-    return pack(codes, flags, envelope.payload, write_key, bind, version=version)
+    flags = envelope.flags & ~(FLAG_SIGNED | FLAG_STORE | FLAG_NEEDS)
+    needs = read_header(blob).needs  # what the payload names travels with it
+    return pack(codes, flags, envelope.payload, write_key, bind, version=version, needs=needs)

@@ -113,6 +113,7 @@ class _Scratch:
     """A throwaway encode context for probing one value, in the mode of the blob being written."""
 
     flags = 0
+    shared_floats: dict[int, tuple[float]] | None = None
 
     def __init__(self, signed: bool) -> None:
         self.signed = signed
@@ -122,6 +123,9 @@ class _Scratch:
         if reason is not None:
             raise Unresolvable(reason)
         return 0
+
+    def need(self, feature: str) -> None:
+        """Nothing to announce: no blob is written."""
 
 
 def _reduced_edges(obj: object, signed: bool) -> list[Edge]:

@@ -32,6 +32,7 @@ from typing import Any  # Any: the pickle protocol reduces and rebuilds any Pyth
 
 from agentrt._codec import _wire
 from agentrt._codec._bounds import describe_error
+from agentrt._codec._class_paths import class_reduction
 from agentrt._codec._hazards import Refusal, type_name
 from agentrt._codec._refs import MISSING, class_dict, imported_module, module_dict
 from agentrt.exceptions import IncompatibleBlob
@@ -137,7 +138,13 @@ def reduction(obj: object) -> tuple[Any, Any, Any]:
             "module:qualname (a lambda, a function or class defined inside a function, or a name that "
             f"was rebound). Define it at module level. {FIX_PICKLED}",
         )
-    if func in _NEWOBJ and args and isinstance(args[0], type) and callable_name(args[0]) is None:
+    if (
+        func in _NEWOBJ
+        and args
+        and isinstance(args[0], type)
+        and callable_name(args[0]) is None
+        and class_reduction(args[0]) is None
+    ):
         cls = args[0]
         where = "is defined inside a function" if "<locals>" in cls.__qualname__ else "cannot be found again"
         raise _refuse(

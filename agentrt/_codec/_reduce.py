@@ -20,7 +20,7 @@ import types
 from collections.abc import Callable
 from typing import Any, Protocol  # Any: the codec reduces any Python object
 
-from agentrt._codec import _pickled, _reopen, _wire
+from agentrt._codec import _class_paths, _pickled, _reopen, _wire
 from agentrt._codec._bounds import describe_error
 from agentrt._codec._compat import TPFLAGS_HEAPTYPE
 from agentrt._codec._extension import STORED_AS, Extension, extension_for_type
@@ -56,8 +56,11 @@ class EncodeState(Protocol):
 
     flags: int
     signed: bool
+    shared_floats: dict[int, tuple[float]] | None  # ``_share_floats``'s boxes, made on first use
 
     def code_ref(self, code: types.CodeType, module: str) -> int: ...
+
+    def need(self, feature: str) -> None: ...
 
 
 class Refused(Exception):
@@ -217,6 +220,8 @@ def _r_function(enc: EncodeState, fn: types.FunctionType) -> Any:
     if fn in _wire.ALL_PLACEHOLDERS:  # a reconstructor's name: let the pickler write the global
         if fn in _wire.REFERENCING_PLACEHOLDERS:
             enc.flags |= FLAG_REFERENCING
+        if fn in _wire.NEEDS_PLACEHOLDERS:  # once per blob: the pickler memoizes the global
+            enc.need(fn.__name__)
         return NotImplemented
     module, qualname = fn.__module__, fn.__qualname__
     if unwrap_method(lookup_name(module, qualname)) is fn:
@@ -338,6 +343,11 @@ def _r_class(enc: EncodeState, cls: type) -> Any:
     alias = _TYPES_ALIASES.get(id(cls))
     if alias is not None and lookup_name("types", alias) is cls:
         return (_REF, ("types", alias, "class"))
+    if enc.signed:  # a pydantic generic, or a class a module-level object holds (_class_paths)
+        elsewhere = _class_paths.class_reduction(cls)
+        if elsewhere is not None:
+            enc.flags |= FLAG_REFERENCING
+            return elsewhere
     reason = (
         "is defined inside a function" if "<locals>" in qualname else "is not reachable by module:qualname"
     )
@@ -508,21 +518,22 @@ def _share_floats(enc: EncodeState, state: list[Any]) -> tuple[int, ...] | None:
     at no Python cost: every occurrence of the float becomes the same tuple, and the positions of
     the wrapped floats travel beside the state, so the decoder unwraps them into one float
     (``_reconstruct._apply_extension``).  Returns those positions, or None if there are none.
+
+    Per checkpointed frame that holds floats, this is the one Python loop over its values (one
+    pass: find, wrap, record), so it is written for speed (benchmarks/instructions.py).
     """
     if float not in map(type, state):  # C speed: most frames hold no float
         return None
-    positions = tuple([i for i, value in enumerate(state) if type(value) is float])
-    # float id -> its box, for this blob (a box keeps its float alive, so an id is never reused)
-    boxes: dict[int, tuple[float]] | None = enc.__dict__.get("shared_floats")
+    boxes = enc.shared_floats  # float id -> its box, for this blob (a box keeps its float alive)
     if boxes is None:
-        boxes = enc.__dict__["shared_floats"] = {}
-    for i in positions:
-        value = state[i]
-        box = boxes.get(id(value))
-        if box is None:
-            box = boxes[id(value)] = (value,)
-        state[i] = box
-    return positions
+        boxes = enc.shared_floats = {}
+    share = boxes.setdefault
+    positions = []
+    for i, value in enumerate(state):
+        if type(value) is float:
+            state[i] = share(id(value), (value,))
+            positions.append(i)
+    return tuple(positions)
 
 
 # --- dispatch -------------------------------------------------------------------------

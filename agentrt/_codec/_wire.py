@@ -99,3 +99,6 @@ REFERENCING_PLACEHOLDERS: frozenset[Callable[..., Any]] = frozenset(
     PLACEHOLDERS[name] for name in REFERENCING
 )
 ALL_PLACEHOLDERS: frozenset[Callable[..., Any]] = frozenset(PLACEHOLDERS.values())
+#: The placeholders a blob must announce in its header's ``needs`` (``_format``): reconstructors
+#: added after format 2, so that an agentrt without them answers IncompatibleBlob, not CorruptBlob.
+NEEDS_PLACEHOLDERS: frozenset[Callable[..., Any]] = frozenset(PLACEHOLDERS[name] for name in SIGNED_ONLY)

@@ -20,6 +20,7 @@ The dispatcher knows the runtime only through :class:`DispatchHost`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import time
 from collections.abc import Callable, Coroutine
@@ -30,6 +31,7 @@ from agentrt._runtime.observation import Observation
 from agentrt._runtime.pending import child_run_id, idempotency_key, members
 from agentrt._runtime.state import LiveRun
 from agentrt._runtime.threads import ToolThreads
+from agentrt._runtime.tool_context import InContext, tool_context
 from agentrt._sdk.agent import Agent
 from agentrt._sdk.llm import ModelCall
 from agentrt._sdk.requests import ChildRun, Gather, Sleep, ToolCall
@@ -234,11 +236,12 @@ class Dispatcher:
                 if tool.attempts > 1 or tool.timeout is not None:
                     value = await self._attempts(live, tool, kwargs, seq, idx)
                 elif tool.is_async:  # the common policy (one attempt, no timeout), without its frames
-                    value = await tool.fn(**kwargs)
+                    context = tool_context(live)
+                    value = await InContext(context, context.run(tool.fn, **kwargs))
                 elif tool.inline:
-                    value = tool.fn(**kwargs)
+                    value = tool_context(live).run(tool.fn, **kwargs)
                 else:
-                    value = await self._in_pool(tool, kwargs)
+                    value = await self._in_pool(tool, kwargs, tool_context(live))
                 ok = True
             except asyncio.CancelledError as cancelled:
                 if cancelled_from_outside():
@@ -339,7 +342,7 @@ class Dispatcher:
         attempt = 1
         while True:
             try:
-                return await self._once(tool, kwargs)
+                return await self._once(tool, kwargs, tool_context(live))
             except Exception as exc:
                 if attempt >= tool.attempts or not isinstance(exc, tool.retry_on):
                     raise
@@ -358,17 +361,21 @@ class Dispatcher:
                 if delay:
                     await asyncio.sleep(delay)
 
-    def _in_pool(self, tool: Tool, kwargs: dict[str, Any]) -> asyncio.Future[Any]:
-        """A sync tool's call on the thread pool (a future the loop can await)."""
-        return asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(tool.fn, **kwargs))
+    def _in_pool(
+        self, tool: Tool, kwargs: dict[str, Any], context: contextvars.Context
+    ) -> asyncio.Future[Any]:
+        """A sync tool's call on the thread pool, inside ``context`` (a future the loop can await)."""
+        call = functools.partial(context.run, tool.fn, **kwargs)
+        return asyncio.get_running_loop().run_in_executor(self._pool, call)
 
-    async def _once(self, tool: Tool, kwargs: dict[str, Any]) -> Any:
+    async def _once(self, tool: Tool, kwargs: dict[str, Any], context: contextvars.Context) -> Any:
+        """One attempt, inside ``context`` (``tool_context``: a copy of the run's context)."""
         if tool.is_async:
-            call: Any = tool.fn(**kwargs)
+            call: Any = InContext(context, context.run(tool.fn, **kwargs))
         elif tool.inline:  # @tool(inline=True): on the loop's thread, no hop to the pool
-            return tool.fn(**kwargs)
+            return context.run(tool.fn, **kwargs)
         else:
-            call = self._in_pool(tool, kwargs)
+            call = self._in_pool(tool, kwargs, context)
         if tool.timeout is None:
             return await call
         try:

@@ -211,6 +211,7 @@ class _FileCheck:
         raws.extend(_rules.ar107_async_generator(scope))
         raws.extend(_rules.ar108_streaming_async_for(scope, infer))
         raws.extend(_rules.ar109_imported_async(scope, infer))
+        raws.extend(_rules.ar111_closing_async_generator(scope, infer))
         for raw in raws:
             yield self._finding(
                 raw.code, raw.severity, raw.line, raw.col, raw.await_line, qualname, raw.variable, raw.message

@@ -326,7 +326,10 @@ class Inference:
             )
         if symbol.kind == "async_generator":
             return Value(
-                Kind.ASYNC_GENERATOR, f"async generator from {symbol.qualified}()", origin=symbol.qualified
+                Kind.ASYNC_GENERATOR,
+                f"async generator from {symbol.qualified}()",
+                origin=symbol.qualified,
+                symbol=symbol,
             )
         if symbol.kind == "class" and isinstance(symbol.node, ast.ClassDef):
             return instance_value(symbol, self.module)

@@ -37,6 +37,7 @@ __all__ = [
     "ar107_async_generator",
     "ar108_streaming_async_for",
     "ar109_imported_async",
+    "ar111_closing_async_generator",
     "ar111_unencodable",
     "ar112_resource",
     "first_suspension",
@@ -371,6 +372,57 @@ def ar102_foreign_await(scope: FunctionScope, infer: Inference) -> Iterator[Raw]
                         "not agentrt requests, so the run stops with ForeignAwaitable; fix: "
                         f"{_catalog.ar102_fix(value.origin or '')}",
                     )
+
+
+def _cleanup_suspension(node: ast.AST) -> ast.AST | None:
+    """Where an async generator's ``finally`` (or a handler that catches ``GeneratorExit``) suspends."""
+    for inner in walk_scope(getattr(node, "body", [])):
+        if not isinstance(inner, ast.Try | ast.TryStar):
+            continue
+        bodies = [inner.finalbody]
+        for handler in inner.handlers:
+            caught = handler.type
+            names = [caught] if not isinstance(caught, ast.Tuple) else list(caught.elts)
+            if caught is None or any(_name_of(n) in ("GeneratorExit", "BaseException") for n in names):
+                bodies.append(handler.body)
+        for body in bodies:
+            found = first_suspension(body, async_generator=False)
+            if found is not None:
+                return found
+    return None
+
+
+def ar111_closing_async_generator(scope: FunctionScope, infer: Inference) -> Iterator[Raw]:
+    """AR111: ``await ag.aclose()`` (or ``athrow``) on an async generator of agent code whose
+    cleanup suspends.  The frame then waits inside the awaitable ``aclose()`` returned, part of
+    Python's generator machinery, which a checkpoint cannot hold (the runtime refuses it with
+    the same code)."""
+    for node in _scope_nodes(scope):
+        if not (isinstance(node, ast.Await) and isinstance(node.value, ast.Call)):
+            continue
+        func = node.value.func
+        if not (isinstance(func, ast.Attribute) and func.attr in ("aclose", "athrow")):
+            continue
+        value = infer.value(func.value)
+        symbol = value.symbol if value is not None and value.kind is Kind.ASYNC_GENERATOR else None
+        inner = _cleanup_suspension(symbol.node) if symbol is not None and symbol.node is not None else None
+        if symbol is None or inner is None:
+            continue
+        line = getattr(inner, "lineno", node.lineno)
+        yield Raw(
+            "AR111",
+            ERROR,
+            node.lineno,
+            node.col_offset,
+            node.lineno,
+            _name_of(func.value),
+            f"awaiting {_name_of(func.value) or 'the async generator'}.{func.attr}() runs the cleanup of "
+            f"{symbol.qualified}(), which suspends at line {line}: the frame then waits inside the "
+            f"awaitable {func.attr}() returned (async_generator_athrow), an awaitable of Python's generator "
+            "machinery that agentrt cannot checkpoint; fix: let it finish before the next suspension -- "
+            "do not suspend in the generator's finally, or consume the generator to its end instead of "
+            f"calling {func.attr}()",
+        )
 
 
 def ar107_async_generator(scope: FunctionScope) -> Iterator[Raw]:

@@ -51,7 +51,7 @@ class Value:
     methods: frozenset[str] = frozenset()  # INSTANCE: method names defined by its class
     enter_self: bool = True  # `with X as v`: whether __enter__ returns X itself
     callee: str | None = None  # FUNCTION / EXTERNAL_NAME: dotted name it refers to
-    symbol: Symbol | None = attrs.field(default=None, eq=False)  # FUNCTION: the def it refers to
+    symbol: Symbol | None = attrs.field(default=None, eq=False)  # FUNCTION, ASYNC_GENERATOR: its def
 
 
 _RANK = {

@@ -6,6 +6,7 @@ import collections
 import dataclasses
 import enum
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -245,3 +246,22 @@ class Holder:
 
 
 DEQUE = collections.deque([1, 2], maxlen=5)
+
+
+@dataclasses.dataclass
+class FunctionTool:
+    """A library's tool object (tests/codec/class_path_subjects.py): only closures of this module
+    hold the decorated function, as the OpenAI Agents SDK's ``function_tool`` keeps it."""
+
+    name: str
+    on_invoke_tool: Callable[..., Any]
+
+
+def function_tool(func: Callable[..., Any]) -> FunctionTool:
+    async def _on_invoke_tool_impl(argument: str) -> Any:
+        return await func(argument)
+
+    async def _on_invoke_tool(argument: str) -> Any:
+        return await _on_invoke_tool_impl(argument)
+
+    return FunctionTool(func.__name__, _on_invoke_tool)

@@ -49,20 +49,20 @@ AS_WRITTEN = {
     "google_adk_weather": "exact",
     "haystack_agent": "exact",
     "instructor_retry": "exact",
-    # StructuredTool.args_schema is a class pydantic.create_model made at import time: not
-    # reachable by module:qualname (its name is the function's, which the tool object shadows)
-    "langchain_tool_calling": "refused AR111",
+    # StructuredTool.args_schema is a class pydantic.create_model made at import time, named by
+    # the tool object that holds it (its own name is the function's, which the tool shadows)
+    "langchain_tool_calling": "exact",
     "langgraph_functional_react": "exact",
     "llamaindex_workflow": "exact",
     "mcp_client_quickstart": "exact",
-    # @function_tool replaces the module's function by a FunctionTool holding it: the function
-    # itself is reachable only through that object, not by module:qualname
-    "openai_agents_airline": "refused AR106",
+    # @function_tool replaces the module's function by a FunctionTool holding it: its code is
+    # found through that object
+    "openai_agents_airline": "exact",
     "openai_function_calling": "exact",
     "openai_responses_tools": "exact",
-    # .parse() returns a ParsedChatCompletion[TypeVar]: a parametrized generic pydantic class that
-    # is not an attribute of its module (plain pickle cannot name it either)
-    "openai_structured_outputs": "refused AR111",
+    # .parse() returns a ParsedChatCompletion[TypeVar]: a parametrized generic pydantic class,
+    # named as its origin subscripted by its arguments
+    "openai_structured_outputs": "exact",
     "pydantic_ai_weather": "exact",
     "react_classic": "exact",
     "semantic_kernel_lights": "exact",
@@ -187,20 +187,10 @@ def test_context_probe_reads_the_default_without_a_carried_context():
 
 
 #: where ``agentrt check`` (default profile: what a signed blob refuses) disagrees with the table
-#: above; a fix on either side shows here.  The static check cannot see the three runtime refusals
-#: (what a decorator or ``create_model`` put in a module, what ``.parse()`` returns).
-CHECK_DISAGREES = {
-    "langchain_tool_calling": "runtime refused AR111, check reports nothing",
-    "openai_agents_airline": "runtime refused AR106, check reports nothing",
-    "openai_structured_outputs": "runtime refused AR111, check reports nothing",
-}
-
-
-#: the same for the checkpoint corpus (tests/corpus, ``REFUSED``), by case: the static check does not
-#: follow an async generator's ``finally`` into ``aclose()``, where the runtime meets the AR111.
-CHECK_DISAGREES_CORPUS = {
-    "agen_aclose_awaits_in_finally": "runtime refused AR111, check reports nothing",
-}
+#: above, and with the checkpoint corpus's ``REFUSED``: nowhere.  A disagreement on either side
+#: fails the two tests below with the port (or case) and both verdicts.
+CHECK_DISAGREES: dict[str, str] = {}
+CHECK_DISAGREES_CORPUS: dict[str, str] = {}
 
 
 def _check_errors(path: Path, key) -> dict[str, list[tuple[str, str]]]:

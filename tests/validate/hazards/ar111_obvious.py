@@ -20,3 +20,34 @@ async def frames_dead(data: bytes) -> Any:
     first = view[0]
     await suspend(first)
     return first
+
+
+async def ticks(log: list[str]) -> Any:  # expect: AR107p
+    try:
+        while True:
+            yield await suspend("tick")
+    finally:
+        log.append(await suspend("cleanup"))  # the cleanup suspends
+
+
+async def quiet_ticks() -> Any:  # expect: AR107p
+    try:
+        while True:
+            yield await suspend("tick")
+    finally:
+        pass
+
+
+async def closes_while_cleanup_suspends() -> Any:
+    log: list[str] = []
+    ticker = ticks(log)
+    first = await anext(ticker)
+    await ticker.aclose()  # expect: AR111
+    return first, log
+
+
+async def closes_quiet_generator() -> Any:
+    ticker = quiet_ticks()
+    first = await anext(ticker)
+    await ticker.aclose()  # negative: AR111
+    return first
