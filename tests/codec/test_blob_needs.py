@@ -66,7 +66,7 @@ def test_a_reopened_client_is_announced() -> None:
 
 def test_a_reader_from_before_needs_says_incompatible() -> None:
     blob = dumps(Order("bolt", 3), key=KEY)
-    with pytest.raises(IncompatibleBlob, match=r"header flags 0x0e .* newer agentrt: upgrade agentrt"):
+    with pytest.raises(IncompatibleBlob, match=r"header flags 0x16 .* newer agentrt: upgrade agentrt"):
         unpack(blob, [KEY], reader=BEFORE_NEEDS)
     assert unpack(dumps([1, 2], key=KEY), [KEY], reader=BEFORE_NEEDS).payload  # plain data: still read
 

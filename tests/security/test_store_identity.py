@@ -118,9 +118,7 @@ def test_a_new_store_refuses_a_blob_sealed_for_no_store(location: str, tmp_path:
     assert rec.status == "blocked" and error is not None and "sealed for no store" in str(error)
 
 
-def test_an_older_agentrt_calls_a_store_sealed_blob_incompatible_not_corrupt(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_an_older_agentrt_calls_a_store_sealed_blob_incompatible_not_corrupt() -> None:
     """An agentrt from before store identities knows flag bits 0-2 only: it verifies the digest (the
     same algorithm and key), then refuses the blob as written by a newer agentrt."""
     key = bytes(range(32))
@@ -129,10 +127,11 @@ def test_an_older_agentrt_calls_a_store_sealed_blob_incompatible_not_corrupt(
     header_len = int.from_bytes(blob[8:12], "little")
     header = json.loads(blob[12 : 12 + header_len])
     assert header["bind"] == ["checkpoint", "r", 1]  # an old parser reads the binding it knows
-    monkeypatch.setattr(_format, "KNOWN_FLAGS", _format.FLAG_CLOUDPICKLE | _format.FLAG_REFERENCING
-                        | _format.FLAG_SIGNED)  # fmt: skip
+    before_identities = _format.Reader(
+        flags=_format.FLAG_CLOUDPICKLE | _format.FLAG_REFERENCING | _format.FLAG_SIGNED
+    )
     with pytest.raises(IncompatibleBlob, match="written by a newer agentrt"):
-        _format.unpack(blob, [key])
+        _format.unpack(blob, [key], reader=before_identities)
 
 
 def test_reseal_keeps_the_payload_and_takes_the_new_binding() -> None:
