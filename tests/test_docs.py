@@ -443,12 +443,15 @@ NEXT_COMMANDS = [
     # status 2, as the README's table says.
     (2, "only a failed or blocked run can be retried"),
     (2, "only a failed or blocked run can be retried"),
+    (0, '"store_id": '),  # show --store S --json (S: the store)
+    (0, "moved run r1 from"),  # move r1 --from S1 --to S2 (S1: the store, S2: another, new)
 ]
 
 
 def run_agentrt(words: list[str], cwd: Path, store: Path) -> subprocess.CompletedProcess[str]:
     assert words[0] == "agentrt", words
-    argv = [sys.executable, "-m", "agentrt", *(PLACEHOLDERS.get(w, w) for w in words[1:])]
+    stores = {"S": str(store), "S1": str(store), "S2": str(store.with_name("moved-to.db"))}
+    argv = [sys.executable, "-m", "agentrt", *(stores.get(w, PLACEHOLDERS.get(w, w)) for w in words[1:])]
     env = dict(
         os.environ,
         AGENTRT_STORE=str(store),
