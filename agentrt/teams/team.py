@@ -89,6 +89,7 @@ class LaneResult:
     advisor_tokens: int
     lane_calls: int
     advisor_calls: int
+    acceptance: str = ""  # the attempt's acceptance record: the receipt bytes the lead may trust
 
 
 def _tokens(result: Any) -> int:
@@ -171,6 +172,7 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
         specialist=input.specialist,
         envelope=envelope,
         sections=sections,
+        attempt=input.attempt,
     )
     return LaneResult(
         task_id=input.task_id,
@@ -182,6 +184,7 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
         advisor_tokens=advisor_tokens,
         lane_calls=lane_calls,
         advisor_calls=rounds,
+        acceptance=written["acceptance"],
     )
 
 
@@ -459,7 +462,9 @@ async def run_lanes(
                     lane_result,
                 )
                 continue
-            read = await task.tools.teams_read_receipt(path=lane_result.receipt)  # the file, never chat
+            read = await task.tools.teams_read_receipt(  # the accepted file, never chat
+                path=lane_result.receipt, acceptance=lane_result.acceptance or None
+            )
             learnings: list[str] = []
             if not read["ok"]:
                 status, summary = "failed", f"invalid receipt: {read['error']}"

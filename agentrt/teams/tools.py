@@ -16,13 +16,13 @@ from typing import Any  # Any: JSON/YAML documents in and out of the team tools
 
 from agentrt._sdk.tools import tool
 from agentrt.teams import _yaml
-from agentrt.teams.bus import Bus
-from agentrt.teams.contracts import validate_contract, validate_handoff
+from agentrt.teams.acceptance import accept_receipt, acceptance_path, at_step, check_accepted
+from agentrt.teams.contracts import validate_contract
 from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.gate import chain_entry, team_file, verify_trail
 from agentrt.teams.names import check_name, confined
 from agentrt.teams.plan import parse_spec, propose
-from agentrt.teams.receipts import parse_receipt, receipt_path, render_receipt, status_line
+from agentrt.teams.receipts import parse_receipt
 from agentrt.teams.registry import Registry, Specialist, template_names
 from agentrt.teams.tiers import TierConfig
 
@@ -199,9 +199,15 @@ def teams_write_bundles(project: str, run_id: str, bundles: dict[str, str]) -> l
 
 @tool
 def teams_write_receipt(
-    project: str, run_id: str, specialist: str, envelope: dict[str, Any], sections: dict[str, list[str]]
+    project: str,
+    run_id: str,
+    specialist: str,
+    envelope: dict[str, Any],
+    sections: dict[str, list[str]],
+    attempt: int = 1,
 ) -> dict[str, str]:
-    """A lane's final act: write its receipt file and publish it on the run's bus.
+    """A lane's final act: write its receipt file, publish it on the run's bus, accept it; once per
+    lane attempt, however often a crash makes the call again (:mod:`agentrt.teams.acceptance`).
 
     Args:
         project: The project directory.
@@ -209,31 +215,26 @@ def teams_write_receipt(
         specialist: The lane's specialist.
         envelope: The guild.handoff.v2 envelope.
         sections: The five human sections.
+        attempt: The lane's attempt (1, 2, ...): with the lane, the key of the acceptance record.
     """
-    handoff = validate_handoff(envelope)
-    path = receipt_path(project, run_id, specialist, handoff.task_id)
-    text = render_receipt(handoff, run_id=run_id, specialist=specialist, sections=sections)
-    _write(path, text)
-    bus = Bus(run_dir(project, run_id))  # tiers from the run's routing record
-    bus.publish(
-        f"handoff/{run_id}/{handoff.task_id}",
-        text.encode(),
-        publisher=f"lane-{handoff.task_id}",
-        publisher_tier=handoff.tier,
-    )
-    return {"receipt": str(path), "line": status_line(handoff, path)}
+    record = accept_receipt(project, run_id, specialist, envelope, sections, attempt)
+    accepted = acceptance_path(project, run_id, specialist, record["task_id"], attempt)
+    return {"receipt": record["receipt"], "line": record["line"], "acceptance": str(accepted)}
 
 
 @tool
-def teams_read_receipt(path: str) -> dict[str, Any]:
+def teams_read_receipt(path: str, acceptance: str | None = None) -> dict[str, Any]:
     """The lead reads a receipt file (never chat) and validates its one envelope block.
 
     Args:
         path: The receipt file.
+        acceptance: The lane attempt's acceptance record: the receipt must be the bytes it accepted.
     """
+    at_step("lead.reading")
     try:
-        return {"ok": True, "envelope": parse_receipt(Path(path).read_text(encoding="utf-8")).to_dict()}
-    except (OSError, ContractError) as exc:
+        text = check_accepted(path, acceptance) if acceptance else Path(path).read_text(encoding="utf-8")
+        return {"ok": True, "envelope": parse_receipt(text).to_dict()}
+    except (OSError, ValueError, ContractError) as exc:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
 
 
