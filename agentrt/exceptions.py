@@ -80,6 +80,7 @@ __all__ = [
     "StoreNotFound",
     "StoreSchemaTooNew",
     "StructuredOutputError",
+    "TeamRunNotFound",
     "TokenBudgetExceeded",
     "ToolError",
     "ToolLoopExhausted",
@@ -841,6 +842,25 @@ class ContractError(AgentrtError, ValueError):
 class GateBlocked(ContractError):
     """The team decision gate refused to open (missing, stale or restructuring decision, or a
     stale or tampered decision trail)."""
+
+
+class TeamRunNotFound(AgentrtError, LookupError):
+    """No team run of this id in the project: ``.agentrt/runs/<run>/handoffs/`` is not there.
+
+    A ``LookupError``, so the command line exits with its "not found" status (2), as for an
+    unknown run in the store, not with 3 (store trouble)."""
+
+    def __init__(self, run_id: str, project: str, looked_in: str) -> None:
+        self.run_id = run_id
+        self.project = project
+        self.looked_in = looked_in
+        super().__init__(
+            f"no team run {run_id!r} in project {project}: {looked_in} is not there; check the run id "
+            "(`agentrt runs` lists the runs) and --project (the directory the team was planned in)"
+        )
+
+    def __reduce__(self) -> Any:
+        return (TeamRunNotFound, (self.run_id, self.project, self.looked_in))
 
 
 class BusLockTimeout(AgentrtError, TimeoutError):

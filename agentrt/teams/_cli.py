@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any  # Any: JSON from the command line; Runtime keyword arguments
 
 from agentrt.teams.contracts import TIERS
@@ -82,7 +83,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="check context bundles against the token cap (exit 2 when one is over)",
     )
     bundle.add_argument("paths", metavar="FILE", nargs="+")
-    bundle.add_argument("--max-tokens", type=int, default=6000, metavar="N", help="the cap (default 6000)")
+    bundle.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the cap (default: context.max_tokens of the project's .agentrt/teams.yaml, else 6000)",
+    )
+    bundle.add_argument(
+        "--project",
+        metavar="DIR",
+        default=None,
+        help="the project whose config sets the cap (default: the one the FILE is in, "
+        "DIR/.agentrt/context/RUN/FILE, else the current directory)",
+    )
     bundle.set_defaults(handler=guarded(cmd_lint_bundle))
 
     stats = sub.add_parser("stats", help="model usage of a team run per tier and per lane, from the journal")
@@ -203,12 +217,24 @@ def cmd_lint(args: argparse.Namespace) -> int:
     return EXIT_FLAGGED if problems and args.enforce else EXIT_OK
 
 
+def _project_of(path: str) -> Path:
+    """The project a bundle belongs to: the parent of the ``.agentrt`` above it, else the current dir."""
+    for parent in Path(path).resolve().parents:
+        if parent.name == ".agentrt":
+            return parent.parent
+    return Path(".")
+
+
 def cmd_lint_bundle(args: argparse.Namespace) -> int:
     from agentrt.teams.bundle import lint_bundle
+    from agentrt.teams.tools import load_config
 
     worst = EXIT_OK
     for path in args.paths:
-        code, message = lint_bundle(path, args.max_tokens)
+        cap = args.max_tokens
+        if cap is None:  # the project's context.max_tokens, as the lead caps the bundles it builds
+            cap = load_config(args.project or _project_of(path))["max_tokens"]
+        code, message = lint_bundle(path, cap)
         print(message, file=sys.stderr if code else sys.stdout)
         worst = max(worst, code)
     return worst

@@ -28,7 +28,7 @@ from agentrt.teams import _yaml
 from agentrt.teams.errors import ContractError
 from agentrt.teams.gate import OPTIONS, PROPOSAL_SCHEMA, validate_proposal
 from agentrt.teams.registry import Registry, Specialist
-from agentrt.teams.tiers import Lane, TierConfig, score_lane
+from agentrt.teams.tiers import Lane, TierConfig, score_lane, unscored_lane
 
 __all__ = ["lane_signals", "parse_spec", "propose"]
 
@@ -94,7 +94,11 @@ def propose(spec: Mapping[str, Any], registry: Registry, config: TierConfig) -> 
             lane["wanted_specialist"] = name
             spec_of = found.setdefault("developer", registry.resolve("developer"))
         assert spec_of is not None
-        lane["tier"] = score_lane(lane_signals(lane, spec_of.purpose), config).tier
+        signals = lane_signals(lane, spec_of.purpose)
+        if config.enabled:
+            lane["tier"] = score_lane(signals, config).tier
+        else:  # models.enabled: false -- nothing is scored, at plan time either
+            lane["tier"] = unscored_lane(signals, spec_of.default_tier, config).tier
         lanes.append(lane)
     for name in dict.fromkeys(lane["specialist"] for lane in lanes):
         spec_of = found[name]

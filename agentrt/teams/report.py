@@ -8,7 +8,7 @@ from typing import Any  # Any: JSON documents (usage per lane)
 from agentrt.stores import Store
 from agentrt.stores.base import RunRecord
 from agentrt.teams import _yaml
-from agentrt.teams.errors import ContractError
+from agentrt.teams.errors import ContractError, TeamRunNotFound
 from agentrt.teams.receipts import parse_receipt
 
 __all__ = ["lint_receipts", "team_stats"]
@@ -19,11 +19,7 @@ def lint_receipts(project: str | Path, run_id: str) -> tuple[list[str], list[str
     two or more, one that fails the envelope validator, or a wrapper without ``artifact_category``."""
     root = Path(project) / ".agentrt" / "runs" / run_id / "handoffs"
     if not root.is_dir():
-        raise ContractError(
-            "agentrt teams lint",
-            None,
-            f"no receipts directory {root}; is {run_id!r} a team run of this project?",
-        )
+        raise TeamRunNotFound(run_id, str(project), str(root))
     ok: list[str] = []
     problems: list[str] = []
     for path in sorted(root.glob("*.md")):

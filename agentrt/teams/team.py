@@ -25,12 +25,12 @@ from agentrt._sdk.agent import agent
 from agentrt._sdk.task import Task
 from agentrt._sdk.tools import ui_tools
 from agentrt.teams.bundle import build_bundle, universal_layer
-from agentrt.teams.contracts import validate_handoff
+from agentrt.teams.contracts import SUMMARY_MAX_CHARS, validate_handoff
 from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.escalation import INCONCLUSIVE, EscalationConfig, advisor_prompt, escalation_trigger
 from agentrt.teams.gate import DECISION_SCHEMA, VERBS, apply_decision, canonical_hash
 from agentrt.teams.plan import lane_signals
-from agentrt.teams.tiers import LaneScore, TierConfig, routing_line, score_lane
+from agentrt.teams.tiers import TierConfig, routing_line, score_lane, unscored_lane
 from agentrt.teams.tools import TOOLS, teams_write_receipt
 
 __all__ = ["LaneDraft", "LaneInput", "LaneResult", "TeamInput", "TeamOutput", "team_lane", "team_lead"]
@@ -45,13 +45,25 @@ LANE_SYSTEM = (
 # ---------------------------------------------------------------------------- the lane
 
 
+def _summary_fits(_draft: object, _field: object, summary: str) -> None:
+    """The envelope's 600-character summary rule, checked on the model's answer: a longer summary is
+    a refused answer, fed back to the model and asked again; it is never cut to fit."""
+    if isinstance(summary, str) and len(summary) > SUMMARY_MAX_CHARS:
+        raise ValueError(
+            f"summary is {len(summary)} characters; the handoff envelope allows at most "
+            f"{SUMMARY_MAX_CHARS}: write a shorter summary (the details go in body)"
+        )
+
+
 @agentrt.serializable
 @attrs.frozen
 class LaneDraft:
     """What a lane's model answers (structured output)."""
 
     status: str
-    summary: str
+    summary: str = attrs.field(
+        validator=_summary_fits, metadata={"description": "one paragraph, at most 600 characters"}
+    )
     body: str
     escalate_reason: str = ""
     artifacts: list[str] = attrs.field(factory=list)
@@ -148,7 +160,7 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
         "task_id": input.task_id,
         "tier": input.tier,
         "status": "escalate" if outcome == "inconclusive" else draft.status,
-        "summary": draft.summary[:600] or f"{input.task_id}: (no summary)",
+        "summary": draft.summary or f"{input.task_id}: (no summary)",  # never cut: see _summary_fits
         "artifacts": list(draft.artifacts),
         "issues": list(draft.issues),
     }
@@ -282,11 +294,9 @@ def route(
     out = []
     for lane in proposal["lanes"]:
         purpose = (specialists.get(lane["specialist"]) or {}).get("purpose")
-        if config["models"].get("enabled", True) is False:  # scoring skipped: the approved tier stands
-            tier = "powerful" if purpose == "research" else lane["tier"]
-            scored = LaneScore(0, tier, tiers.tiers[tier], ("models.enabled false: scoring skipped",))
-        else:
-            scored = score_lane(lane_signals(lane, purpose), tiers)
+        signals = lane_signals(lane, purpose)
+        # models.enabled false: no scoring, the approved tier stands (pins and the research floor apply)
+        scored = score_lane(signals, tiers) if tiers.enabled else unscored_lane(signals, lane["tier"], tiers)
         out.append(
             {
                 "task_id": lane["task_id"],

@@ -484,3 +484,55 @@ def test_a_researcher_substituted_at_the_gate_is_floored_and_sent_back_to_the_ga
     assert {c.model for c in rec.lane_calls("tests")} == {"opus"}
     agents = sorted(p.stem for p in (project / ".agentrt" / "agents").glob("*.md"))
     assert agents == ["backend", "doc-writer", "researcher"]  # qa was never minted
+
+
+def test_a_summary_over_600_characters_is_refused_and_asked_again_never_cut(project: Path) -> None:
+    long_summary = "docs: " + "x" * 694  # 700 characters
+
+    class LongFirst(Recorder):
+        async def generate_text(self, request: ExecutorRequest) -> GenerateResult:
+            result = await super().generate_text(request)
+            first_docs = request.src == "lane" and request.metadata.get("task_id") == "docs"
+            if first_docs and not request.attempts:
+                return GenerateResult(output={**result.output, "summary": long_summary}, usage=result.usage)
+            return result
+
+    rec = LongFirst()
+    out = run_approved(project, rec)
+    docs = rec.lane_calls("docs")
+    assert len(docs) == 2  # the same request, asked again with the refusal fed back
+    assert docs[1].attempts and "700 characters" in docs[1].attempts[0].error
+    assert "at most 600" in docs[1].attempts[0].error
+    lane = out["lanes"][1]
+    assert lane["status"] == "done" and lane["attempts"] == 1
+    assert lane["summary"] == "docs: Document the export (haiku)."  # the second answer, not a cut
+    receipt = parse_receipt(Path(lane["receipt"]).read_text())
+    assert receipt.summary == lane["summary"] and long_summary[:600] not in Path(lane["receipt"]).read_text()
+
+
+def test_models_enabled_false_does_not_score_at_plan_time(project: Path) -> None:
+    # thresholds that would make every scored lane powerful: with scoring off, none is
+    write_config(project, "models:\n  enabled: false\n  thresholds: {mid: 0, powerful: 0}\n")
+    rec = Recorder()
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            assert await team.reply(approve(prompt)) is None  # the plan's tiers stand at dispatch
+            return prompt, team.output()
+        finally:
+            await team.rt.close()
+
+    prompt, out = run(main())
+    # each lane at its specialist's default_tier (backend mid, doc-writer cheap, qa mid)
+    assert {lane["task_id"]: lane["tier"] for lane in prompt["proposal"]["lanes"]} == {
+        "api": "mid",
+        "docs": "cheap",
+        "tests": "mid",
+    }
+    assert out["routing"] == [
+        "lane api · score 0 · tier mid · model sonnet",
+        "lane docs · score 0 · tier cheap · model haiku",
+        "lane tests · score 0 · tier mid · model sonnet",
+    ]
