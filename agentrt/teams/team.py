@@ -29,6 +29,7 @@ from agentrt.teams.contracts import SUMMARY_MAX_CHARS, validate_handoff
 from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.escalation import INCONCLUSIVE, EscalationConfig, advisor_prompt, escalation_trigger
 from agentrt.teams.gate import DECISION_SCHEMA, VERBS, apply_decision, canonical_hash
+from agentrt.teams.options import option_replies
 from agentrt.teams.plan import lane_signals
 from agentrt.teams.tiers import TierConfig, routing_line, score_lane, unscored_lane
 from agentrt.teams.tools import TOOLS, teams_write_receipt
@@ -244,7 +245,9 @@ class TeamOutput:
 
 def gate_prompt(proposal: dict[str, Any], blocked: str | None, note: str | None) -> dict[str, Any]:
     digest = canonical_hash(proposal)
+    options = option_replies(proposal, digest)
     return {
+        "options_for_missing": options,  # the replies that take option A, B, C or D (when a role is missing)
         "gate": DECISION_SCHEMA,
         "question": f"Approve the team for {proposal['slug']} ({proposal['phase']})?",
         "blocked": blocked,
@@ -256,16 +259,34 @@ def gate_prompt(proposal: dict[str, Any], blocked: str | None, note: str | None)
     }
 
 
+def _mints_asked(proposal: dict[str, Any], reply: Any) -> list[dict[str, Any]]:
+    """The new roles a decision asks to mint: ``add`` with ``mint: true``, or option A (one per
+    missing role, each naming it, as :meth:`Registry.mint_new` requires)."""
+    if not isinstance(reply, dict):
+        return []
+    if reply.get("verb") == "add" and reply.get("mint") is True:
+        return [dict(reply)]
+    if reply.get("verb") == "option" and reply.get("choice") == "A":
+        return [{**reply, "specialist": name} for name in proposal.get("missing") or []]
+    return []
+
+
 async def run_gate(
-    task: Task, project: str, proposal: dict[str, Any], head: str | None, note: str | None
+    task: Task,
+    project: str,
+    proposal: dict[str, Any],
+    head: str | None,
+    note: str | None,
+    catalogue: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], str, list[Any]]:
-    """Ask until an ``approve`` of the current proposal lands on an intact trail."""
+    """Ask until an ``approve`` of the current proposal lands on an intact trail.  Returns the
+    approved proposal, the trail head, and the mint requests made on the way."""
     blocked: str | None = None
     mints: list[Any] = []
     while True:
         reply = await task.ui.ask(gate_prompt(proposal, blocked, note))
         try:
-            approved, changed = apply_decision(proposal, reply)
+            approved, changed = apply_decision(proposal, reply, catalogue)
             outcome = "approved" if approved else reply["verb"]
             blocked = None
         except GateBlocked as exc:
@@ -280,8 +301,8 @@ async def run_gate(
         if approved:
             assert head is not None
             return proposal, head, mints
-        if outcome == "add" and reply.get("mint") is True:
-            mints.append(dict(reply))
+        if outcome != "blocked":
+            mints += _mints_asked(proposal, reply)
         proposal = changed
         note = f"changed by {outcome}; approve the new proposal to go on" if outcome != "blocked" else note
 
@@ -326,8 +347,11 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
     note: str | None = None
     mints: list[Any] = []
     while True:  # the gate; back to it when a re-score at dispatch differs from the approved tier
-        proposal, head, new_mints = await run_gate(task, input.project, proposal, head, note)
-        mints += new_mints
+        proposal, head, asked = await run_gate(
+            task, input.project, proposal, head, note, planned.get("catalogue")
+        )
+        new_roles = {r["specialist"] for r in proposal["roles"] if r.get("source") == "new"}
+        mints = [m for m in [*mints, *asked] if m["specialist"] in new_roles]  # a role removed since: none
         dispatch = await task.tools.teams_dispatch_config(
             project=input.project, specialists=[r["specialist"] for r in proposal["roles"]]
         )

@@ -80,7 +80,13 @@ def teams_plan(project: str, spec: str, model_tier: str | None = None) -> dict[s
         found = registry.resolve(role["specialist"])
         if found is not None:
             specialists[found.name] = {**found.to_dict(), "body": found.body}
-    return {"proposal": proposal, "config": config, "specialists": specialists, "body": doc["body"]}
+    return {
+        "proposal": proposal,
+        "config": config,
+        "specialists": specialists,
+        "catalogue": registry.catalogue(),
+        "body": doc["body"],
+    }
 
 
 @tool

@@ -536,3 +536,34 @@ def test_models_enabled_false_does_not_score_at_plan_time(project: Path) -> None
         "lane docs · score 0 · tier cheap · model haiku",
         "lane tests · score 0 · tier mid · model sonnet",
     ]
+
+
+def test_option_a_at_the_gate_mints_the_missing_role_and_runs_its_lane(project: Path) -> None:
+    spec = (project / "spec.md").read_text().replace("specialist: doc-writer", "specialist: data-steward")
+    (project / "spec.md").write_text(spec)
+    rec = Recorder()
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            assert prompt["proposal"]["missing"] == ["data-steward"]
+            reply = {**prompt["options_for_missing"]["A"], "reason": "the ledger needs an owner"}
+            changed = await team.reply(reply)
+            assert changed is not None and changed["proposal"]["missing"] == []
+            docs = next(lane for lane in changed["proposal"]["lanes"] if lane["task_id"] == "docs")
+            assert docs["specialist"] == "data-steward"  # its lane, in the same decision
+            assert not (project / ".agentrt" / "agents" / "data-steward.md").exists()  # not before approval
+            assert await team.reply(approve(changed)) is None
+            return changed, team.output()
+        finally:
+            await team.rt.close()
+
+    _, out = run(main())
+    docs = out["lanes"][1]
+    assert (docs["specialist"], docs["status"]) == ("data-steward", "done")
+    assert docs["receipt"].endswith("/handoffs/data-steward-docs.md")
+    minted = (project / ".agentrt" / "agents" / "data-steward.md").read_text()
+    assert "name: data-steward" in minted and "the ledger needs an owner" in minted
+    trail = (project / ".agentrt/runs/team1/gate/decisions.jsonl").read_text()
+    assert '"choice": "A"' in trail
