@@ -30,9 +30,8 @@ from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.escalation import INCONCLUSIVE, EscalationConfig, advisor_prompt, escalation_trigger
 from agentrt.teams.gate import DECISION_SCHEMA, VERBS, apply_decision, canonical_hash
 from agentrt.teams.options import option_replies
-from agentrt.teams.plan import lane_signals
-from agentrt.teams.tiers import TierConfig, routing_line, score_lane, unscored_lane
-from agentrt.teams.tools import TOOLS, teams_write_receipt
+from agentrt.teams.routing import route, route_lane
+from agentrt.teams.tools import TOOLS, teams_record_escalation, teams_write_receipt
 
 __all__ = ["LaneDraft", "LaneInput", "LaneResult", "TeamInput", "TeamOutput", "team_lane", "team_lead"]
 
@@ -152,6 +151,14 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
         advisor_tokens += _tokens(advice)
         rounds += 1
         consults.append(f"advisor round {rounds}: {question}")
+        await task.tools.teams_record_escalation(  # the run's escalation trail; the sticky +1 reads it
+            project=input.project,
+            run_id=input.team_run,
+            task_id=input.task_id,
+            attempt=input.attempt,
+            round=rounds,
+            question=question,
+        )
         prompt = (
             f"{input.bundle}\n# Advisor answer (fold it in and continue)\n{advice.output}\n\n"
             f"# Your previous draft\n{draft.body}\n"
@@ -204,7 +211,7 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
 team_lane = agent(
     input=LaneInput,
     output=LaneResult,
-    tools=[teams_write_receipt],
+    tools=[teams_write_receipt, teams_record_escalation],
     run=lane_run,
     name="team_lane",
     description="One specialist lane: drafts at its routed model, consults the advisor, writes its receipt.",
@@ -307,33 +314,6 @@ async def run_gate(
         note = f"changed by {outcome}; approve the new proposal to go on" if outcome != "blocked" else note
 
 
-def route(
-    proposal: dict[str, Any], specialists: dict[str, Any], config: dict[str, Any], model_tier: str | None
-) -> list[dict[str, Any]]:
-    """Score every lane at dispatch (pure)."""
-    tiers = TierConfig.from_config(config["models"], model_tier)
-    out = []
-    for lane in proposal["lanes"]:
-        purpose = (specialists.get(lane["specialist"]) or {}).get("purpose")
-        signals = lane_signals(lane, purpose)
-        # models.enabled false: no scoring, the approved tier stands (pins and the research floor apply)
-        scored = score_lane(signals, tiers) if tiers.enabled else unscored_lane(signals, lane["tier"], tiers)
-        out.append(
-            {
-                "task_id": lane["task_id"],
-                "specialist": lane["specialist"],
-                "score": scored.score,
-                "tier": scored.tier,
-                "model": scored.model,
-                "advisor_model": tiers.tiers["powerful"],
-                "approved_tier": lane["tier"],
-                "reasons": list(scored.reasons),
-                "line": routing_line(lane["task_id"], scored),
-            }
-        )
-    return out
-
-
 def _goal(reports: list[LaneReport]) -> str:
     done = sum(1 for r in reports if r.status == "done")
     return "complete" if done == len(reports) else "blocked" if done == 0 else "partial"
@@ -398,6 +378,37 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
     )
 
 
+async def sticky_rescore(
+    task: Task,
+    input: TeamInput,
+    lanes: dict[str, dict[str, Any]],
+    specialists: dict[str, Any],
+    config: dict[str, Any],
+    route_of: dict[str, dict[str, Any]],
+    inputs: dict[str, dict[str, Any]],
+    task_ids: list[str],
+) -> None:
+    """Re-score the lanes about to be dispatched again with their advisor consults so far (the
+    reference's sticky +1 after an escalation); a lane whose tier changes goes out at the new tier
+    and model, printed and recorded like every dispatch."""
+    escalations = await task.tools.teams_lane_escalations(project=input.project, run_id=task.run_id)
+    changed = []
+    for tid in task_ids:
+        if not escalations.get(tid):
+            continue
+        routed = route_lane(lanes[tid], specialists, config, input.model_tier, escalations[tid])
+        if routed["tier"] == route_of[tid]["tier"]:
+            continue
+        route_of[tid] = routed
+        inputs[tid] = {**inputs[tid], "tier": routed["tier"], "model": routed["model"]}
+        short = dict(config["models"].get("shortOutputThreshold") or {})
+        inputs[tid]["short_output"] = int(short.get(f"{inputs[tid]['work_type']}/{routed['tier']}", 0))
+        task.console.info(f"{routed['line']} (prior escalation, sticky +1)")
+        changed.append(routed)
+    if changed:
+        await task.tools.teams_append_routing(project=input.project, run_id=task.run_id, routing=changed)
+
+
 async def run_lanes(
     task: Task,
     input: TeamInput,
@@ -410,6 +421,7 @@ async def run_lanes(
     """Dispatch the lanes wave by wave (a lane waits for the lanes it depends on)."""
     universal = universal_layer(task.run_id, f"{proposal['task']}\n\n{body}".strip())  # once per run
     route_of = {r["task_id"]: r for r in routing}
+    lanes_by_id = {lane["task_id"]: lane for lane in proposal["lanes"]}
     models = config["models"]
     short = dict(models.get("shortOutputThreshold") or {})
     reports: dict[str, LaneReport] = {}
@@ -480,6 +492,8 @@ async def run_lanes(
                     again.append(tid)
                 else:
                     results[tid] = f"failed after {attempts[tid]} attempts: {outcome.error}"
+            if again:  # the sticky +1: a lane that escalated is re-scored before its retry
+                await sticky_rescore(task, input, lanes_by_id, specialists, config, route_of, inputs, again)
             todo = again
         for tid in inputs:
             r = route_of[tid]

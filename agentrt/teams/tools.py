@@ -184,6 +184,68 @@ def teams_record_routing(project: str, run_id: str, routing: list[dict[str, Any]
 
 
 @tool
+def teams_append_routing(project: str, run_id: str, routing: list[dict[str, Any]]) -> str:
+    """Add re-scored dispatch decisions to the run's routing record (a retry at a new tier); the
+    last line of a lane is its tier now, for the bus's tier check too.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        routing: The new decisions, one per re-scored lane.
+    """
+    path = run_dir(project, run_id) / "routing.jsonl"
+    old = path.read_text(encoding="utf-8") if path.is_file() else ""
+    rows = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in routing)
+    if not old.endswith(rows):  # a replay after a crash appends nothing twice
+        _write(path, old + rows)
+    return str(path)
+
+
+def _escalations_dir(project: str, run_id: str) -> Path:
+    return run_dir(project, run_id) / "escalations"
+
+
+@tool
+def teams_record_escalation(
+    project: str, run_id: str, task_id: str, attempt: int, round: int, question: str
+) -> str:
+    """Record one advisor consult of a lane (the run's escalation trail; the sticky +1 reads it).
+
+    One file per lane, attempt and round, written whole: a replay writes the same file again.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        task_id: The lane.
+        attempt: The lane's attempt.
+        round: The advisor round (1, 2, ...).
+        question: What the lane asked the advisor.
+    """
+    check_name(task_id, "escalation record", "task_id")
+    name = f"{task_id}.{int(attempt)}.{int(round)}.json"
+    path = confined(_escalations_dir(project, run_id), name)
+    record = {"task_id": task_id, "attempt": attempt, "round": round, "question": question}
+    _write(path, json.dumps(record, sort_keys=True) + "\n")
+    return str(path)
+
+
+@tool
+def teams_lane_escalations(project: str, run_id: str) -> dict[str, int]:
+    """How many advisor consults each lane of the run has had so far, over all its attempts.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+    """
+    root = _escalations_dir(project, run_id)
+    counts: dict[str, int] = {}
+    for path in sorted(root.glob("*.json")) if root.is_dir() else []:
+        task_id = json.loads(path.read_text(encoding="utf-8"))["task_id"]
+        counts[task_id] = counts.get(task_id, 0) + 1
+    return counts
+
+
+@tool
 def teams_write_bundles(project: str, run_id: str, bundles: dict[str, str]) -> list[str]:
     """Write the lanes' context bundles to ``.agentrt/context/<run>/<specialist>-<task>.md``.
 
@@ -266,6 +328,8 @@ TOOLS = [
     teams_gate_record,
     teams_write_team,
     teams_record_routing,
+    teams_append_routing,
+    teams_lane_escalations,
     teams_write_bundles,
     teams_read_receipt,
     teams_write_phase_result,

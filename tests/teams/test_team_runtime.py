@@ -567,3 +567,43 @@ def test_option_a_at_the_gate_mints_the_missing_role_and_runs_its_lane(project: 
     assert "name: data-steward" in minted and "the ledger needs an owner" in minted
     trail = (project / ".agentrt/runs/team1/gate/decisions.jsonl").read_text()
     assert '"choice": "A"' in trail
+
+
+def test_a_retry_after_an_escalation_is_rescored_with_the_sticky_plus_one(project: Path) -> None:
+    failed: list[int] = []
+
+    def fail(request: ExecutorRequest, n: int) -> bool:
+        # the tests lane's first attempt dies after its advisor consult
+        folded = request.src == "lane" and "# Advisor answer" in (request.prompt or "")
+        if folded and request.metadata.get("task_id") == "tests" and not failed:
+            failed.append(n)
+            return True
+        return False
+
+    rec = Recorder(fail)
+    out = run_approved(project, rec)
+    calls = rec.lane_calls("tests")
+    # attempt 1 at mid (score 2): draft, consult, folded call (fails); attempt 2 re-scored 2+1 = 3
+    assert [c.model for c in calls] == ["sonnet", "sonnet", "opus", "opus"]
+    lane = out["lanes"][2]
+    assert (lane["tier"], lane["model"], lane["attempts"], lane["status"]) == ("powerful", "opus", 2, "done")
+    rows = [
+        json.loads(line) for line in (project / ".agentrt/runs/team1/routing.jsonl").read_text().splitlines()
+    ]
+    last = [r for r in rows if r["task_id"] == "tests"][-1]
+    assert last["line"] == "lane tests · score 3 · tier powerful · model opus"
+    assert "prior escalation (sticky) +1" in last["reasons"] and last["escalations"] >= 1
+    trail = sorted(p.name for p in (project / ".agentrt/runs/team1/escalations").glob("*.json"))
+    assert trail[0] == "tests.1.1.json"
+    # the receipt was published at the tier the lane now holds
+    log = [
+        json.loads(line) for line in (project / ".agentrt/runs/team1/bus/log.jsonl").read_text().splitlines()
+    ]
+    assert ("handoff/team1/tests", "powerful") in [(e["topic"], e["publisher_tier"]) for e in log]
+
+
+def test_a_retry_without_an_escalation_keeps_its_tier(project: Path) -> None:
+    rec = Recorder(lambda r, n: r.src == "lane" and r.metadata.get("task_id") == "api" and n <= 2)
+    out = run_approved(project, rec)
+    assert {c.model for c in rec.lane_calls("api")} == {"sonnet"}
+    assert out["lanes"][0]["tier"] == "mid" and out["lanes"][0]["attempts"] == 2
