@@ -34,7 +34,7 @@ __all__ = ["lane_signals", "parse_spec", "propose"]
 
 _LANE_KEYS = {
     "task_id", "specialist", "title", "work_type", "files", "blast_radius", "depends_on",
-    "depends_on_contract", "sensitive", "tier_pin", "brief",
+    "depends_on_contract", "sensitive", "tier_pin", "brief", "reviews",
 }  # fmt: skip
 
 
@@ -56,7 +56,37 @@ def parse_spec(text: str, where: str = "spec") -> dict[str, Any]:
                 raise ContractError(
                     where, f"lanes[{i}].{key}", f"is not a lane key ({', '.join(sorted(_LANE_KEYS))})"
                 )
+    _wire_reviews(header["lanes"], where)
     return {"phase": "build", "excluded": [], **header, "body": body.strip()}
+
+
+def _wire_reviews(lanes: list[Any], where: str) -> None:
+    """A reviewer lane (``reviews: TASK``) runs after the lane it reviews, and a lane that depends on
+    a reviewed lane waits for its review too: the reviewed lane is done for others only once its
+    review gate passed."""
+    ids = [lane["task_id"] for lane in lanes]
+    reviewer_of: dict[str, str] = {}
+    for i, lane in enumerate(lanes):
+        target = lane.get("reviews")
+        if target is None:
+            continue
+        if target not in ids or target == lane["task_id"]:
+            raise ContractError(
+                where, f"lanes[{i}].reviews", f"must name another lane of the spec, got {target!r}"
+            )
+        if target in reviewer_of:
+            raise ContractError(
+                where,
+                f"lanes[{i}].reviews",
+                f"lane {target!r} already has a reviewer ({reviewer_of[target]})",
+            )
+        reviewer_of[target] = lane["task_id"]
+        lane["depends_on"] = list(dict.fromkeys([*(lane.get("depends_on") or []), target]))
+    for lane in lanes:
+        for dep in list(lane.get("depends_on") or []):
+            reviewer = reviewer_of.get(dep)
+            if reviewer is not None and reviewer != lane["task_id"] and reviewer not in lane["depends_on"]:
+                lane["depends_on"] = [*lane["depends_on"], reviewer]
 
 
 def lane_signals(lane: Mapping[str, Any], purpose: str | None, escalations: int = 0) -> Lane:

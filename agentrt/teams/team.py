@@ -3,8 +3,8 @@
 ``team_lead`` composes the team from a spec, waits on the team gate as a durable
 ``task.ui.ask`` (the run leaves memory until someone replies, in any process), writes the team file
 on approval, scores and records each lane's routing, and runs each lane as a durable child run of
-``team_lane`` (``task.gather_settled``), dependency wave by wave, retrying a failed lane with the
-same bundle and tier up to ``max_attempts``.  It reads each lane's receipt file, never a chat
+``team_lane`` (:mod:`agentrt.teams.lanes`: dependency wave by wave, retries, the sticky +1 and the
+lane review gate).  It reads each lane's receipt file, never a chat
 message, and reports a goal status.  A crash anywhere resumes mid-await: finished lanes are not
 run again, and routing decisions live in the lead's checkpoint and the lanes' inputs, so a resume
 never changes a lane's model.
@@ -24,14 +24,14 @@ import agentrt
 from agentrt._sdk.agent import agent
 from agentrt._sdk.task import Task
 from agentrt._sdk.tools import ui_tools
-from agentrt.teams.bundle import build_bundle, universal_layer
 from agentrt.teams.contracts import SUMMARY_MAX_CHARS, validate_handoff
-from agentrt.teams.errors import ContractError, GateBlocked
+from agentrt.teams.errors import GateBlocked
 from agentrt.teams.escalation import INCONCLUSIVE, EscalationConfig, advisor_prompt, escalation_trigger
 from agentrt.teams.gate import DECISION_SCHEMA, VERBS, apply_decision, canonical_hash
+from agentrt.teams.lanes import LaneReport, run_lanes
 from agentrt.teams.options import option_replies
-from agentrt.teams.routing import route, route_lane
-from agentrt.teams.tools import TOOLS, teams_record_escalation, teams_write_receipt
+from agentrt.teams.routing import route
+from agentrt.teams.tools import TOOLS, teams_record_escalation, teams_write_receipt, teams_write_review
 
 __all__ = ["LaneDraft", "LaneInput", "LaneResult", "TeamInput", "TeamOutput", "team_lane", "team_lead"]
 
@@ -69,6 +69,8 @@ class LaneDraft:
     artifacts: list[str] = attrs.field(factory=list)
     issues: list[str] = attrs.field(factory=list)
     learnings: list[str] = attrs.field(factory=list)
+    verdict: str = ""  # a reviewer lane's: pass or changes_requested
+    blocking_findings: list[str] = attrs.field(factory=list)  # a reviewer lane's: what must change
 
 
 @attrs.frozen
@@ -86,6 +88,8 @@ class LaneInput:
     advisor_rounds: int = 2
     markers: list[str] = attrs.field(factory=list)
     short_output: int = 0  # the models.shortOutputThreshold for this work type and tier; 0 = none
+    reviews: str = ""  # a reviewer lane: the lane whose receipt it reviews
+    reviewed_sha256: str = ""  # ... and the SHA-256 of that receipt (the review names it)
 
 
 @attrs.frozen
@@ -102,6 +106,7 @@ class LaneResult:
     lane_calls: int
     advisor_calls: int
     acceptance: str = ""  # the attempt's acceptance record: the receipt bytes the lead may trust
+    review: str = ""  # a reviewer lane's review_result.v1 file
 
 
 def _tokens(result: Any) -> int:
@@ -179,6 +184,21 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
     if draft.learnings:
         envelope["learnings"] = list(draft.learnings)
     validate_handoff(envelope)  # a malformed answer fails the attempt; the lead retries it
+    review_path = ""
+    if input.reviews:  # a reviewer lane: its verdict goes to a file the lead reads, before its receipt
+        review_path = await task.tools.teams_write_review(
+            project=input.project,
+            run_id=input.team_run,
+            reviewed=input.reviews,
+            reviewer=input.task_id,
+            attempt=input.attempt,
+            review={
+                "packet_id": f"{input.team_run}/{input.reviews}",
+                "artifact_sha256_reviewed": input.reviewed_sha256,
+                "verdict": draft.verdict,
+                "blocking_findings": list(draft.blocking_findings),
+            },
+        )
     sections = {
         "changed_files": list(draft.artifacts),
         "opens_for": [],
@@ -205,13 +225,14 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
         lane_calls=lane_calls,
         advisor_calls=rounds,
         acceptance=written["acceptance"],
+        review=review_path,
     )
 
 
 team_lane = agent(
     input=LaneInput,
     output=LaneResult,
-    tools=[teams_write_receipt, teams_record_escalation],
+    tools=[teams_write_receipt, teams_record_escalation, teams_write_review],
     run=lane_run,
     name="team_lane",
     description="One specialist lane: drafts at its routed model, consults the advisor, writes its receipt.",
@@ -226,20 +247,6 @@ class TeamInput:
     spec: str  # the spec file, relative to the project
     project: str = "."
     model_tier: str | None = None  # the run-wide pin (--model-tier)
-
-
-@attrs.frozen
-class LaneReport:
-    task_id: str
-    specialist: str
-    tier: str
-    model: str
-    status: str  # done, blocked, escalate, inconclusive, failed, upstream-blocked
-    attempts: int
-    receipt: str
-    summary: str
-    learnings: list[str] = attrs.field(factory=list)  # candidates only, never auto-promoted
-    advisor_rounds: int = 0  # the escalation trail: advisor consults of the accepted attempt
 
 
 @attrs.frozen
@@ -357,7 +364,16 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
     for r in routing:
         task.console.info(r["line"])
     await task.tools.teams_record_routing(project=input.project, run_id=task.run_id, routing=routing)
-    reports = await run_lanes(task, input, proposal, specialists, config, routing, planned["body"])
+    reports = await run_lanes(
+        task,
+        project=input.project,
+        model_tier=input.model_tier,
+        proposal=proposal,
+        specialists=specialists,
+        config=config,
+        routing=routing,
+        body=planned["body"],
+    )
     goal = _goal(reports)
     await task.tools.teams_write_phase_result(
         project=input.project,
@@ -376,177 +392,6 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
     return TeamOutput(
         goal_status=goal, team_file=team_path, routing=[r["line"] for r in routing], lanes=reports
     )
-
-
-async def sticky_rescore(
-    task: Task,
-    input: TeamInput,
-    lanes: dict[str, dict[str, Any]],
-    specialists: dict[str, Any],
-    config: dict[str, Any],
-    route_of: dict[str, dict[str, Any]],
-    inputs: dict[str, dict[str, Any]],
-    task_ids: list[str],
-) -> None:
-    """Re-score the lanes about to be dispatched again with their advisor consults so far (the
-    reference's sticky +1 after an escalation); a lane whose tier changes goes out at the new tier
-    and model, printed and recorded like every dispatch."""
-    escalations = await task.tools.teams_lane_escalations(project=input.project, run_id=task.run_id)
-    changed = []
-    for tid in task_ids:
-        if not escalations.get(tid):
-            continue
-        routed = route_lane(lanes[tid], specialists, config, input.model_tier, escalations[tid])
-        if routed["tier"] == route_of[tid]["tier"]:
-            continue
-        route_of[tid] = routed
-        inputs[tid] = {**inputs[tid], "tier": routed["tier"], "model": routed["model"]}
-        short = dict(config["models"].get("shortOutputThreshold") or {})
-        inputs[tid]["short_output"] = int(short.get(f"{inputs[tid]['work_type']}/{routed['tier']}", 0))
-        task.console.info(f"{routed['line']} (prior escalation, sticky +1)")
-        changed.append(routed)
-    if changed:
-        await task.tools.teams_append_routing(project=input.project, run_id=task.run_id, routing=changed)
-
-
-async def run_lanes(
-    task: Task,
-    input: TeamInput,
-    proposal: dict[str, Any],
-    specialists: dict[str, Any],
-    config: dict[str, Any],
-    routing: list[dict[str, Any]],
-    body: str,
-) -> list[LaneReport]:
-    """Dispatch the lanes wave by wave (a lane waits for the lanes it depends on)."""
-    universal = universal_layer(task.run_id, f"{proposal['task']}\n\n{body}".strip())  # once per run
-    route_of = {r["task_id"]: r for r in routing}
-    lanes_by_id = {lane["task_id"]: lane for lane in proposal["lanes"]}
-    models = config["models"]
-    short = dict(models.get("shortOutputThreshold") or {})
-    reports: dict[str, LaneReport] = {}
-    summaries: dict[str, str] = {}
-    pending = list(proposal["lanes"])
-    while pending:
-        ready = [lane for lane in pending if all(d in reports for d in lane.get("depends_on") or [])]
-        if not ready:
-            break
-        pending = [lane for lane in pending if lane not in ready]
-        inputs: dict[str, dict[str, Any]] = {}
-        bundles: dict[str, str] = {}
-        for lane in ready:
-            r = route_of[lane["task_id"]]
-            upstream_bad = [d for d in lane.get("depends_on") or [] if reports[d].status != "done"]
-            if upstream_bad:
-                reports[lane["task_id"]] = LaneReport(
-                    lane["task_id"], lane["specialist"], r["tier"], r["model"], "upstream-blocked", 0, "",
-                    f"not run: upstream lanes {', '.join(upstream_bad)} did not finish done",
-                )  # fmt: skip
-                continue
-            spec = {"name": lane["specialist"], **(specialists.get(lane["specialist"]) or {})}
-            try:
-                bundle = build_bundle(
-                    universal,
-                    spec,
-                    lane,
-                    upstream=[f"{d}: {summaries[d]}" for d in lane.get("depends_on") or []],
-                    max_tokens=config["max_tokens"],
-                )
-            except ContractError as exc:
-                reports[lane["task_id"]] = LaneReport(
-                    lane["task_id"], lane["specialist"], r["tier"], r["model"], "blocked", 0, "", str(exc)
-                )
-                continue
-            bundles[f"{lane['specialist']}-{lane['task_id']}"] = bundle
-            inputs[lane["task_id"]] = {
-                "project": input.project,
-                "team_run": task.run_id,
-                "specialist": lane["specialist"],
-                "task_id": lane["task_id"],
-                "work_type": lane["work_type"],
-                "tier": r["tier"],
-                "model": r["model"],
-                "advisor_model": r["advisor_model"],
-                "bundle": bundle,
-                "advisor_rounds": int(models.get("advisorRounds", 2)),
-                "markers": list(models.get("escalationMarkers") or []),
-                "short_output": int(short.get(f"{lane['work_type']}/{r['tier']}", 0)),
-            }
-        if bundles:
-            await task.tools.teams_write_bundles(project=input.project, run_id=task.run_id, bundles=bundles)
-        attempts = dict.fromkeys(inputs, 0)
-        results: dict[str, Any] = {}
-        todo = list(inputs)
-        while todo:  # a retry: a fresh child run with the same bundle and tier
-            for tid in todo:
-                attempts[tid] += 1
-            settled = await task.gather_settled(
-                [task.tools.team_lane(**{**inputs[tid], "attempt": attempts[tid]}) for tid in todo]
-            )
-            again = []
-            for tid, outcome in zip(todo, settled, strict=True):
-                if isinstance(outcome, agentrt.Fulfilled):
-                    results[tid] = outcome.value
-                elif attempts[tid] < config["max_attempts"]:
-                    task.console.warn(f"lane {tid} attempt {attempts[tid]} failed: {outcome.error}; retrying")
-                    again.append(tid)
-                else:
-                    results[tid] = f"failed after {attempts[tid]} attempts: {outcome.error}"
-            if again:  # the sticky +1: a lane that escalated is re-scored before its retry
-                await sticky_rescore(task, input, lanes_by_id, specialists, config, route_of, inputs, again)
-            todo = again
-        for tid in inputs:
-            r = route_of[tid]
-            lane_result = results[tid]
-            if isinstance(lane_result, str):
-                reports[tid] = LaneReport(
-                    tid,
-                    inputs[tid]["specialist"],
-                    r["tier"],
-                    r["model"],
-                    "failed",
-                    attempts[tid],
-                    "",
-                    lane_result,
-                )
-                continue
-            read = await task.tools.teams_read_receipt(  # the accepted file, never chat
-                path=lane_result.receipt, acceptance=lane_result.acceptance or None
-            )
-            learnings: list[str] = []
-            if not read["ok"]:
-                status, summary = "failed", f"invalid receipt: {read['error']}"
-            else:
-                env = read["envelope"]
-                status = "inconclusive" if lane_result.outcome == "inconclusive" else env["status"]
-                summary = env["summary"]
-                summaries[tid] = summary
-                learnings = list(env.get("learnings") or [])
-            reports[tid] = LaneReport(
-                tid,
-                inputs[tid]["specialist"],
-                r["tier"],
-                r["model"],
-                status,
-                attempts[tid],
-                lane_result.receipt,
-                summary,
-                learnings,
-                lane_result.advisor_rounds,
-            )
-    for lane in pending:  # a dependency that never became ready
-        r = route_of[lane["task_id"]]
-        reports[lane["task_id"]] = LaneReport(
-            lane["task_id"],
-            lane["specialist"],
-            r["tier"],
-            r["model"],
-            "upstream-blocked",
-            0,
-            "",
-            "dependencies never finished",
-        )
-    return [reports[lane["task_id"]] for lane in proposal["lanes"]]
 
 
 team_lead = agent(

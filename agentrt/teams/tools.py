@@ -8,6 +8,7 @@ and ``.agentrt/runs/<run>/`` (``handoffs/``, ``bus/``, ``gate/``, ``routing.json
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -38,7 +39,8 @@ def run_dir(project: str | os.PathLike[str], run_id: str) -> Path:
 
 def load_config(project: str | os.PathLike[str]) -> dict[str, Any]:
     """``.agentrt/teams.yaml``: ``models`` (thresholds, tiers, escalationMarkers,
-    shortOutputThreshold, advisorRounds), ``retry.max_attempts``, ``context.max_tokens``."""
+    shortOutputThreshold, advisorRounds, enabled), ``retry.max_attempts``, ``context.max_tokens``,
+    ``review.max_rounds`` (how often a lane's review gate may send it back; default 2)."""
     path = Path(project) / CONFIG_FILE
     doc: Any = {}
     if path.is_file():
@@ -50,6 +52,7 @@ def load_config(project: str | os.PathLike[str]) -> dict[str, Any]:
     return {
         "models": models,
         "max_attempts": int((doc.get("retry") or {}).get("max_attempts", 2)),
+        "review_rounds": int((doc.get("review") or {}).get("max_rounds", 2)),
         "max_tokens": int((doc.get("context") or {}).get("max_tokens", 6000)),
     }
 
@@ -301,7 +304,52 @@ def teams_read_receipt(path: str, acceptance: str | None = None) -> dict[str, An
     at_step("lead.reading")
     try:
         text = check_accepted(path, acceptance) if acceptance else Path(path).read_text(encoding="utf-8")
-        return {"ok": True, "envelope": parse_receipt(text).to_dict()}
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        return {"ok": True, "envelope": parse_receipt(text).to_dict(), "sha256": digest}
+    except (OSError, ValueError, ContractError) as exc:
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _review_path(project: str, run_id: str, reviewed: str, reviewer: str, attempt: int) -> Path:
+    for key, name in (("reviewed", reviewed), ("reviewer", reviewer)):
+        check_name(name, "review result", key)
+    return confined(run_dir(project, run_id) / "reviews", f"{reviewed}.{reviewer}.{int(attempt)}.json")
+
+
+@tool
+def teams_write_review(
+    project: str, run_id: str, reviewed: str, reviewer: str, attempt: int, review: dict[str, Any]
+) -> str:
+    """A reviewer lane's verdict on a lane: its ``review_result.v1``, validated, written whole to
+    ``.agentrt/runs/<run>/reviews/<reviewed>.<reviewer>.<attempt>.json`` (the lead reads the file).
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        reviewed: The lane reviewed.
+        reviewer: The reviewer lane.
+        attempt: The reviewer lane's attempt.
+        review: The review_result.v1 (packet_id, artifact_sha256_reviewed, verdict, blocking_findings).
+    """
+    validate_contract({"schema_version": "review_result.v1", **review})
+    path = _review_path(project, run_id, reviewed, reviewer, attempt)
+    _write(
+        path, json.dumps({"schema_version": "review_result.v1", **review}, indent=2, sort_keys=True) + "\n"
+    )
+    return str(path)
+
+
+@tool
+def teams_read_review(path: str) -> dict[str, Any]:
+    """The lead reads a review file (never chat) and validates it as ``review_result.v1``.
+
+    Args:
+        path: The review file.
+    """
+    try:
+        review = json.loads(Path(path).read_text(encoding="utf-8"))
+        validate_contract(review)
+        return {"ok": True, "review": review}
     except (OSError, ValueError, ContractError) as exc:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
 
@@ -332,5 +380,6 @@ TOOLS = [
     teams_lane_escalations,
     teams_write_bundles,
     teams_read_receipt,
+    teams_read_review,
     teams_write_phase_result,
 ]

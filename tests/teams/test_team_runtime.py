@@ -607,3 +607,69 @@ def test_a_retry_without_an_escalation_keeps_its_tier(project: Path) -> None:
     out = run_approved(project, rec)
     assert {c.model for c in rec.lane_calls("api")} == {"sonnet"}
     assert out["lanes"][0]["tier"] == "mid" and out["lanes"][0]["attempts"] == 2
+
+
+REVIEWER = """  - task_id: api-review
+    specialist: qa
+    title: Review the CSV endpoint
+    work_type: review
+    reviews: api
+    brief: Check the endpoint against the spec. [block-once]
+excluded:"""
+
+
+def with_reviewer(project: Path) -> None:
+    spec = (project / "spec.md").read_text().replace("excluded:", REVIEWER, 1)
+    (project / "spec.md").write_text(spec)
+
+
+def test_the_review_gate_sends_a_lane_back_once_then_passes_it(project: Path) -> None:
+    with_reviewer(project)
+    rec = Recorder()
+    out = run_approved(project, rec)
+    lanes = {lane["task_id"]: lane for lane in out["lanes"]}
+    api, review = lanes["api"], lanes["api-review"]
+    assert (api["status"], api["attempts"], api["review_rounds"]) == ("done", 2, 1)
+    assert "The review addressed." in api["summary"]
+    assert (review["status"], review["attempts"]) == ("done", 2)
+    # the second api dispatch carried the findings; tests waited for the review to pass
+    api_calls = rec.lane_calls("api")
+    assert "# Review findings" not in api_calls[0].prompt
+    assert "- Review the CSV endpoint: cover the error path" in api_calls[-1].prompt
+    assert "The review addressed." in rec.lane_calls("tests")[0].prompt
+    assert out["goal_status"] == "complete"
+    # the reviews are review_result.v1 files naming the receipt they reviewed
+    from agentrt.teams import validate_contract
+
+    reviews = sorted((project / ".agentrt/runs/team1/reviews").glob("*.json"))
+    assert [p.name for p in reviews] == ["api.api-review.1.json", "api.api-review.2.json"]
+    first = json.loads(reviews[0].read_text())
+    assert validate_contract(first) == "review_result.v1"
+    assert first["verdict"] == "changes_requested" and first["blocking_findings"]
+    assert first["packet_id"] == "team1/api" and len(first["artifact_sha256_reviewed"]) == 64
+    assert json.loads(reviews[1].read_text())["blocking_findings"] == []
+
+
+def test_the_review_gate_is_bounded_then_blocks_the_lane_and_its_dependents(project: Path) -> None:
+    with_reviewer(project)
+    write_config(project, "review:\n  max_rounds: 0\n")
+    rec = Recorder()
+    out = run_approved(project, rec)
+    lanes = {lane["task_id"]: lane for lane in out["lanes"]}
+    assert lanes["api"]["status"] == "blocked"
+    assert lanes["api"]["summary"].startswith("review gate: 1 blocking finding(s) after 0 round(s) sent back")
+    assert lanes["tests"]["status"] == "upstream-blocked" and rec.lane_calls("tests") == []
+    assert len(rec.lane_calls("api")) == 1 and out["goal_status"] == "partial"
+
+
+def test_a_reviews_key_must_name_another_lane(project: Path) -> None:
+    from agentrt.teams import ContractError
+    from agentrt.teams.plan import parse_spec
+
+    text = (
+        (project / "spec.md")
+        .read_text()
+        .replace("excluded:", REVIEWER.replace("reviews: api", "reviews: nope"), 1)
+    )
+    with pytest.raises(ContractError, match="must name another lane of the spec"):
+        parse_spec(text)
