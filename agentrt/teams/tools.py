@@ -22,6 +22,7 @@ from agentrt.teams.contracts import validate_contract
 from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.gate import chain_entry, team_file, verify_trail
 from agentrt.teams.names import check_name, confined
+from agentrt.teams.normalize import normalize_contract
 from agentrt.teams.plan import parse_spec, propose
 from agentrt.teams.receipts import parse_receipt
 from agentrt.teams.registry import Registry, Specialist, template_names
@@ -347,8 +348,7 @@ def teams_read_review(path: str) -> dict[str, Any]:
         path: The review file.
     """
     try:
-        review = json.loads(Path(path).read_text(encoding="utf-8"))
-        validate_contract(review)
+        _, review = normalize_contract(Path(path).read_text(encoding="utf-8"), expect="review_result.v1")
         return {"ok": True, "review": review}
     except (OSError, ValueError, ContractError) as exc:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
