@@ -99,6 +99,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     bundle.set_defaults(handler=guarded(cmd_lint_bundle))
 
+    status = sub.add_parser(
+        "status",
+        help="a team run as its lanes: tier, state, attempts, receipts, escalations, live",
+        description="Each lane of the team run: its tier and model, its state (running lanes are "
+        "live), attempts, accepted receipts, advisor consults and reviews.",
+    )
+    status.add_argument("run_id", metavar="RUN")
+    status.add_argument("--project", metavar="DIR", default=".")
+    add_store_option(status)
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(handler=guarded(cmd_status))
+
     stats = sub.add_parser("stats", help="model usage of a team run per tier and per lane, from the journal")
     stats.add_argument("run_id", metavar="RUN")
     add_store_option(stats)
@@ -238,6 +250,39 @@ def cmd_lint_bundle(args: argparse.Namespace) -> int:
         print(message, file=sys.stderr if code else sys.stdout)
         worst = max(worst, code)
     return worst
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from agentrt._cli.common import open_cli_store
+    from agentrt.teams.report import team_status
+
+    store = open_cli_store(args, read_only=True)
+    try:
+        status = team_status(store, args.project, args.run_id)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(status))
+        return EXIT_OK
+    head = f"team run {status['run_id']} ({status['status']}"
+    head += f", goal {status['goal_status']})" if status["goal_status"] else ")"
+    print(head)
+    if status["gate"]:
+        print(f"gate: {status['gate']} (agentrt show {status['run_id']} shows the question)")
+    if not status["lanes"]:
+        print("no lane dispatched yet")
+        return EXIT_OK
+    print(
+        f"{'lane':<14}{'specialist':<16}{'tier':<10}{'model':<10}{'state':<18}"
+        f"{'tries':>6}{'receipts':>9}{'escal.':>7}{'reviews':>8}"
+    )
+    for lane in status["lanes"]:
+        state = lane["state"] + (" (live)" if lane["live"] else "")
+        print(
+            f"{lane['task_id']:<14}{lane['specialist']:<16}{lane['tier']:<10}{lane['model']:<10}{state:<18}"
+            f"{lane['attempts']:>6}{lane['receipts']:>9}{lane['escalations']:>7}{lane['reviews']:>8}"
+        )
+    return EXIT_OK
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 
 from agentrt import MemoryStore, Runtime
+from agentrt.stores import open_store
 from agentrt.teams import Bus, acceptance
+from agentrt.teams.report import team_status
 from agentrt.teams.team import team_lead
 from examples import team_executors
 from tests.teams import crash_worker
@@ -123,6 +125,13 @@ def test_killed_at_every_step_of_a_lane_completion(
     assert planned.returncode == 0, planned.stderr[-3000:]
     died = worker("die", store_url, step, str(hit), planned.stdout)
     assert died.returncode == crash_worker.DIED, (died.returncode, died.stderr[-3000:])
+    killed = open_store(store_url)
+    try:  # `agentrt teams status` after the kill: the lanes as they were, none live (its owner is dead)
+        status = team_status(killed, project, RUN_ID)
+    finally:
+        killed.close()
+    assert status["status"] in ("running", "waiting") and len(status["lanes"]) == 3
+    assert not any(lane["live"] for lane in status["lanes"])
     resumed = worker("resume", store_url)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     after = effects(project, json.loads(resumed.stdout))
