@@ -137,6 +137,8 @@ def _describe(prompt: dict[str, Any], run_id: str) -> str:
             f"  lane {lane['task_id']} -> {lane['specialist']} · tier {lane['tier']} · depends on {deps}"
         )
     lines += [f"  option {k}: {v}" for k, v in sorted(p["options"].items())]
+    for choice, option_reply in sorted((prompt.get("options_for_missing") or {}).items()):
+        lines.append(f"  take option {choice}: agentrt resume {run_id} --reply '{json.dumps(option_reply)}'")
     if prompt.get("note"):
         lines.append(f"note: {prompt['note']}")
     if prompt.get("blocked"):

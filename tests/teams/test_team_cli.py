@@ -255,3 +255,11 @@ def test_status_shows_the_team_as_its_lanes(tmp_path: Path) -> None:
     assert not any(lane["live"] for lane in lanes.values())
     missing = cli(env, "teams", "status", "nope", "--project", str(project), check=False)
     assert missing.returncode == 2 and "no run 'nope'" in missing.stderr
+
+
+def test_the_crash_trial_matches_the_uncrashed_run() -> None:
+    args = [sys.executable, str(REPO / "examples" / "team_crash_trial.py"), "--kills", "4", "--seed", "5"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "receipts byte-identical: True" in done.stdout and "output identical: True" in done.stdout
+    assert re.search(r"max events per receipt\s+1\s+1", done.stdout)
