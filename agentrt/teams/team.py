@@ -25,9 +25,10 @@ from agentrt._sdk.agent import agent
 from agentrt._sdk.task import Task
 from agentrt._sdk.tools import ui_tools
 from agentrt.teams.contracts import SUMMARY_MAX_CHARS, validate_handoff
-from agentrt.teams.errors import GateBlocked
+from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.escalation import INCONCLUSIVE, EscalationConfig, advisor_prompt, escalation_trigger
 from agentrt.teams.gate import DECISION_SCHEMA, VERBS, apply_decision, canonical_hash
+from agentrt.teams.interview import boundary_prompt, draft_from_answers, interview_prompt
 from agentrt.teams.lanes import LaneReport, run_lanes
 from agentrt.teams.options import option_replies
 from agentrt.teams.routing import route
@@ -285,6 +286,89 @@ def _mints_asked(proposal: dict[str, Any], reply: Any) -> list[dict[str, Any]]:
     return []
 
 
+async def _record(task: Task, project: str, head: str | None, decision: Any, outcome: str) -> dict[str, Any]:
+    """Append one entry to the decision trail (verified first): ``{"ok", "head"}``, or ``{"ok":
+    False, "blocked"}`` when the trail is not the one the lead last wrote."""
+    recorded: dict[str, Any] = await task.tools.teams_gate_record(
+        project=project, run_id=task.run_id, head=head, decision=decision, outcome=outcome
+    )
+    return recorded
+
+
+async def interview(
+    task: Task, project: str, proposal: dict[str, Any], head: str | None, mint: dict[str, Any]
+) -> tuple[dict[str, Any], str | None]:
+    """The new role's interview, its ``proposed/`` draft and the gated boundary edits
+    (:mod:`agentrt.teams.interview`); every answer goes on the decision trail.  Returns the draft."""
+    name, reason = mint["specialist"], mint.get("reason") or ""
+    blocked: str | None = None
+    draft: dict[str, Any] | None = None
+    while draft is None:
+        answers = await task.ui.ask(interview_prompt(name, reason, blocked))
+        try:
+            draft, blocked = draft_from_answers(name, reason, answers), None
+        except ContractError as exc:
+            blocked = str(exc)
+        recorded = await _record(
+            task,
+            project,
+            head,
+            {"interview": name, "answers": answers},
+            "blocked" if blocked else "interview",
+        )
+        if not recorded["ok"]:
+            draft, blocked = None, recorded["blocked"]
+            continue
+        head = recorded["head"]
+    neighbours = [r["specialist"] for r in proposal["roles"] if r["specialist"] != name]
+    scan = await task.tools.teams_draft_specialist(project=project, draft=draft, neighbours=neighbours)
+    while scan["overlaps"]:
+        reply = await task.ui.ask(boundary_prompt(draft, scan["overlaps"], blocked))
+        verb = reply.get("verb") if isinstance(reply, dict) else None
+        edited = reply.get("boundaries") if isinstance(reply, dict) else None
+        valid = (
+            isinstance(edited, list)
+            and bool(edited)
+            and all(isinstance(b, str) and b.strip() for b in edited)
+        )
+        if verb == "keep" or (verb == "boundaries" and valid):
+            outcome, blocked = str(verb), None
+        else:
+            outcome = "blocked"
+            blocked = (
+                'reply {"verb": "boundaries", "boundaries": [...]} (a non-empty list) or {"verb": "keep"}'
+            )
+        recorded = await _record(task, project, head, {"boundaries_of": name, "reply": reply}, outcome)
+        if not recorded["ok"]:
+            blocked = recorded["blocked"]
+            continue
+        head = recorded["head"]
+        if outcome == "keep":
+            break
+        if outcome == "boundaries" and isinstance(edited, list):
+            draft = {**draft, "boundaries": [b.strip() for b in edited]}
+            scan = await task.tools.teams_draft_specialist(
+                project=project, draft=draft, neighbours=neighbours
+            )
+    return draft, head
+
+
+def _with_drafts(proposal: dict[str, Any], drafts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The proposal with each interviewed role's purpose and default tier."""
+    by_name = {d["name"]: d for d in drafts}
+    roles = [
+        {
+            **r,
+            "purpose": by_name[r["specialist"]]["purpose"],
+            "default_tier": by_name[r["specialist"]]["default_tier"],
+        }
+        if r["specialist"] in by_name
+        else r
+        for r in proposal["roles"]
+    ]
+    return {**proposal, "roles": roles}
+
+
 async def run_gate(
     task: Task,
     project: str,
@@ -316,7 +400,12 @@ async def run_gate(
             assert head is not None
             return proposal, head, mints
         if outcome != "blocked":
-            mints += _mints_asked(proposal, reply)
+            drafts = []
+            for asked in _mints_asked(proposal, reply):  # a new role is interviewed before it is drafted
+                draft, head = await interview(task, project, changed, head, asked)
+                mints.append({**asked, "draft": draft})
+                drafts.append(draft)
+            changed = _with_drafts(changed, drafts)
         proposal = changed
         note = f"changed by {outcome}; approve the new proposal to go on" if outcome != "blocked" else note
 
@@ -343,6 +432,8 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
             project=input.project, specialists=[r["specialist"] for r in proposal["roles"]]
         )
         config, specialists = dispatch["config"], {**specialists, **dispatch["specialists"]}
+        for mint in mints:  # a new role is not live before the team file: route and brief it by its draft
+            specialists.setdefault(mint["specialist"], mint["draft"])
         routing = route(proposal, specialists, config, input.model_tier)
         differ = [r for r in routing if r["tier"] != r["approved_tier"]]
         if not differ:

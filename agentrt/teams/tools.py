@@ -21,11 +21,12 @@ from agentrt.teams.acceptance import accept_receipt, acceptance_path, at_step, c
 from agentrt.teams.contracts import validate_contract
 from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.gate import chain_entry, team_file, verify_trail
+from agentrt.teams.interview import boundary_scan
 from agentrt.teams.names import check_name, confined
 from agentrt.teams.normalize import normalize_contract
 from agentrt.teams.plan import parse_spec, propose
 from agentrt.teams.receipts import parse_receipt
-from agentrt.teams.registry import Registry, Specialist, template_names
+from agentrt.teams.registry import Registry, Specialist, render_specialist, template_names
 from agentrt.teams.tiers import TierConfig
 
 __all__ = ["CONFIG_FILE", "TOOLS", "load_config", "run_dir"]
@@ -140,6 +141,35 @@ def teams_gate_record(
 
 
 @tool
+def teams_draft_specialist(project: str, draft: dict[str, Any], neighbours: list[str]) -> dict[str, Any]:
+    """Write a new role's draft to ``.agentrt/agents/proposed/<name>.md`` (not live) and scan its
+    boundaries against its neighbours: the named team roles and every project specialist.
+
+    Args:
+        project: The project directory.
+        draft: The draft specialist (name, purpose, default_tier, tools, boundaries, body).
+        neighbours: The other roles of the team.
+    """
+    registry = Registry(project)
+    spec = Specialist(
+        draft["name"],
+        draft["purpose"],
+        draft["default_tier"],
+        tuple(draft["tools"]),
+        tuple(draft["boundaries"]),
+        draft["body"],
+    )
+    path = confined(registry.root / "proposed", f"{check_name(spec.name, 'specialist', 'name')}.md")
+    _write(path, render_specialist(spec))
+    others: dict[str, Any] = {}
+    for name in [*neighbours, *registry.names()]:
+        found = registry.resolve(name)
+        if found is not None and name != spec.name:
+            others[name] = found.to_dict()
+    return {"path": str(path), "overlaps": boundary_scan(draft, others)}
+
+
+@tool
 def teams_write_team(project: str, run_id: str, proposal: dict[str, Any], head: str, mints: list[Any]) -> str:
     """On approval: mint the team's templates (and gated new roles), write the team file.
 
@@ -151,15 +181,27 @@ def teams_write_team(project: str, run_id: str, proposal: dict[str, Any], head: 
         mints: The gate decisions that asked for a new role (add with mint true).
     """
     registry = Registry(project)
-    for decision in mints:
+    for decision in mints:  # each new role goes live from its interviewed draft in proposed/
         name = decision["specialist"]
+        draft = decision.get("draft")
         if registry.get(name) is None:
-            registry.mint_new(
+            spec = (
                 Specialist(
+                    name,
+                    draft["purpose"],
+                    draft["default_tier"],
+                    tuple(draft["tools"]),
+                    tuple(draft["boundaries"]),
+                    draft["body"],
+                )
+                if draft
+                else Specialist(
                     name, "custom", "mid", ("read",), (f"only the lanes given to {name}",), decision["reason"]
-                ),
-                decision,
+                )
             )
+            registry.mint_new(spec, decision)
+        proposed = registry.root / "proposed" / f"{check_name(name, 'specialist', 'name')}.md"
+        proposed.unlink(missing_ok=True)
     templates = set(template_names())
     for role in proposal["roles"]:  # a template becomes a project specialist only here, on approval
         if registry.get(role["specialist"]) is None and role["specialist"] in templates:
@@ -372,6 +414,7 @@ def teams_write_phase_result(project: str, run_id: str, result: dict[str, Any]) 
 
 TOOLS = [
     teams_plan,
+    teams_draft_specialist,
     teams_dispatch_config,
     teams_gate_record,
     teams_write_team,

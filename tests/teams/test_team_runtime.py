@@ -409,6 +409,25 @@ def test_bundle_over_the_cap_blocks_the_lane(project: Path) -> None:
     assert out["goal_status"] == "blocked"
 
 
+ANSWERS = {
+    "purpose": "data-stewardship",
+    "boundaries": ["does not write endpoints", "does not deploy"],
+    "default_tier": "mid",
+    "tools": ["read"],
+    "body": "Keeps the CSV schema and its column names consistent.",
+}
+
+
+async def interviewed(team: Team, prompt: dict[str, Any] | None) -> dict[str, Any]:
+    """Answer a new role's interview (and keep its boundaries if the scan asks); the gate's next question."""
+    assert prompt is not None and prompt.get("interview") == "agentrt.specialist_interview.v1", prompt
+    prompt = await team.reply(ANSWERS)
+    while prompt is not None and prompt.get("boundary_scan"):
+        prompt = await team.reply({"verb": "keep"})
+    assert prompt is not None and prompt.get("gate"), prompt
+    return prompt
+
+
 def test_new_role_minted_only_through_the_gate(project: Path) -> None:
     rec = Recorder()
 
@@ -425,7 +444,7 @@ def test_new_role_minted_only_through_the_gate(project: Path) -> None:
                     "mint": True,
                 }
             )
-            assert p is not None
+            p = await interviewed(team, p)
             assert not (project / ".agentrt" / "agents" / "data-steward.md").exists()  # not before approval
             assert await team.reply(approve(p)) is None
         finally:
@@ -549,8 +568,8 @@ def test_option_a_at_the_gate_mints_the_missing_role_and_runs_its_lane(project: 
             prompt = await team.start()
             assert prompt["proposal"]["missing"] == ["data-steward"]
             reply = {**prompt["options_for_missing"]["A"], "reason": "the ledger needs an owner"}
-            changed = await team.reply(reply)
-            assert changed is not None and changed["proposal"]["missing"] == []
+            changed = await interviewed(team, await team.reply(reply))
+            assert changed["proposal"]["missing"] == []
             docs = next(lane for lane in changed["proposal"]["lanes"] if lane["task_id"] == "docs")
             assert docs["specialist"] == "data-steward"  # its lane, in the same decision
             assert not (project / ".agentrt" / "agents" / "data-steward.md").exists()  # not before approval
@@ -673,3 +692,66 @@ def test_a_reviews_key_must_name_another_lane(project: Path) -> None:
     )
     with pytest.raises(ContractError, match="must name another lane of the spec"):
         parse_spec(text)
+
+
+def test_a_new_role_is_interviewed_drafted_in_proposed_and_its_boundaries_scanned(project: Path) -> None:
+    rec = Recorder()
+    agents = project / ".agentrt" / "agents"
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            add = {
+                "verb": "add",
+                "proposal": prompt["proposal_sha256"],
+                "specialist": "data-steward",
+                "reason": "owns the CSV schema",
+                "mint": True,
+            }
+            asked = await team.reply(add)
+            assert asked is not None and asked["interview"] == "agentrt.specialist_interview.v1"
+            again = await team.reply({"purpose": "data-stewardship"})  # incomplete: asked again, saying why
+            assert again is not None and again["interview"] and "key 'body': is required" in again["blocked"]
+            overlapping = {**ANSWERS, "boundaries": ["reports schema failures", "does not deploy"]}
+            scan = await team.reply(overlapping)
+            assert scan is not None and scan["boundary_scan"] == "agentrt.boundary_scan.v1"
+            assert scan["overlaps"] == [
+                "boundary 'reports schema failures' overlaps qa's boundary "
+                "'reports failures with reproductions' (shared: failures, reports)"
+            ]
+            draft = (agents / "proposed" / "data-steward.md").read_text()
+            assert "reports schema failures" in draft and not (agents / "data-steward.md").exists()
+            bad = await team.reply({"verb": "boundaries", "boundaries": []})  # gated: refused, asked again
+            assert bad is not None and bad["boundary_scan"] and "non-empty list" in bad["blocked"]
+            gate = await team.reply({"verb": "boundaries", "boundaries": ["does not write tests"]})
+            assert gate is not None and gate["gate"]  # scanned again: clean, back to the team gate
+            assert "does not write tests" in (agents / "proposed" / "data-steward.md").read_text()
+            role = next(r for r in gate["proposal"]["roles"] if r["specialist"] == "data-steward")
+            assert (role["purpose"], role["default_tier"], role["source"]) == (
+                "data-stewardship",
+                "mid",
+                "new",
+            )
+            assert await team.reply(approve(gate)) is None
+            return gate, team.output()
+        finally:
+            await team.rt.close()
+
+    run(main())
+    live = (agents / "data-steward.md").read_text()
+    assert "purpose: data-stewardship" in live and "does not write tests" in live
+    assert "Keeps the CSV schema" in live and "owns the CSV schema" in live
+    assert not (agents / "proposed" / "data-steward.md").exists()  # went live on approval
+    trail = [
+        json.loads(line)
+        for line in (project / ".agentrt/runs/team1/gate/decisions.jsonl").read_text().splitlines()
+    ]
+    assert [e["outcome"] for e in trail] == [
+        "add",
+        "blocked",
+        "interview",
+        "blocked",
+        "boundaries",
+        "approved",
+    ]
