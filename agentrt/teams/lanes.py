@@ -26,6 +26,7 @@ import agentrt
 from agentrt._sdk.task import Task
 from agentrt.teams.bundle import build_bundle, universal_layer
 from agentrt.teams.errors import ContractError
+from agentrt.teams.recall import DEFAULT_THRESHOLD, recall_section
 from agentrt.teams.routing import route_lane
 
 __all__ = ["REVIEW_FINDINGS", "REVIEW_INSTRUCTIONS", "LaneReport", "run_lanes"]
@@ -54,9 +55,19 @@ class LaneReport:
     review_rounds: int = 0  # how often its review gate sent it back
 
 
-def _bundle(ctx: dict[str, Any], lane: dict[str, Any], summaries: dict[str, str], findings: list[str]) -> str:
+def _bundle(
+    ctx: dict[str, Any],
+    lane: dict[str, Any],
+    summaries: dict[str, str],
+    findings: list[str],
+    recalled: dict[str, Any] | None = None,
+) -> str:
     """A lane's bundle: raises :class:`ContractError` when over the cap."""
     sections = []
+    if recalled is not None:  # the lane's files: recalled chunks, or the list to read in full
+        sections.append(recall_section(recalled))
+        if recalled.get("missing"):
+            sections.append("# Files not found\n" + "\n".join(f"- {p}" for p in recalled["missing"]))
     if lane.get("reviews"):
         sections.append(REVIEW_INSTRUCTIONS.format(target=lane["reviews"]))
     if findings:
@@ -189,8 +200,18 @@ async def _run(task: Task, ctx: dict[str, Any], state: dict[str, Any], tids: lis
     inputs, bundles, ready = state["inputs"], {}, []
     for tid in tids:
         lane = ctx["lanes"][tid]
+        if lane.get("read") and tid not in state["recalls"]:  # once per lane: retries reuse it
+            threshold = float(ctx["config"]["models"].get("recallScoreThreshold", DEFAULT_THRESHOLD))
+            state["recalls"][tid] = await task.tools.teams_recall(
+                project=ctx["project"],
+                paths=list(lane["read"]),
+                query=f"{lane.get('title', '')} {lane.get('brief', '')}",
+                threshold=threshold,
+            )
         try:
-            bundle = _bundle(ctx, lane, state["summaries"], state["findings"].get(tid, []))
+            bundle = _bundle(
+                ctx, lane, state["summaries"], state["findings"].get(tid, []), state["recalls"].get(tid)
+            )
         except ContractError as exc:  # over the cap (review findings make a bundle longer)
             state["reports"][tid] = _report(ctx, tid, "blocked", state["attempts"].get(tid, 0), str(exc))
             continue
@@ -275,6 +296,7 @@ async def run_lanes(
         "shas": {},
         "reviews": {},
         "findings": {},
+        "recalls": {},
         "inputs": {},
         "attempts": {},
     }

@@ -34,7 +34,7 @@ __all__ = ["lane_signals", "parse_spec", "propose"]
 
 _LANE_KEYS = {
     "task_id", "specialist", "title", "work_type", "files", "blast_radius", "depends_on",
-    "depends_on_contract", "sensitive", "tier_pin", "brief", "reviews",
+    "depends_on_contract", "sensitive", "tier_pin", "brief", "reviews", "read",
 }  # fmt: skip
 
 
@@ -51,6 +51,11 @@ def parse_spec(text: str, where: str = "spec") -> dict[str, Any]:
         for key in ("task_id", "specialist", "work_type"):
             if not isinstance(lane.get(key), str) or not lane[key]:
                 raise ContractError(where, f"lanes[{i}].{key}", "is required (a non-empty string)")
+        read = lane.get("read", [])
+        if not isinstance(read, list) or not all(isinstance(p, str) and p for p in read):
+            raise ContractError(
+                where, f"lanes[{i}].read", "must be a list of file paths (relative to the project)"
+            )
         for key in lane:
             if key not in _LANE_KEYS:
                 raise ContractError(

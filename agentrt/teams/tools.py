@@ -25,6 +25,7 @@ from agentrt.teams.interview import boundary_scan
 from agentrt.teams.names import check_name, confined
 from agentrt.teams.normalize import normalize_contract
 from agentrt.teams.plan import parse_spec, propose
+from agentrt.teams.recall import recall
 from agentrt.teams.receipts import parse_receipt
 from agentrt.teams.registry import Registry, Specialist, render_specialist, template_names
 from agentrt.teams.tiers import TierConfig
@@ -167,6 +168,27 @@ def teams_draft_specialist(project: str, draft: dict[str, Any], neighbours: list
         if found is not None and name != spec.name:
             others[name] = found.to_dict()
     return {"path": str(path), "overlaps": boundary_scan(draft, others)}
+
+
+@tool
+def teams_recall(project: str, paths: list[str], query: str, threshold: float) -> dict[str, Any]:
+    """Recall for one lane: its files (relative to the project, confined to it) chunked and scored
+    against its title and brief (:func:`agentrt.teams.recall.recall`).
+
+    Args:
+        project: The project directory.
+        paths: The lane's files (its spec's read list).
+        query: The lane's title and brief.
+        threshold: models.recallScoreThreshold.
+    """
+    files: dict[str, str] = {}
+    missing: list[str] = []
+    for rel in paths:
+        try:
+            files[rel] = confined(project, rel).read_text(encoding="utf-8", errors="replace")
+        except (OSError, ContractError):
+            missing.append(rel)
+    return {**recall(files, query, threshold), "missing": missing}
 
 
 @tool
@@ -414,6 +436,7 @@ def teams_write_phase_result(project: str, run_id: str, result: dict[str, Any]) 
 
 TOOLS = [
     teams_plan,
+    teams_recall,
     teams_draft_specialist,
     teams_dispatch_config,
     teams_gate_record,
