@@ -21,6 +21,7 @@ from agentrt.teams.contracts import TIERS
 from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.names import check_name
 from agentrt.teams.options import OPTION_KEYS, apply_option
+from agentrt.teams.skills import SKILL_KEYS, add_skill
 
 __all__ = [
     "DECISION_SCHEMA",
@@ -37,7 +38,7 @@ __all__ = [
 
 PROPOSAL_SCHEMA = "guild.team_proposal.v2"
 DECISION_SCHEMA = "guild.team_decision.v1"
-VERBS = ("approve", "restructure", "add", "remove", "substitute", "edit_dependencies", "option")
+VERBS = ("approve", "restructure", "add", "remove", "substitute", "edit_dependencies", "option", "add_skill")
 #: What to do about missing roles, as the composer offers it.
 OPTIONS = {
     "A": "mint a new specialist for each missing role (gated: only on this explicit request)",
@@ -54,6 +55,7 @@ _DECISION_KEYS: dict[str, tuple[str, ...]] = {
     "substitute": ("old", "new", "reason"),
     "edit_dependencies": ("task_id", "depends_on"),
     "option": OPTION_KEYS,
+    "add_skill": SKILL_KEYS,
 }
 
 
@@ -254,6 +256,8 @@ def apply_decision(
         new["excluded"].append({"specialist": old, "reason": f"substituted by {repl}: {reason}"})
     elif verb == "option":
         new = apply_option(new, decision, catalogue)
+    elif verb == "add_skill":
+        new = add_skill(new, decision)
     elif verb == "edit_dependencies":
         task_id = decision.get("task_id")
         lanes = {lane["task_id"]: lane for lane in new["lanes"]}

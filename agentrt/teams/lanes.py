@@ -28,6 +28,7 @@ from agentrt.teams.bundle import build_bundle, universal_layer
 from agentrt.teams.errors import ContractError
 from agentrt.teams.recall import DEFAULT_THRESHOLD, recall_section
 from agentrt.teams.routing import route_lane
+from agentrt.teams.skills import skill_section
 
 __all__ = ["REVIEW_FINDINGS", "REVIEW_INSTRUCTIONS", "LaneReport", "run_lanes"]
 
@@ -64,6 +65,9 @@ def _bundle(
 ) -> str:
     """A lane's bundle: raises :class:`ContractError` when over the cap."""
     sections = []
+    skills = skill_section(ctx.get("skills") or [], lane["specialist"])
+    if skills is not None:  # approved skills of the lane's role
+        sections.append(skills)
     if recalled is not None:  # the lane's files: recalled chunks, or the list to read in full
         sections.append(recall_section(recalled))
         if recalled.get("missing"):
@@ -288,6 +292,7 @@ async def run_lanes(
         "specialists": specialists,
         "lanes": {lane["task_id"]: lane for lane in proposal["lanes"]},
         "route_of": {r["task_id"]: r for r in routing},
+        "skills": list(proposal.get("skills") or []),
         "universal": universal_layer(task.run_id, f"{proposal['task']}\n\n{body}".strip()),  # once per run
     }
     state: dict[str, Any] = {

@@ -399,6 +399,13 @@ async def run_gate(
         if approved:
             assert head is not None
             return proposal, head, mints
+        if outcome == "add_skill":  # drafted in proposed/ until the team is approved
+            skill = changed["skills"][-1]
+            roles = [r["specialist"] for r in changed["roles"]]
+            drafted = await task.tools.teams_draft_skill(project=project, skill=skill, roles=roles)
+            note = f"skill {skill['skill']} drafted at {drafted['path']}" + (
+                "; clashes: " + "; ".join(drafted["clashes"]) if drafted["clashes"] else ""
+            )
         if outcome != "blocked":
             drafts = []
             for asked in _mints_asked(proposal, reply):  # a new role is interviewed before it is drafted
@@ -407,7 +414,8 @@ async def run_gate(
                 drafts.append(draft)
             changed = _with_drafts(changed, drafts)
         proposal = changed
-        note = f"changed by {outcome}; approve the new proposal to go on" if outcome != "blocked" else note
+        if outcome not in ("blocked", "add_skill"):
+            note = f"changed by {outcome}; approve the new proposal to go on"
 
 
 def _goal(reports: list[LaneReport]) -> str:

@@ -28,6 +28,7 @@ from agentrt.teams.plan import parse_spec, propose
 from agentrt.teams.recall import recall
 from agentrt.teams.receipts import parse_receipt
 from agentrt.teams.registry import Registry, Specialist, render_specialist, template_names
+from agentrt.teams.skills import render_skill
 from agentrt.teams.tiers import TierConfig
 
 __all__ = ["CONFIG_FILE", "TOOLS", "load_config", "run_dir"]
@@ -191,6 +192,31 @@ def teams_recall(project: str, paths: list[str], query: str, threshold: float) -
     return {**recall(files, query, threshold), "missing": missing}
 
 
+def _skills_dir(project: str) -> Path:
+    return confined(project, ".agentrt", "skills")
+
+
+@tool
+def teams_draft_skill(project: str, skill: dict[str, Any], roles: list[str]) -> dict[str, Any]:
+    """Draft a skill a gate decision asked for to ``.agentrt/skills/proposed/<name>.md`` (not live)
+    and name its clashes: a live skill of that name, a role it is for that left the team.
+
+    Args:
+        project: The project directory.
+        skill: The skill (skill, reason, for, description, instructions).
+        roles: The team's roles now.
+    """
+    name = check_name(skill["skill"], "skill", "skill")
+    path = confined(_skills_dir(project) / "proposed", f"{name}.md")
+    _write(path, render_skill(skill))
+    clashes = []
+    live = confined(_skills_dir(project), f"{name}.md")
+    if live.is_file():
+        clashes.append(f"a skill {name!r} is live already ({live}); it is kept, this draft is not minted")
+    clashes += [f"role {r!r} it is for is not on the team" for r in skill["for"] if r not in roles]
+    return {"path": str(path), "clashes": clashes}
+
+
 @tool
 def teams_write_team(project: str, run_id: str, proposal: dict[str, Any], head: str, mints: list[Any]) -> str:
     """On approval: mint the team's templates (and gated new roles), write the team file.
@@ -224,6 +250,12 @@ def teams_write_team(project: str, run_id: str, proposal: dict[str, Any], head: 
             registry.mint_new(spec, decision)
         proposed = registry.root / "proposed" / f"{check_name(name, 'specialist', 'name')}.md"
         proposed.unlink(missing_ok=True)
+    for skill in proposal.get("skills") or []:  # approved skills go live, never over a live one
+        name = check_name(skill["skill"], "skill", "skill")
+        live = confined(_skills_dir(project), f"{name}.md")
+        if not live.is_file():
+            _write(live, render_skill(skill))
+        (_skills_dir(project) / "proposed" / f"{name}.md").unlink(missing_ok=True)
     templates = set(template_names())
     for role in proposal["roles"]:  # a template becomes a project specialist only here, on approval
         if registry.get(role["specialist"]) is None and role["specialist"] in templates:
@@ -436,6 +468,7 @@ def teams_write_phase_result(project: str, run_id: str, result: dict[str, Any]) 
 
 TOOLS = [
     teams_plan,
+    teams_draft_skill,
     teams_recall,
     teams_draft_specialist,
     teams_dispatch_config,

@@ -126,3 +126,26 @@ def test_add_with_mint_gives_the_new_role_its_lanes_in_the_same_decision(planned
     _, new = apply_decision(p, add, catalogue)
     assert owners(new)["schema"] == owners(new)["audit"] == "data-steward"
     assert new["missing"] == [] and "developer" not in roles(new)
+
+
+def test_add_skill_adds_a_skill_for_team_roles_and_blocks_a_bad_one(planned: Any) -> None:
+    p, catalogue = planned
+    skill = {
+        "verb": "add_skill",
+        "proposal": canonical_hash(p),
+        "skill": "ledger-math",
+        "reason": "rounding errors",
+        "for": ["backend"],
+        "description": "exact decimal arithmetic",
+        "instructions": "Use Decimal, never float.",
+    }
+    approved, new = apply_decision(p, skill, catalogue)
+    assert not approved and new["skills"] == [
+        {k: v for k, v in skill.items() if k not in ("verb", "proposal")}
+    ]
+    with pytest.raises(GateBlocked, match="needs instructions"):
+        apply_decision(p, {**skill, "instructions": ""}, catalogue)
+    with pytest.raises(GateBlocked, match="is not a plain name"):
+        apply_decision(p, {**skill, "skill": "../x"}, catalogue)
+    with pytest.raises(GateBlocked, match="already a skill"):
+        apply_decision(new, {**skill, "proposal": canonical_hash(new)}, catalogue)

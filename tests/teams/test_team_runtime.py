@@ -755,3 +755,42 @@ def test_a_new_role_is_interviewed_drafted_in_proposed_and_its_boundaries_scanne
         "boundaries",
         "approved",
     ]
+
+
+def test_a_skill_is_minted_through_the_gate_and_carried_by_its_roles_lanes(project: Path) -> None:
+    rec = Recorder()
+    skills = project / ".agentrt" / "skills"
+
+    async def main() -> None:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            skill = {
+                "verb": "add_skill",
+                "proposal": prompt["proposal_sha256"],
+                "skill": "csv-streaming",
+                "reason": "large reports time out",
+                "for": ["backend"],
+                "description": "stream CSV rows",
+                "instructions": "Write rows as they come; flush every 1000 rows.",
+            }
+            blocked = await team.reply({**skill, "for": ["seo"]})
+            assert blocked is not None and "must list roles of the team" in blocked["blocked"]
+            gate = await team.reply({**skill, "proposal": blocked["proposal_sha256"]})
+            assert gate is not None and gate["note"].startswith("skill csv-streaming drafted at ")
+            assert (skills / "proposed" / "csv-streaming.md").is_file() and not (
+                skills / "csv-streaming.md"
+            ).exists()
+            assert gate["proposal"]["skills"][0]["for"] == ["backend"]
+            assert await team.reply(approve(gate)) is None
+        finally:
+            await team.rt.close()
+
+    run(main())
+    live = (skills / "csv-streaming.md").read_text()
+    assert (
+        "name: csv-streaming" in live and "flush every 1000 rows" in live and "large reports time out" in live
+    )
+    assert not (skills / "proposed" / "csv-streaming.md").exists()
+    assert "# Skills\n## csv-streaming: stream CSV rows" in rec.lane_calls("api")[0].prompt
+    assert "# Skills" not in rec.lane_calls("docs")[0].prompt
