@@ -106,7 +106,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "live), attempts, accepted receipts, advisor consults and reviews.",
     )
     status.add_argument("run_id", metavar="RUN")
-    status.add_argument("--project", metavar="DIR", default=".")
     add_store_option(status)
     status.add_argument("--json", action="store_true")
     status.set_defaults(handler=guarded(cmd_status))
@@ -260,7 +259,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     store = open_cli_store(args, read_only=True)
     try:
-        status = team_status(store, args.project, args.run_id)
+        status = team_status(store, args.run_id)
     finally:
         store.close()
     if args.json:

@@ -8,7 +8,7 @@ from typing import Any  # Any: JSON documents (usage per lane)
 from agentrt.exceptions import RunNotFound
 from agentrt.stores import Store
 from agentrt.stores.base import RunRecord
-from agentrt.teams import _yaml, jsonl
+from agentrt.teams import _yaml
 from agentrt.teams.errors import ContractError, TeamRunNotFound
 from agentrt.teams.receipts import parse_receipt
 
@@ -106,61 +106,58 @@ def team_stats(store: Store, run_id: str) -> dict[str, Any]:
     }
 
 
-def _count(root: Path, pattern: str) -> int:
-    return len(list(root.glob(pattern))) if root.is_dir() else 0
+def team_status(store: Store, run_id: str) -> dict[str, Any]:
+    """A team run as its lanes, the in-process counterpart of the reference's one pane per lane;
+    from the store alone (the lane runs' inputs and results), so a page can show it too.
 
-
-def team_status(store: Store, project: str | Path, run_id: str) -> dict[str, Any]:
-    """A team run as its lanes, the in-process counterpart of the reference's one pane per lane.
-
-    For each lane: its tier and model (its last routing decision); its state (the newest attempt's
-    run, or the status the lead reported); ``live`` when that run is running under a live process's
-    lease (not a dead one's); attempts; accepted receipts; advisor consults (escalations); reviews;
-    and how often its review gate sent it back."""
+    For each dispatched lane: its tier and model (its newest attempt's, a re-scored retry's
+    included); its state (the status the lead reported, else the newest attempt run's); ``live``
+    when that run is running under a live process's lease (not a dead one's); attempts; accepted
+    receipts; advisor consults (escalations) of its finished attempts; reviews of it; and how often
+    its review gate sent it back."""
     lead = store.get_run(run_id)
     if lead is None:
         raise RunNotFound(run_id, store.location)
-    run = Path(project) / ".agentrt" / "runs" / run_id
-    routing: dict[str, dict[str, Any]] = {}
-    for row in jsonl.read_records(run / "routing.jsonl"):
-        routing[str(row.get("task_id"))] = row  # the last decision of a lane is its tier now
     runs: dict[str, list[RunRecord]] = {}
     for rec in _descendants(store, run_id):
         inp = rec.input if isinstance(rec.input, dict) else {}
         if "task_id" in inp and "tier" in inp:
             runs.setdefault(str(inp["task_id"]), []).append(rec)
-    reported = {}
+    reported: dict[str, Any] = {}
     if lead.status == "completed" and isinstance(lead.output, dict):
         reported = {lane["task_id"]: lane for lane in lead.output.get("lanes") or []}
+
+    def out(rec: RunRecord) -> dict[str, Any]:
+        return rec.output if rec.status == "completed" and isinstance(rec.output, dict) else {}
+
     lanes = []
-    for task_id, row in routing.items():
-        attempts = sorted(runs.get(task_id, []), key=lambda r: int((r.input or {}).get("attempt", 0)))
-        newest = attempts[-1] if attempts else None
+    for task_id, attempts in runs.items():
+        attempts.sort(key=lambda r: int((r.input or {}).get("attempt", 0)))
+        newest = attempts[-1]
         final = reported.get(task_id) or {}
-        specialist = str(row.get("specialist"))
+        reviews = [r for rs in runs.values() for r in rs if (r.input or {}).get("reviews") == task_id]
         lanes.append(
             {
                 "task_id": task_id,
-                "specialist": specialist,
-                "tier": row.get("tier"),
-                "model": row.get("model"),
-                "state": final.get("status") or (newest.status if newest else "pending"),
-                "live": bool(newest and newest.status == "running" and newest.lease_live()),
+                "specialist": newest.input["specialist"],
+                "tier": newest.input["tier"],
+                "model": newest.input["model"],
+                "state": final.get("status") or newest.status,
+                "live": newest.status == "running" and newest.lease_live(),
                 "attempts": len(attempts),
-                "receipts": _count(run / "accepted", f"{specialist}-{task_id}.*.json"),
-                "escalations": _count(run / "escalations", f"{task_id}.*.json"),
-                "reviews": _count(run / "reviews", f"{task_id}.*.json"),
+                "receipts": sum(1 for r in attempts if out(r).get("acceptance")),
+                "escalations": sum(int(out(r).get("advisor_rounds", 0)) for r in attempts),
+                "reviews": sum(1 for r in reviews if out(r).get("review")),
                 "review_rounds": int(final.get("review_rounds", 0)),
             }
         )
     gate = None
     if lead.status == "waiting" and isinstance(lead.pending, dict):
         prompt = lead.pending.get("prompt")
-        if isinstance(prompt, dict) and prompt.get("gate"):
+        if isinstance(prompt, dict) and (
+            prompt.get("gate") or prompt.get("interview") or prompt.get("boundary_scan")
+        ):
             gate = prompt.get("blocked") or "waiting for a team decision"
-    goal = (
-        lead.output.get("goal_status")
-        if lead.status == "completed" and isinstance(lead.output, dict)
-        else None
-    )
+    done = lead.status == "completed" and isinstance(lead.output, dict)
+    goal = lead.output.get("goal_status") if done else None
     return {"run_id": run_id, "status": lead.status, "gate": gate, "goal_status": goal, "lanes": lanes}

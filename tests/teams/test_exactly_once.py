@@ -127,7 +127,7 @@ def test_killed_at_every_step_of_a_lane_completion(
     assert died.returncode == crash_worker.DIED, (died.returncode, died.stderr[-3000:])
     killed = open_store(store_url)
     try:  # `agentrt teams status` after the kill: the lanes as they were, none live (its owner is dead)
-        status = team_status(killed, project, RUN_ID)
+        status = team_status(killed, RUN_ID)
     finally:
         killed.close()
     assert status["status"] in ("running", "waiting") and len(status["lanes"]) == 3

@@ -228,20 +228,16 @@ def test_the_demo_docstring_names_the_tier_the_tests_lane_runs_at() -> None:
 def test_status_shows_the_team_as_its_lanes(tmp_path: Path) -> None:
     _, project, env = setup(tmp_path, "status")
     prompt = team_demo.plan(project, env)
-    at_gate = json.loads(
-        cli(env, "teams", "status", team_demo.RUN_ID, "--project", str(project), "--json").stdout
-    )
+    at_gate = json.loads(cli(env, "teams", "status", team_demo.RUN_ID, "--json").stdout)
     assert (at_gate["status"], at_gate["gate"], at_gate["lanes"]) == (
         "waiting",
         "waiting for a team decision",
         [],
     )
     subprocess.run(team_demo.reply_command(prompt), env=env, check=True)
-    shown = cli(env, "teams", "status", team_demo.RUN_ID, "--project", str(project))
+    shown = cli(env, "teams", "status", team_demo.RUN_ID)
     assert "team run team-demo (completed, goal complete)" in shown.stdout
-    status = json.loads(
-        cli(env, "teams", "status", team_demo.RUN_ID, "--project", str(project), "--json").stdout
-    )
+    status = json.loads(cli(env, "teams", "status", team_demo.RUN_ID, "--json").stdout)
     lanes = {lane["task_id"]: lane for lane in status["lanes"]}
     assert sorted(lanes) == ["api", "docs", "tests"]
     assert {
@@ -253,7 +249,7 @@ def test_status_shows_the_team_as_its_lanes(tmp_path: Path) -> None:
     }
     assert lanes["tests"]["escalations"] == 1 and lanes["api"]["escalations"] == 0
     assert not any(lane["live"] for lane in lanes.values())
-    missing = cli(env, "teams", "status", "nope", "--project", str(project), check=False)
+    missing = cli(env, "teams", "status", "nope", check=False)
     assert missing.returncode == 2 and "no run 'nope'" in missing.stderr
 
 
