@@ -130,7 +130,8 @@ def test_killed_at_every_step_of_a_lane_completion(
         status = team_status(killed, RUN_ID)
     finally:
         killed.close()
-    assert status["status"] in ("running", "waiting") and len(status["lanes"]) == 3
+    assert status["status"] in ("running", "waiting")
+    assert {"api", "docs"} <= {lane["task_id"] for lane in status["lanes"]}  # the dispatched lanes
     assert not any(lane["live"] for lane in status["lanes"])
     resumed = worker("resume", store_url)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
