@@ -8,6 +8,7 @@ from typing import Any  # Any: JSON documents (usage per lane)
 from agentrt.exceptions import RunNotFound
 from agentrt.stores import Store
 from agentrt.stores.base import RunRecord
+from agentrt.stores.views import team_object
 from agentrt.teams import _yaml
 from agentrt.teams.errors import ContractError, TeamRunNotFound
 from agentrt.teams.receipts import parse_receipt
@@ -107,57 +108,6 @@ def team_stats(store: Store, run_id: str) -> dict[str, Any]:
 
 
 def team_status(store: Store, run_id: str) -> dict[str, Any]:
-    """A team run as its lanes, the in-process counterpart of the reference's one pane per lane;
-    from the store alone (the lane runs' inputs and results), so a page can show it too.
-
-    For each dispatched lane: its tier and model (its newest attempt's, a re-scored retry's
-    included); its state (the status the lead reported, else the newest attempt run's); ``live``
-    when that run is running under a live process's lease (not a dead one's); attempts; accepted
-    receipts; advisor consults (escalations) of its finished attempts; reviews of it; and how often
-    its review gate sent it back."""
-    lead = store.get_run(run_id)
-    if lead is None:
-        raise RunNotFound(run_id, store.location)
-    runs: dict[str, list[RunRecord]] = {}
-    for rec in _descendants(store, run_id):
-        inp = rec.input if isinstance(rec.input, dict) else {}
-        if "task_id" in inp and "tier" in inp:
-            runs.setdefault(str(inp["task_id"]), []).append(rec)
-    reported: dict[str, Any] = {}
-    if lead.status == "completed" and isinstance(lead.output, dict):
-        reported = {lane["task_id"]: lane for lane in lead.output.get("lanes") or []}
-
-    def out(rec: RunRecord) -> dict[str, Any]:
-        return rec.output if rec.status == "completed" and isinstance(rec.output, dict) else {}
-
-    lanes = []
-    for task_id, attempts in runs.items():
-        attempts.sort(key=lambda r: int((r.input or {}).get("attempt", 0)))
-        newest = attempts[-1]
-        final = reported.get(task_id) or {}
-        reviews = [r for rs in runs.values() for r in rs if (r.input or {}).get("reviews") == task_id]
-        lanes.append(
-            {
-                "task_id": task_id,
-                "specialist": newest.input["specialist"],
-                "tier": newest.input["tier"],
-                "model": newest.input["model"],
-                "state": final.get("status") or newest.status,
-                "live": newest.status == "running" and newest.lease_live(),
-                "attempts": len(attempts),
-                "receipts": sum(1 for r in attempts if out(r).get("acceptance")),
-                "escalations": sum(int(out(r).get("advisor_rounds", 0)) for r in attempts),
-                "reviews": sum(1 for r in reviews if out(r).get("review")),
-                "review_rounds": int(final.get("review_rounds", 0)),
-            }
-        )
-    gate = None
-    if lead.status == "waiting" and isinstance(lead.pending, dict):
-        prompt = lead.pending.get("prompt")
-        if isinstance(prompt, dict) and (
-            prompt.get("gate") or prompt.get("interview") or prompt.get("boundary_scan")
-        ):
-            gate = prompt.get("blocked") or "waiting for a team decision"
-    done = lead.status == "completed" and isinstance(lead.output, dict)
-    goal = lead.output.get("goal_status") if done else None
-    return {"run_id": run_id, "status": lead.status, "gate": gate, "goal_status": goal, "lanes": lanes}
+    """A team run as its lanes (:func:`agentrt.stores.views.team_object`, which the HTTP API's
+    ``GET /runs/{id}/team`` answers too)."""
+    return team_object(store, run_id)
