@@ -224,6 +224,9 @@ async def _run(task: Task, ctx: dict[str, Any], state: dict[str, Any], tids: lis
         ready.append(tid)
     if not ready:
         return
+    again = [tid for tid in ready if state["attempts"].get(tid)]
+    if again:  # a lane dispatched again (its review sent it back): the sticky +1 applies here too
+        await sticky_rescore(task, ctx, inputs, again)
     await task.tools.teams_write_bundles(project=ctx["project"], run_id=ctx["run_id"], bundles=bundles)
     results = await _dispatch(task, ctx, inputs, state["attempts"], ready)
     for tid in ready:

@@ -794,3 +794,21 @@ def test_a_skill_is_minted_through_the_gate_and_carried_by_its_roles_lanes(proje
     assert not (skills / "proposed" / "csv-streaming.md").exists()
     assert "# Skills\n## csv-streaming: stream CSV rows" in rec.lane_calls("api")[0].prompt
     assert "# Skills" not in rec.lane_calls("docs")[0].prompt
+
+
+def test_a_lane_sent_back_after_an_escalation_is_redispatched_with_the_sticky_plus_one(project: Path) -> None:
+    reviewer = REVIEWER.replace("reviews: api", "reviews: tests").replace(
+        "task_id: api-review", "task_id: tests-review"
+    )
+    spec = (project / "spec.md").read_text().replace("excluded:", reviewer, 1)
+    (project / "spec.md").write_text(spec)
+    rec = Recorder()
+    out = run_approved(project, rec)
+    lanes = {lane["task_id"]: lane for lane in out["lanes"]}
+    # tests escalated at mid (score 2) in its first attempt; sent back, it is dispatched at 2+1 = 3
+    assert [c.model for c in rec.lane_calls("tests")] == ["sonnet", "sonnet", "opus", "opus"]
+    assert (lanes["tests"]["tier"], lanes["tests"]["review_rounds"], lanes["tests"]["status"]) == (
+        "powerful",
+        1,
+        "done",
+    )
