@@ -33,7 +33,10 @@ pickle with their fields (keyword-only or computed messages would not).
 from __future__ import annotations
 
 import datetime
-from typing import Any  # Any: errors carry user values and pickle themselves
+from typing import TYPE_CHECKING, Any  # Any: errors carry user values and pickle themselves
+
+if TYPE_CHECKING:
+    from agentrt._sdk.llm import Usage
 
 __all__ = [
     "AgentSpecError",
@@ -79,6 +82,7 @@ __all__ = [
     "StoreNotFound",
     "StoreSchemaTooNew",
     "StructuredOutputError",
+    "TeamRunNotFound",
     "TokenBudgetExceeded",
     "ToolError",
     "ToolLoopExhausted",
@@ -714,7 +718,8 @@ class ModelAnswerError(AgentrtError):
     Not retried (asking the same again gets the same answer) and not journaled as a result:
     the agent meets it at its ``await`` and may catch it.  ``src`` names the request,
     ``finish_reason`` is what the provider said, ``text`` what the model produced (for a
-    refusal, the refusal itself).
+    refusal, the refusal itself), ``usage`` what the server reported for the answer (the runtime
+    counts it in the run's usage: a refused answer is still paid for), or None.
     """
 
     finish_reason_default = ""
@@ -723,17 +728,36 @@ class ModelAnswerError(AgentrtError):
     def record_fields(self) -> dict[str, Any]:
         return {"provider": {"finish_reason": self.finish_reason, "text": self.text[:2000]}}
 
-    def __init__(self, src: str, text: str, finish_reason: str | None = None, message: str = "") -> None:
+    def __init__(
+        self,
+        src: str,
+        text: str,
+        finish_reason: str | None = None,
+        message: str = "",
+        *,
+        usage: Usage | None = None,
+    ) -> None:
         self.src = src
         self.text = text
         self.finish_reason = finish_reason if finish_reason is not None else self.finish_reason_default
+        self.usage = usage
         super().__init__(message or self._message())
 
     def _message(self) -> str:
         return f"request {self.src!r}: the model's answer ended with finish_reason={self.finish_reason!r}"
 
     def __reduce__(self) -> Any:
-        return (type(self), (self.src, self.text, self.finish_reason, str(self)))
+        return (
+            _rebuild_answer_error,
+            (type(self), self.src, self.text, self.finish_reason, str(self), self.usage),
+        )
+
+
+def _rebuild_answer_error(
+    cls: type[ModelAnswerError], src: str, text: str, finish_reason: str, message: str, usage: Usage | None
+) -> ModelAnswerError:
+    """Unpickle a :class:`ModelAnswerError` (``usage`` is keyword-only)."""
+    return cls(src, text, finish_reason, message, usage=usage)
 
 
 class ModelRefused(ModelAnswerError):
@@ -839,6 +863,25 @@ class ContractError(AgentrtError, ValueError):
 class GateBlocked(ContractError):
     """The team decision gate refused to open (missing, stale or restructuring decision, or a
     stale or tampered decision trail)."""
+
+
+class TeamRunNotFound(AgentrtError, LookupError):
+    """No team run of this id in the project: ``.agentrt/runs/<run>/handoffs/`` is not there.
+
+    A ``LookupError``, so the command line exits with its "not found" status (2), as for an
+    unknown run in the store, not with 3 (store trouble)."""
+
+    def __init__(self, run_id: str, project: str, looked_in: str) -> None:
+        self.run_id = run_id
+        self.project = project
+        self.looked_in = looked_in
+        super().__init__(
+            f"no team run {run_id!r} in project {project}: {looked_in} is not there; check the run id "
+            "(`agentrt runs` lists the runs) and --project (the directory the team was planned in)"
+        )
+
+    def __reduce__(self) -> Any:
+        return (TeamRunNotFound, (self.run_id, self.project, self.looked_in))
 
 
 class BusLockTimeout(AgentrtError, TimeoutError):

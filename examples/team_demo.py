@@ -5,7 +5,8 @@
    in the store;
 2. the gate is answered with ``agentrt resume RUN --reply '{"verb": "approve", "proposal": ...}'``
    and the lanes run as child runs: ``api`` and ``docs`` at once, then ``tests`` (it depends on
-   ``api``; its cheap draft escalates once and the advisor answers);
+   ``api``; it runs at ``mid`` -- score 2: a draft, +1 for its upstream contract -- and its mid
+   draft escalates once and the advisor answers at ``powerful``);
 3. with ``--kill``, that process gets SIGKILL once ``api`` and ``docs`` wrote their receipts and
    ``tests`` is in flight; ``agentrt resume RUN`` in a new process finishes the team without
    running the finished lanes again;

@@ -1,9 +1,11 @@
 """Offline, deterministic model executors for the team example (``examples/team_demo.py``).
 
 A lane's model answers a ``LaneDraft`` built from its context bundle's task layer; a brief that
-says ``[escalate]`` makes the cheap draft escalate once, until an advisor answer is folded in; the
-advisor answers with a short critique.  Every answer carries the model it was asked for, so the
-routing can be checked, and usage counted in words.
+says ``[escalate]`` makes the draft escalate once, until an advisor answer is folded in; the
+advisor answers with a short critique.  A reviewer lane (its bundle has review instructions) passes,
+unless its brief says ``[block-once]``: then it sends the lane back once with one blocking finding,
+and passes once the lane's summary says the review was addressed.  Every answer carries the model
+it was asked for, so the routing can be checked, and usage counted in words.
 
 ``$AGENTRT_EXAMPLE_SIDE_EFFECTS`` (a file) logs each call with its process id, so the crash test
 can tell which process asked what; ``$AGENTRT_TEAM_PAUSE`` (seconds) slows each lane call down so a
@@ -66,6 +68,17 @@ async def generate_text(request: ExecutorRequest) -> GenerateResult:
         # host code (an executor), never checkpointed: a plain asyncio sleep is right here
         await asyncio.sleep(pause)  # agentrt: ignore[AR102]
     advised = "# Advisor answer" in prompt
+    if "# Review instructions" in prompt:  # a reviewer lane: [block-once] blocks until addressed
+        addressed = "review addressed" in prompt
+        blocking = [] if addressed or "[block-once]" not in brief else [f"{title}: cover the error path"]
+        verdict = {
+            "status": "done",
+            "summary": f"{task_id}: reviewed, {'changes' if blocking else 'pass'} ({request.model}).",
+            "body": f"Review of {title}: " + ("; ".join(blocking) or "no blocking findings."),
+            "verdict": "changes_requested" if blocking else "pass",
+            "blocking_findings": blocking,
+        }
+        return GenerateResult(output=verdict, usage=_usage(prompt, json.dumps(verdict)), model=request.model)
     if "[escalate]" in brief and not advised:
         draft: dict[str, Any] = {
             "status": "escalate",
@@ -78,7 +91,8 @@ async def generate_text(request: ExecutorRequest) -> GenerateResult:
         body = f"Done: {title}. {first}." + (" Followed the advisor's answer." if advised else "")
         draft = {
             "status": "done",
-            "summary": f"{task_id}: {title} ({request.model}).",
+            "summary": f"{task_id}: {title} ({request.model})."
+            + (" The review addressed." if "# Review findings" in prompt else ""),
             "body": body,
             "artifacts": [f"{task_id}.md"],
             "learnings": ["the offline model is deterministic"],

@@ -377,6 +377,14 @@ class _Api:
             {"run_id": rec.run_id, "status": self.rt.status(rec.run_id).status}, status_code=202
         )
 
+    async def team(self, request: Request) -> Response:
+        """``GET /runs/{run_id}/team``: a team run as its lanes (from the store; empty lanes for a run
+        that is not a team)."""
+        from agentrt.stores.views import team_object
+
+        rec = await self.visible_run(request)
+        return JSONResponse(team_object(self.rt.store, rec.run_id))
+
     async def dump(self, request: Request) -> Response:
         from agentrt.inspection._render import to_json
         from agentrt.inspection._runs import dump_run
@@ -554,6 +562,7 @@ def create_app(
         Route("/runs/{run_id}/retry", handle(api.retry), methods=["POST"]),
         Route("/runs/{run_id}/events", handle(api.events), methods=["GET"]),
         Route("/runs/{run_id}/dump", handle(api.dump), methods=["GET"]),
+        Route("/runs/{run_id}/team", handle(api.team), methods=["GET"]),
         Mount("/static", StaticFiles(directory=str(_static_dir())), name="static"),
     ]
 

@@ -202,6 +202,38 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                 },
             },
         },
+        "TeamStatus": {
+            "type": "object",
+            "description": "a team run as its lanes, as `agentrt teams status RUN --json` prints it "
+            "(lanes: the lanes dispatched so far; empty for a run that is not a team)",
+            "required": ["run_id", "status", "gate", "goal_status", "lanes"],
+            "properties": {
+                "run_id": {"type": "string"},
+                "status": {"type": "string"},
+                "gate": {"type": "string", "nullable": True},
+                "goal_status": {"type": "string", "nullable": True},
+                "lanes": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["task_id", "specialist", "tier", "model", "state", "live", "attempts"],
+                        "properties": {
+                            "task_id": {"type": "string"},
+                            "specialist": {"type": "string"},
+                            "tier": {"type": "string"},
+                            "model": {"type": "string"},
+                            "state": {"type": "string"},
+                            "live": {"type": "boolean"},
+                            "attempts": {"type": "integer"},
+                            "receipts": {"type": "integer"},
+                            "escalations": {"type": "integer"},
+                            "reviews": {"type": "integer"},
+                            "review_rounds": {"type": "integer"},
+                        },
+                    },
+                },
+            },
+        },
         "Dump": {
             "type": "object",
             "description": "as `agentrt dump ID --json` prints it: source, header, frames "
@@ -335,6 +367,14 @@ def document(agents: list[str], statuses: tuple[str, ...], *, token: bool = Fals
                     ),
                     **_errors(*auth, *tenant),
                 },
+            }
+        },
+        "/runs/{run_id}/team": {
+            "get": {
+                "summary": "A team run as its lanes: tier, model, state, live, attempts, receipts",
+                "operationId": "showTeam",
+                "parameters": [_RUN_ID],
+                "responses": {"200": _json(_ref("TeamStatus"), "the team"), **_errors(*auth, *tenant, 404)},
             }
         },
         "/workers": {

@@ -15,7 +15,13 @@ import attrs
 
 from agentrt._sdk.llm import ModelCall, TextResult, event_type_name
 from agentrt._sdk.schema import _class_doc, object_schema, structure
-from agentrt.exceptions import DecisionExhausted, MissingExecutor, SchemaError, StructuredOutputError
+from agentrt.exceptions import (
+    DecisionExhausted,
+    MissingExecutor,
+    ModelAnswerError,
+    SchemaError,
+    StructuredOutputError,
+)
 from agentrt.llm._contract import (
     Attempt,
     EventSpec,
@@ -136,8 +142,10 @@ async def execute(
                 if on_result is not None:
                     on_result(req, result)
                 value, problem = _accept_text(call, result, calls)
-                shown = result.output
+                shown = result.output if not (problem and result.tool_calls) else _calls_shown(result)
         except Exception as exc:
+            if isinstance(exc, ModelAnswerError) and exc.usage is not None:
+                used = used + exc.usage  # a refused, cut or filtered answer was still paid for
             return Outcome(False, exc, used, calls)
         if problem is None:
             if isinstance(value, TextResult):
@@ -159,6 +167,12 @@ def _accept_text(call: ModelCall, result: GenerateResult, calls: int) -> tuple[A
     """``(TextResult, None)``, or ``(None, why the answer is refused)`` for a structured request."""
     output = result.output
     if call.output is not None and result.tool_calls and output in (None, "", {}):
+        if not call.tools:  # nothing to run: not an answer, and the agent would get None
+            names = ", ".join(sorted({c.name for c in result.tool_calls}))
+            return None, (
+                f"the answer calls tool(s) {names}, but this request offers no tools; answer with the "
+                f"result itself, as JSON matching the {call.output.__qualname__} schema"
+            )
         # The model called tools instead of answering: nothing to validate yet (the agent runs the
         # tools and asks again); the structured answer comes on a later turn.
         output = None
@@ -192,6 +206,11 @@ def _accept_text(call: ModelCall, result: GenerateResult, calls: int) -> tuple[A
         finish_reason=result.finish_reason,
     )
     return text, None
+
+
+def _calls_shown(result: GenerateResult) -> list[dict[str, Any]]:
+    """A tool-call answer as the model is shown it when it is refused."""
+    return [{"tool_call": c.name, "arguments": c.arguments} for c in result.tool_calls]
 
 
 def _accept_event(call: ModelCall, event: Any) -> tuple[Any, str | None]:

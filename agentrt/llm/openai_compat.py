@@ -301,7 +301,11 @@ class OpenAICompatExecutors:
         choice = data["choices"][0]
         message = choice.get("message") or {}
         self._check_answer(
-            request, message.get("content"), choice.get("finish_reason"), message.get("refusal")
+            request,
+            message.get("content"),
+            choice.get("finish_reason"),
+            message.get("refusal"),
+            usage=data.get("usage"),
         )
         calls = [_flat_call(c) for c in message.get("tool_calls") or () if isinstance(c, Mapping)]
         events = [
@@ -514,7 +518,7 @@ class OpenAICompatExecutors:
         docstring) before anything is parsed, so a refusal is never re-asked as "not JSON"."""
         text = content if isinstance(content, str) else ""
         reason = finish_reason if isinstance(finish_reason, str) else None
-        self._check_answer(request, text, reason, refusal, cut_is_fatal=bool(tool_calls))
+        self._check_answer(request, text, reason, refusal, cut_is_fatal=bool(tool_calls), usage=usage)
         output: Any = text
         reasoning = None
         if request.output_schema is not None:
@@ -541,19 +545,22 @@ class OpenAICompatExecutors:
         refusal: Any,
         *,
         cut_is_fatal: bool = False,
+        usage: Any = None,
     ) -> None:
+        """Raise what the answer says about itself, carrying the usage the server reported for it."""
         text = text if isinstance(text, str) else ""
+        spent = Usage.of(usage)
         if isinstance(refusal, str) and refusal:
-            raise ModelRefused(request.src, refusal)
+            raise ModelRefused(request.src, refusal, usage=spent)
         if finish_reason == "content_filter":
-            raise ModelContentFiltered(request.src, text)
+            raise ModelContentFiltered(request.src, text, usage=spent)
         if finish_reason == "length" and (
             cut_is_fatal
             or self.on_length == "raise"
             or request.output_schema is not None
             or request.kind == "decide"
         ):
-            raise ModelOutputTruncated(request.src, text)
+            raise ModelOutputTruncated(request.src, text, usage=spent)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any  # Any: JSON documents for the CLI and HTTP API
 
+from agentrt.exceptions import RunNotFound
 from agentrt.stores.base import RunRecord, Store
 
-__all__ = ["MAX_PARENT_DEPTH", "result_object", "root_of", "show_object"]
+__all__ = ["MAX_PARENT_DEPTH", "result_object", "root_of", "show_object", "team_object"]
 
 #: How many parents a chain may have before a walk up it stops (deeper nesting is damage or forgery).
 MAX_PARENT_DEPTH = 1000
@@ -97,3 +98,70 @@ def show_object(store: Store, rec: RunRecord, events: int | None = None) -> dict
         }
     )
     return obj
+
+
+def _descendants(store: Store, run_id: str) -> list[RunRecord]:
+    out: list[RunRecord] = []
+    stack = [run_id]
+    while stack:
+        for child in store.children(stack.pop()):
+            out.append(child)
+            stack.append(child.run_id)
+    return out
+
+
+def team_object(store: Store, run_id: str) -> dict[str, Any]:
+    """A team run as its lanes, the in-process counterpart of the reference's one pane per lane;
+    from the store alone (the lane runs' inputs and results), so a page can show it too.
+
+    For each dispatched lane: its tier and model (its newest attempt's, a re-scored retry's
+    included); its state (the status the lead reported, else the newest attempt run's); ``live``
+    when that run is running under a live process's lease (not a dead one's); attempts; accepted
+    receipts; advisor consults (escalations) of its finished attempts; reviews of it; and how often
+    its review gate sent it back."""
+    lead = store.get_run(run_id)
+    if lead is None:
+        raise RunNotFound(run_id, store.location)
+    runs: dict[str, list[RunRecord]] = {}
+    for rec in _descendants(store, run_id):
+        inp = rec.input if isinstance(rec.input, dict) else {}
+        if "task_id" in inp and "tier" in inp:
+            runs.setdefault(str(inp["task_id"]), []).append(rec)
+    reported: dict[str, Any] = {}
+    if lead.status == "completed" and isinstance(lead.output, dict):
+        reported = {lane["task_id"]: lane for lane in lead.output.get("lanes") or []}
+
+    def out(rec: RunRecord) -> dict[str, Any]:
+        return rec.output if rec.status == "completed" and isinstance(rec.output, dict) else {}
+
+    lanes = []
+    for task_id, attempts in runs.items():
+        attempts.sort(key=lambda r: int((r.input or {}).get("attempt", 0)))
+        newest = attempts[-1]
+        final = reported.get(task_id) or {}
+        reviews = [r for rs in runs.values() for r in rs if (r.input or {}).get("reviews") == task_id]
+        lanes.append(
+            {
+                "task_id": task_id,
+                "specialist": newest.input["specialist"],
+                "tier": newest.input["tier"],
+                "model": newest.input["model"],
+                "state": final.get("status") or newest.status,
+                "live": newest.status == "running" and newest.lease_live(),
+                "attempts": len(attempts),
+                "receipts": sum(1 for r in attempts if out(r).get("acceptance")),
+                "escalations": sum(int(out(r).get("advisor_rounds", 0)) for r in attempts),
+                "reviews": sum(1 for r in reviews if out(r).get("review")),
+                "review_rounds": int(final.get("review_rounds", 0)),
+            }
+        )
+    gate = None
+    if lead.status == "waiting" and isinstance(lead.pending, dict):
+        prompt = lead.pending.get("prompt")
+        if isinstance(prompt, dict) and (
+            prompt.get("gate") or prompt.get("interview") or prompt.get("boundary_scan")
+        ):
+            gate = prompt.get("blocked") or "waiting for a team decision"
+    done = lead.status == "completed" and isinstance(lead.output, dict)
+    goal = lead.output.get("goal_status") if done else None
+    return {"run_id": run_id, "status": lead.status, "gate": gate, "goal_status": goal, "lanes": lanes}

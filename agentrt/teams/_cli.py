@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any  # Any: JSON from the command line; Runtime keyword arguments
 
 from agentrt.teams.contracts import TIERS
@@ -82,8 +83,32 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="check context bundles against the token cap (exit 2 when one is over)",
     )
     bundle.add_argument("paths", metavar="FILE", nargs="+")
-    bundle.add_argument("--max-tokens", type=int, default=6000, metavar="N", help="the cap (default 6000)")
+    bundle.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the cap (default: context.max_tokens of the project's .agentrt/teams.yaml, else 6000)",
+    )
+    bundle.add_argument(
+        "--project",
+        metavar="DIR",
+        default=None,
+        help="the project whose config sets the cap (default: the one the FILE is in, "
+        "DIR/.agentrt/context/RUN/FILE, else the current directory)",
+    )
     bundle.set_defaults(handler=guarded(cmd_lint_bundle))
+
+    status = sub.add_parser(
+        "status",
+        help="a team run as its lanes: tier, state, attempts, receipts, escalations, live",
+        description="Each lane of the team run: its tier and model, its state (running lanes are "
+        "live), attempts, accepted receipts, advisor consults and reviews.",
+    )
+    status.add_argument("run_id", metavar="RUN")
+    add_store_option(status)
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(handler=guarded(cmd_status))
 
     stats = sub.add_parser("stats", help="model usage of a team run per tier and per lane, from the journal")
     stats.add_argument("run_id", metavar="RUN")
@@ -111,6 +136,8 @@ def _describe(prompt: dict[str, Any], run_id: str) -> str:
             f"  lane {lane['task_id']} -> {lane['specialist']} · tier {lane['tier']} · depends on {deps}"
         )
     lines += [f"  option {k}: {v}" for k, v in sorted(p["options"].items())]
+    for choice, option_reply in sorted((prompt.get("options_for_missing") or {}).items()):
+        lines.append(f"  take option {choice}: agentrt resume {run_id} --reply '{json.dumps(option_reply)}'")
     if prompt.get("note"):
         lines.append(f"note: {prompt['note']}")
     if prompt.get("blocked"):
@@ -203,15 +230,60 @@ def cmd_lint(args: argparse.Namespace) -> int:
     return EXIT_FLAGGED if problems and args.enforce else EXIT_OK
 
 
+def _project_of(path: str) -> Path:
+    """The project a bundle belongs to: the parent of the ``.agentrt`` above it, else the current dir."""
+    for parent in Path(path).resolve().parents:
+        if parent.name == ".agentrt":
+            return parent.parent
+    return Path(".")
+
+
 def cmd_lint_bundle(args: argparse.Namespace) -> int:
     from agentrt.teams.bundle import lint_bundle
+    from agentrt.teams.tools import load_config
 
     worst = EXIT_OK
     for path in args.paths:
-        code, message = lint_bundle(path, args.max_tokens)
+        cap = args.max_tokens
+        if cap is None:  # the project's context.max_tokens, as the lead caps the bundles it builds
+            cap = load_config(args.project or _project_of(path))["max_tokens"]
+        code, message = lint_bundle(path, cap)
         print(message, file=sys.stderr if code else sys.stdout)
         worst = max(worst, code)
     return worst
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from agentrt._cli.common import open_cli_store
+    from agentrt.teams.report import team_status
+
+    store = open_cli_store(args, read_only=True)
+    try:
+        status = team_status(store, args.run_id)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(status))
+        return EXIT_OK
+    head = f"team run {status['run_id']} ({status['status']}"
+    head += f", goal {status['goal_status']})" if status["goal_status"] else ")"
+    print(head)
+    if status["gate"]:
+        print(f"gate: {status['gate']} (agentrt show {status['run_id']} shows the question)")
+    if not status["lanes"]:
+        print("no lane dispatched yet")
+        return EXIT_OK
+    print(
+        f"{'lane':<14}{'specialist':<16}{'tier':<10}{'model':<10}{'state':<18}"
+        f"{'tries':>6}{'receipts':>9}{'escal.':>7}{'reviews':>8}"
+    )
+    for lane in status["lanes"]:
+        state = lane["state"] + (" (live)" if lane["live"] else "")
+        print(
+            f"{lane['task_id']:<14}{lane['specialist']:<16}{lane['tier']:<10}{lane['model']:<10}{state:<18}"
+            f"{lane['attempts']:>6}{lane['receipts']:>9}{lane['escalations']:>7}{lane['reviews']:>8}"
+        )
+    return EXIT_OK
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

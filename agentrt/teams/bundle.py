@@ -54,8 +54,12 @@ def build_bundle(
     *,
     upstream: Sequence[str] = (),
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    sections: Sequence[str] = (),
 ) -> str:
-    """Universal + role + task layers; raises :class:`ContractError` if over ``max_tokens``."""
+    """Universal + role + task layers; raises :class:`ContractError` if over ``max_tokens``.
+
+    ``sections`` are more of the task layer, each a Markdown section (``# heading`` and text): a
+    reviewer's instructions, or the review findings a lane sent back must address."""
     role = [
         "# Role",
         f"Specialist: {specialist['name']} (purpose: {specialist.get('purpose', '')})",
@@ -70,6 +74,8 @@ def build_bundle(
     ]
     if upstream:
         task += ["", "Upstream receipts (summaries):"] + [f"- {u}" for u in upstream]
+    for section in sections:
+        task += ["", section.strip()]
     text = universal + "\n" + "\n".join(role) + "\n\n" + "\n".join(task) + "\n"
     tokens = estimate_tokens(text)
     if tokens > max_tokens:

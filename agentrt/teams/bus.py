@@ -8,6 +8,13 @@ SHA-256 under ``bus/cas/<aa>/<sha256>`` with a ``.meta.yaml`` header.  Subscribe
 ``bus/subscribers/<id>.yaml``; ``hook`` subscribers get one ``bus/fanout.jsonl`` delivery record per
 matching event, ``poll`` subscribers tail the log themselves, and ``webhook-url`` subscribers are a
 recorded remote seam that is never called.
+
+A publish survives a crash at any point.  Under the lock it first repairs a torn last line of
+the log or the fan-out record (:mod:`agentrt.teams.jsonl`), then completes the fan-out of the
+last logged event (a publisher killed between its log line and its deliveries left that event
+without them), and a publish with an idempotency ``key`` already in the log appends nothing and
+returns the seq it got the first time: a lane's receipt re-published on resume is one event and
+one delivery per hook subscriber, not two.
 """
 
 from __future__ import annotations
@@ -17,14 +24,14 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any  # Any: JSON documents
 
 import attrs
 
-from agentrt.teams import _yaml
+from agentrt.teams import _yaml, jsonl
 from agentrt.teams.contracts import TIERS
 from agentrt.teams.errors import BusLockTimeout, ContractError
 from agentrt.teams.names import check_name, confined
@@ -50,9 +57,24 @@ class BusEvent:
     publisher: str | None
     publisher_tier: str | None
     ts: float
+    key: str | None = None  # the idempotency key of a publish that must happen once
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": "guild.bus_event.v1", **attrs.asdict(self)}
+        d = {"schema_version": "guild.bus_event.v1", **attrs.asdict(self)}
+        if self.key is None:
+            del d["key"]  # the reference's shape, for an ordinary publish
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BusEvent:
+        return cls(**{f.name: d[f.name] for f in attrs.fields(cls) if f.name in d})
+
+
+_EVENT_KEYS = frozenset(f.name for f in attrs.fields(BusEvent) if f.name != "key")
+
+
+def _whole_event(record: dict[str, Any]) -> bool:
+    return record.get("schema_version") == "guild.bus_event.v1" and record.keys() >= _EVENT_KEYS
 
 
 def routing_tiers(run_dir: str | os.PathLike[str]) -> dict[str, str]:
@@ -97,7 +119,10 @@ class Bus:
         *,
         tiers: Mapping[str, str] | None = None,
         lock_timeout: float = 10.0,
+        step: Callable[[str], None] | None = None,
     ) -> None:
+        """``step`` is called with ``"bus.stored"``, ``"bus.logged"`` and ``"bus.fanned-out"`` as a
+        publish passes each point: a seam for crash tests (they kill the process there)."""
         self.run_dir = Path(run_dir)
         self.root = self.run_dir / "bus"
         self.log_path = self.root / "log.jsonl"
@@ -105,6 +130,7 @@ class Bus:
         self.fanout_path = self.root / "fanout.jsonl"
         self.tiers = dict(tiers) if tiers is not None else routing_tiers(self.run_dir)
         self.lock_timeout = lock_timeout
+        self._step = step or (lambda _name: None)
         (self.root / "cas").mkdir(parents=True, exist_ok=True)
         (self.root / "subscribers").mkdir(parents=True, exist_ok=True)
 
@@ -171,8 +197,14 @@ class Bus:
         event: str = "artifact.published",
         publisher: str | None = None,
         publisher_tier: str | None = None,
+        key: str | None = None,
     ) -> int | None:
-        """Store ``data`` and append one event; the new ``seq``, or ``None`` for an invalid topic."""
+        """Store ``data`` and append one event; the new ``seq``, or ``None`` for an invalid topic.
+
+        With ``key``, the publish happens once: if an event with that key is in the log already,
+        nothing is appended and its seq is returned (its hook deliveries completed if a crash cut
+        them short).
+        """
         if not valid_topic(topic):
             return None
         if event not in EVENTS:
@@ -190,40 +222,34 @@ class Bus:
                     "routing record; publish with the tier the lane was dispatched at",
                 )
         digest = self._store(bytes(data), topic)
+        self._step("bus.stored")
         with self._locked():
-            seq = self._last_seq() + 1
-            record = BusEvent(seq, topic, event, digest, len(data), publisher, publisher_tier, time.time())
-            with open(self.log_path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(record.to_dict(), sort_keys=True) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
+            jsonl.repair_tail(self.log_path, _whole_event)
+            jsonl.repair_tail(self.fanout_path)
+            logged = self._logged()
+            if logged:
+                self._fan_out(logged[-1])  # a publisher killed before its deliveries
+            if key is not None:
+                for earlier in logged:
+                    if earlier.key == key:
+                        self._fan_out(earlier)
+                        return earlier.seq
+            seq = (logged[-1].seq if logged else 0) + 1
+            record = BusEvent(
+                seq, topic, event, digest, len(data), publisher, publisher_tier, time.time(), key
+            )
+            jsonl.append_lines(self.log_path, [record.to_dict()])
+            self._step("bus.logged")
             self._fan_out(record)
+            self._step("bus.fanned-out")
         return seq
 
-    def _last_seq(self) -> int:
-        if not self.log_path.exists():
-            return 0
-        with open(self.log_path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 4096))
-            lines = [line for line in f.read().splitlines() if line.strip()]
-        if not lines:
-            return 0
-        return int(json.loads(lines[-1])["seq"])
+    def _logged(self) -> list[BusEvent]:
+        return [BusEvent.from_dict(d) for d in jsonl.read_records(self.log_path) if _whole_event(d)]
 
     def events(self, after: int = 0) -> list[BusEvent]:
-        if not self.log_path.exists():
-            return []
-        out = []
-        with open(self.log_path, encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    d = json.loads(line)
-                    d.pop("schema_version", None)
-                    if d["seq"] > after:
-                        out.append(BusEvent(**d))
-        return out
+        """The events after ``seq`` ``after``; a torn or foreign line is skipped with a warning."""
+        return [e for e in self._logged() if e.seq > after]
 
     # -- subscribers
 
@@ -253,7 +279,13 @@ class Bus:
         if url:
             doc["url"] = url
         path = confined(self.root / "subscribers", f"{check_name(sub_id, 'bus subscriber', 'id')}.yaml")
-        path.write_text(_yaml.dump(doc), encoding="utf-8")
+        with self._locked():  # a hook subscriber gets the events published after it subscribed
+            jsonl.repair_tail(self.log_path, _whole_event)
+            logged = self._logged()
+            doc["after_seq"] = logged[-1].seq if logged else 0
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(_yaml.dump(doc), encoding="utf-8")
+            os.replace(tmp, path)
         return path
 
     def subscribers(self) -> list[dict[str, Any]]:
@@ -265,31 +297,21 @@ class Bus:
         return out
 
     def _fan_out(self, record: BusEvent) -> None:
-        """One delivery record per matching ``hook`` subscriber; ``webhook-url`` is never called."""
+        """One delivery record per matching ``hook`` subscriber that has none for this seq yet;
+        ``webhook-url`` is never called."""
+        done = {(d.get("subscriber"), d.get("seq")) for d in jsonl.read_records(self.fanout_path)}
         lines = []
         for sub in self.subscribers():
-            if sub.get("callback") != "hook":
+            if sub.get("callback") != "hook" or (sub.get("id"), record.seq) in done:
+                continue
+            if record.seq <= int(sub.get("after_seq") or 0):
                 continue
             if any(matches(p, record.topic) for p in sub.get("topics", [])):
                 lines.append(
-                    json.dumps(
-                        {
-                            "subscriber": sub["id"],
-                            "seq": record.seq,
-                            "topic": record.topic,
-                            "event": record.event,
-                        }
-                    )
+                    {"subscriber": sub["id"], "seq": record.seq, "topic": record.topic, "event": record.event}
                 )
-        if lines:
-            with open(self.fanout_path, "a", encoding="utf-8") as f:
-                f.write("\n".join(lines) + "\n")
+        jsonl.append_lines(self.fanout_path, lines)
 
     def deliveries(self) -> list[dict[str, Any]]:
-        if not self.fanout_path.exists():
-            return []
-        return [
-            json.loads(line)
-            for line in self.fanout_path.read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
+        """The delivery records, in order; a torn line is skipped with a warning."""
+        return jsonl.read_records(self.fanout_path)

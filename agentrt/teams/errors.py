@@ -4,5 +4,6 @@ re-exported here."""
 from agentrt.exceptions import BusLockTimeout as BusLockTimeout
 from agentrt.exceptions import ContractError as ContractError
 from agentrt.exceptions import GateBlocked as GateBlocked
+from agentrt.exceptions import TeamRunNotFound as TeamRunNotFound
 
-__all__ = ["BusLockTimeout", "ContractError", "GateBlocked"]
+__all__ = ["BusLockTimeout", "ContractError", "GateBlocked", "TeamRunNotFound"]

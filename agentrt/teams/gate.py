@@ -20,6 +20,8 @@ from typing import Any  # Any: proposals and decisions are JSON from a model or 
 from agentrt.teams.contracts import TIERS
 from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.names import check_name
+from agentrt.teams.options import OPTION_KEYS, apply_option
+from agentrt.teams.skills import SKILL_KEYS, add_skill
 
 __all__ = [
     "DECISION_SCHEMA",
@@ -36,7 +38,7 @@ __all__ = [
 
 PROPOSAL_SCHEMA = "guild.team_proposal.v2"
 DECISION_SCHEMA = "guild.team_decision.v1"
-VERBS = ("approve", "restructure", "add", "remove", "substitute", "edit_dependencies")
+VERBS = ("approve", "restructure", "add", "remove", "substitute", "edit_dependencies", "option", "add_skill")
 #: What to do about missing roles, as the composer offers it.
 OPTIONS = {
     "A": "mint a new specialist for each missing role (gated: only on this explicit request)",
@@ -52,6 +54,8 @@ _DECISION_KEYS: dict[str, tuple[str, ...]] = {
     "remove": ("specialist", "reason", "reassign_to"),
     "substitute": ("old", "new", "reason"),
     "edit_dependencies": ("task_id", "depends_on"),
+    "option": OPTION_KEYS,
+    "add_skill": SKILL_KEYS,
 }
 
 
@@ -150,9 +154,14 @@ def _check_acyclic(lanes: Sequence[Mapping[str, Any]]) -> None:
         visit(node, [])
 
 
-def apply_decision(proposal: Mapping[str, Any], decision: Any) -> tuple[bool, dict[str, Any]]:
+def apply_decision(
+    proposal: Mapping[str, Any], decision: Any, catalogue: Mapping[str, Any] | None = None
+) -> tuple[bool, dict[str, Any]]:
     """Apply one gate decision: ``(approved, proposal)``; the proposal is changed for every verb but
     ``approve``, and only ``approve`` of the current proposal returns ``approved=True``.
+
+    ``catalogue`` (name -> ``{source, default_tier, purpose}``, from ``teams_plan``) lets ``option``
+    and ``add`` check the names they give lanes to and take their default tiers.
 
     Raises :class:`GateBlocked` for a missing, unknown, malformed or stale decision.
     """
@@ -191,9 +200,30 @@ def apply_decision(proposal: Mapping[str, Any], decision: Any) -> tuple[bool, di
         name = decision.get("specialist")
         if name in _roles(new):
             raise GateBlocked(where, "specialist", f"{name!r} is already on the team")
-        source = "new" if decision.get("mint") else "template"
-        new["roles"].append({"specialist": name, "reason": reason, "source": source, "default_tier": "mid"})
+        known = (catalogue or {}).get(str(name)) or {}
+        source = "new" if decision.get("mint") else known.get("source", "template")
+        new["roles"].append(
+            {
+                "specialist": name,
+                "reason": reason,
+                "source": source,
+                "default_tier": "mid" if decision.get("mint") else known.get("default_tier", "mid"),
+            }
+        )
         new["excluded"] = [e for e in new["excluded"] if e["specialist"] != name]
+        parked_on = set()
+        for lane in new["lanes"]:  # a role the spec wanted gets its parked lanes in this decision
+            if lane.get("wanted_specialist") == name:
+                parked_on.add(lane["specialist"])
+                lane["specialist"] = name
+                del lane["wanted_specialist"]
+        new["missing"] = [m for m in new.get("missing") or [] if m != name]
+        busy = {lane["specialist"] for lane in new["lanes"]}
+        new["roles"] = [  # a machinery role that only held those lanes leaves the team
+            r
+            for r in new["roles"]
+            if r["specialist"] in busy or r["specialist"] not in parked_on or r.get("source") != "machinery"
+        ]
     elif verb == "remove":
         name = decision.get("specialist")
         if name not in _roles(new):
@@ -224,6 +254,10 @@ def apply_decision(proposal: Mapping[str, Any], decision: Any) -> tuple[bool, di
             if lane["specialist"] == old:
                 lane["specialist"] = repl
         new["excluded"].append({"specialist": old, "reason": f"substituted by {repl}: {reason}"})
+    elif verb == "option":
+        new = apply_option(new, decision, catalogue)
+    elif verb == "add_skill":
+        new = add_skill(new, decision)
     elif verb == "edit_dependencies":
         task_id = decision.get("task_id")
         lanes = {lane["task_id"]: lane for lane in new["lanes"]}

@@ -28,13 +28,13 @@ from agentrt.teams import _yaml
 from agentrt.teams.errors import ContractError
 from agentrt.teams.gate import OPTIONS, PROPOSAL_SCHEMA, validate_proposal
 from agentrt.teams.registry import Registry, Specialist
-from agentrt.teams.tiers import Lane, TierConfig, score_lane
+from agentrt.teams.tiers import Lane, TierConfig, score_lane, unscored_lane
 
 __all__ = ["lane_signals", "parse_spec", "propose"]
 
 _LANE_KEYS = {
     "task_id", "specialist", "title", "work_type", "files", "blast_radius", "depends_on",
-    "depends_on_contract", "sensitive", "tier_pin", "brief",
+    "depends_on_contract", "sensitive", "tier_pin", "brief", "reviews", "read",
 }  # fmt: skip
 
 
@@ -51,12 +51,47 @@ def parse_spec(text: str, where: str = "spec") -> dict[str, Any]:
         for key in ("task_id", "specialist", "work_type"):
             if not isinstance(lane.get(key), str) or not lane[key]:
                 raise ContractError(where, f"lanes[{i}].{key}", "is required (a non-empty string)")
+        read = lane.get("read", [])
+        if not isinstance(read, list) or not all(isinstance(p, str) and p for p in read):
+            raise ContractError(
+                where, f"lanes[{i}].read", "must be a list of file paths (relative to the project)"
+            )
         for key in lane:
             if key not in _LANE_KEYS:
                 raise ContractError(
                     where, f"lanes[{i}].{key}", f"is not a lane key ({', '.join(sorted(_LANE_KEYS))})"
                 )
+    _wire_reviews(header["lanes"], where)
     return {"phase": "build", "excluded": [], **header, "body": body.strip()}
+
+
+def _wire_reviews(lanes: list[Any], where: str) -> None:
+    """A reviewer lane (``reviews: TASK``) runs after the lane it reviews, and a lane that depends on
+    a reviewed lane waits for its review too: the reviewed lane is done for others only once its
+    review gate passed."""
+    ids = [lane["task_id"] for lane in lanes]
+    reviewer_of: dict[str, str] = {}
+    for i, lane in enumerate(lanes):
+        target = lane.get("reviews")
+        if target is None:
+            continue
+        if target not in ids or target == lane["task_id"]:
+            raise ContractError(
+                where, f"lanes[{i}].reviews", f"must name another lane of the spec, got {target!r}"
+            )
+        if target in reviewer_of:
+            raise ContractError(
+                where,
+                f"lanes[{i}].reviews",
+                f"lane {target!r} already has a reviewer ({reviewer_of[target]})",
+            )
+        reviewer_of[target] = lane["task_id"]
+        lane["depends_on"] = list(dict.fromkeys([*(lane.get("depends_on") or []), target]))
+    for lane in lanes:
+        for dep in list(lane.get("depends_on") or []):
+            reviewer = reviewer_of.get(dep)
+            if reviewer is not None and reviewer != lane["task_id"] and reviewer not in lane["depends_on"]:
+                lane["depends_on"] = [*lane["depends_on"], reviewer]
 
 
 def lane_signals(lane: Mapping[str, Any], purpose: str | None, escalations: int = 0) -> Lane:
@@ -94,7 +129,11 @@ def propose(spec: Mapping[str, Any], registry: Registry, config: TierConfig) -> 
             lane["wanted_specialist"] = name
             spec_of = found.setdefault("developer", registry.resolve("developer"))
         assert spec_of is not None
-        lane["tier"] = score_lane(lane_signals(lane, spec_of.purpose), config).tier
+        signals = lane_signals(lane, spec_of.purpose)
+        if config.enabled:
+            lane["tier"] = score_lane(signals, config).tier
+        else:  # models.enabled: false -- nothing is scored, at plan time either
+            lane["tier"] = unscored_lane(signals, spec_of.default_tier, config).tier
         lanes.append(lane)
     for name in dict.fromkeys(lane["specialist"] for lane in lanes):
         spec_of = found[name]

@@ -167,23 +167,38 @@ class Registry:
 
     def mint_new(self, spec: Specialist, decision: Mapping[str, Any]) -> Specialist:
         """Mint a role that has no template; only with a gate decision ``add`` ``mint: true`` naming it."""
-        if not (
-            isinstance(decision, Mapping)
-            and decision.get("verb") == "add"
-            and decision.get("mint") is True
-            and decision.get("specialist") == spec.name
-        ):
+        asked = isinstance(decision, Mapping) and decision.get("specialist") == spec.name
+        added = asked and decision.get("verb") == "add" and decision.get("mint") is True
+        option_a = asked and decision.get("verb") == "option" and decision.get("choice") == "A"
+        if not (added or option_a):
             raise ContractError(
                 "specialist registry",
                 spec.name,
                 "a new role is minted only on an explicit request through the team gate: "
-                f'a decision {{"verb": "add", "specialist": "{spec.name}", "mint": true, "reason": ...}}',
+                f'a decision {{"verb": "add", "specialist": "{spec.name}", "mint": true, "reason": ...}}, '
+                "or option A for the missing roles",
             )
         existing = self.get(spec.name)
         if existing is not None:
             return existing
         self._write_new(spec)
         return spec
+
+    def catalogue(self) -> dict[str, dict[str, Any]]:
+        """Every specialist a team of this project could use: name -> ``{source, default_tier,
+        purpose}`` (the project's own, then the templates, then the machinery agents)."""
+        out: dict[str, dict[str, Any]] = {}
+        for name in [*self.names(), *template_names(), *MACHINERY]:
+            if name not in out:
+                found = self.resolve(name)
+                if found is not None:
+                    source = {"project": "existing"}.get(found.source, found.source)
+                    out[name] = {
+                        "source": source,
+                        "default_tier": found.default_tier,
+                        "purpose": found.purpose,
+                    }
+        return out
 
     def compose(self, needed: Sequence[str]) -> dict[str, list[str]]:
         """Match the needed roles: ``existing`` (reused), ``template`` (to mint), ``missing``."""

@@ -1,17 +1,19 @@
-"""What ``agentrt teams lint`` and ``agentrt teams stats`` compute (pure over files and the store)."""
+"""What ``agentrt teams lint``, ``status`` and ``stats`` compute (pure over files and the store)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any  # Any: JSON documents (usage per lane)
 
+from agentrt.exceptions import RunNotFound
 from agentrt.stores import Store
 from agentrt.stores.base import RunRecord
+from agentrt.stores.views import team_object
 from agentrt.teams import _yaml
-from agentrt.teams.errors import ContractError
+from agentrt.teams.errors import ContractError, TeamRunNotFound
 from agentrt.teams.receipts import parse_receipt
 
-__all__ = ["lint_receipts", "team_stats"]
+__all__ = ["lint_receipts", "team_stats", "team_status"]
 
 
 def lint_receipts(project: str | Path, run_id: str) -> tuple[list[str], list[str]]:
@@ -19,11 +21,7 @@ def lint_receipts(project: str | Path, run_id: str) -> tuple[list[str], list[str
     two or more, one that fails the envelope validator, or a wrapper without ``artifact_category``."""
     root = Path(project) / ".agentrt" / "runs" / run_id / "handoffs"
     if not root.is_dir():
-        raise ContractError(
-            "agentrt teams lint",
-            None,
-            f"no receipts directory {root}; is {run_id!r} a team run of this project?",
-        )
+        raise TeamRunNotFound(run_id, str(project), str(root))
     ok: list[str] = []
     problems: list[str] = []
     for path in sorted(root.glob("*.md")):
@@ -70,7 +68,7 @@ def team_stats(store: Store, run_id: str) -> dict[str, Any]:
     at ``powerful``); every attempt of a lane counts, a failed one too."""
     lead = store.get_run(run_id)
     if lead is None:
-        raise ContractError("agentrt teams stats", None, f"no run {run_id!r} in {store.location}")
+        raise RunNotFound(run_id, store.location)
     lanes: dict[str, dict[str, Any]] = {}
     tiers: dict[str, dict[str, int]] = {}
     for rec in _descendants(store, run_id):
@@ -107,3 +105,9 @@ def team_stats(store: Store, run_id: str) -> dict[str, Any]:
         "tiers": tiers,
         "total": summed,
     }
+
+
+def team_status(store: Store, run_id: str) -> dict[str, Any]:
+    """A team run as its lanes (:func:`agentrt.stores.views.team_object`, which the HTTP API's
+    ``GET /runs/{id}/team`` answers too)."""
+    return team_object(store, run_id)

@@ -3,8 +3,8 @@
 ``team_lead`` composes the team from a spec, waits on the team gate as a durable
 ``task.ui.ask`` (the run leaves memory until someone replies, in any process), writes the team file
 on approval, scores and records each lane's routing, and runs each lane as a durable child run of
-``team_lane`` (``task.gather_settled``), dependency wave by wave, retrying a failed lane with the
-same bundle and tier up to ``max_attempts``.  It reads each lane's receipt file, never a chat
+``team_lane`` (:mod:`agentrt.teams.lanes`: dependency wave by wave, retries, the sticky +1 and the
+lane review gate).  It reads each lane's receipt file, never a chat
 message, and reports a goal status.  A crash anywhere resumes mid-await: finished lanes are not
 run again, and routing decisions live in the lead's checkpoint and the lanes' inputs, so a resume
 never changes a lane's model.
@@ -24,14 +24,15 @@ import agentrt
 from agentrt._sdk.agent import agent
 from agentrt._sdk.task import Task
 from agentrt._sdk.tools import ui_tools
-from agentrt.teams.bundle import build_bundle, universal_layer
-from agentrt.teams.contracts import validate_handoff
+from agentrt.teams.contracts import SUMMARY_MAX_CHARS, validate_handoff
 from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.escalation import INCONCLUSIVE, EscalationConfig, advisor_prompt, escalation_trigger
 from agentrt.teams.gate import DECISION_SCHEMA, VERBS, apply_decision, canonical_hash
-from agentrt.teams.plan import lane_signals
-from agentrt.teams.tiers import LaneScore, TierConfig, routing_line, score_lane
-from agentrt.teams.tools import TOOLS, teams_write_receipt
+from agentrt.teams.interview import boundary_prompt, draft_from_answers, interview_prompt
+from agentrt.teams.lanes import LaneReport, run_lanes
+from agentrt.teams.options import option_replies
+from agentrt.teams.routing import route
+from agentrt.teams.tools import TOOLS, teams_record_escalation, teams_write_receipt, teams_write_review
 
 __all__ = ["LaneDraft", "LaneInput", "LaneResult", "TeamInput", "TeamOutput", "team_lane", "team_lead"]
 
@@ -45,18 +46,32 @@ LANE_SYSTEM = (
 # ---------------------------------------------------------------------------- the lane
 
 
+def _summary_fits(_draft: object, _field: object, summary: str) -> None:
+    """The envelope's 600-character summary rule, checked on the model's answer: a longer summary is
+    a refused answer, fed back to the model and asked again; it is never cut to fit."""
+    if isinstance(summary, str) and len(summary) > SUMMARY_MAX_CHARS:
+        raise ValueError(
+            f"summary is {len(summary)} characters; the handoff envelope allows at most "
+            f"{SUMMARY_MAX_CHARS}: write a shorter summary (the details go in body)"
+        )
+
+
 @agentrt.serializable
 @attrs.frozen
 class LaneDraft:
     """What a lane's model answers (structured output)."""
 
     status: str
-    summary: str
+    summary: str = attrs.field(
+        validator=_summary_fits, metadata={"description": "one paragraph, at most 600 characters"}
+    )
     body: str
     escalate_reason: str = ""
     artifacts: list[str] = attrs.field(factory=list)
     issues: list[str] = attrs.field(factory=list)
     learnings: list[str] = attrs.field(factory=list)
+    verdict: str = ""  # a reviewer lane's: pass or changes_requested
+    blocking_findings: list[str] = attrs.field(factory=list)  # a reviewer lane's: what must change
 
 
 @attrs.frozen
@@ -74,6 +89,8 @@ class LaneInput:
     advisor_rounds: int = 2
     markers: list[str] = attrs.field(factory=list)
     short_output: int = 0  # the models.shortOutputThreshold for this work type and tier; 0 = none
+    reviews: str = ""  # a reviewer lane: the lane whose receipt it reviews
+    reviewed_sha256: str = ""  # ... and the SHA-256 of that receipt (the review names it)
 
 
 @attrs.frozen
@@ -89,6 +106,8 @@ class LaneResult:
     advisor_tokens: int
     lane_calls: int
     advisor_calls: int
+    acceptance: str = ""  # the attempt's acceptance record: the receipt bytes the lead may trust
+    review: str = ""  # a reviewer lane's review_result.v1 file
 
 
 def _tokens(result: Any) -> int:
@@ -138,6 +157,14 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
         advisor_tokens += _tokens(advice)
         rounds += 1
         consults.append(f"advisor round {rounds}: {question}")
+        await task.tools.teams_record_escalation(  # the run's escalation trail; the sticky +1 reads it
+            project=input.project,
+            run_id=input.team_run,
+            task_id=input.task_id,
+            attempt=input.attempt,
+            round=rounds,
+            question=question,
+        )
         prompt = (
             f"{input.bundle}\n# Advisor answer (fold it in and continue)\n{advice.output}\n\n"
             f"# Your previous draft\n{draft.body}\n"
@@ -147,7 +174,7 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
         "task_id": input.task_id,
         "tier": input.tier,
         "status": "escalate" if outcome == "inconclusive" else draft.status,
-        "summary": draft.summary[:600] or f"{input.task_id}: (no summary)",
+        "summary": draft.summary or f"{input.task_id}: (no summary)",  # never cut: see _summary_fits
         "artifacts": list(draft.artifacts),
         "issues": list(draft.issues),
     }
@@ -158,6 +185,21 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
     if draft.learnings:
         envelope["learnings"] = list(draft.learnings)
     validate_handoff(envelope)  # a malformed answer fails the attempt; the lead retries it
+    review_path = ""
+    if input.reviews:  # a reviewer lane: its verdict goes to a file the lead reads, before its receipt
+        review_path = await task.tools.teams_write_review(
+            project=input.project,
+            run_id=input.team_run,
+            reviewed=input.reviews,
+            reviewer=input.task_id,
+            attempt=input.attempt,
+            review={
+                "packet_id": f"{input.team_run}/{input.reviews}",
+                "artifact_sha256_reviewed": input.reviewed_sha256,
+                "verdict": draft.verdict,
+                "blocking_findings": list(draft.blocking_findings),
+            },
+        )
     sections = {
         "changed_files": list(draft.artifacts),
         "opens_for": [],
@@ -171,6 +213,7 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
         specialist=input.specialist,
         envelope=envelope,
         sections=sections,
+        attempt=input.attempt,
     )
     return LaneResult(
         task_id=input.task_id,
@@ -182,13 +225,15 @@ async def lane_run(input: LaneInput, task: Task) -> LaneResult:
         advisor_tokens=advisor_tokens,
         lane_calls=lane_calls,
         advisor_calls=rounds,
+        acceptance=written["acceptance"],
+        review=review_path,
     )
 
 
 team_lane = agent(
     input=LaneInput,
     output=LaneResult,
-    tools=[teams_write_receipt],
+    tools=[teams_write_receipt, teams_record_escalation, teams_write_review],
     run=lane_run,
     name="team_lane",
     description="One specialist lane: drafts at its routed model, consults the advisor, writes its receipt.",
@@ -206,20 +251,6 @@ class TeamInput:
 
 
 @attrs.frozen
-class LaneReport:
-    task_id: str
-    specialist: str
-    tier: str
-    model: str
-    status: str  # done, blocked, escalate, inconclusive, failed, upstream-blocked
-    attempts: int
-    receipt: str
-    summary: str
-    learnings: list[str] = attrs.field(factory=list)  # candidates only, never auto-promoted
-    advisor_rounds: int = 0  # the escalation trail: advisor consults of the accepted attempt
-
-
-@attrs.frozen
 class TeamOutput:
     goal_status: str  # complete, partial, blocked
     team_file: str
@@ -229,7 +260,9 @@ class TeamOutput:
 
 def gate_prompt(proposal: dict[str, Any], blocked: str | None, note: str | None) -> dict[str, Any]:
     digest = canonical_hash(proposal)
+    options = option_replies(proposal, digest)
     return {
+        "options_for_missing": options,  # the replies that take option A, B, C or D (when a role is missing)
         "gate": DECISION_SCHEMA,
         "question": f"Approve the team for {proposal['slug']} ({proposal['phase']})?",
         "blocked": blocked,
@@ -241,16 +274,117 @@ def gate_prompt(proposal: dict[str, Any], blocked: str | None, note: str | None)
     }
 
 
+def _mints_asked(proposal: dict[str, Any], reply: Any) -> list[dict[str, Any]]:
+    """The new roles a decision asks to mint: ``add`` with ``mint: true``, or option A (one per
+    missing role, each naming it, as :meth:`Registry.mint_new` requires)."""
+    if not isinstance(reply, dict):
+        return []
+    if reply.get("verb") == "add" and reply.get("mint") is True:
+        return [dict(reply)]
+    if reply.get("verb") == "option" and reply.get("choice") == "A":
+        return [{**reply, "specialist": name} for name in proposal.get("missing") or []]
+    return []
+
+
+async def _record(task: Task, project: str, head: str | None, decision: Any, outcome: str) -> dict[str, Any]:
+    """Append one entry to the decision trail (verified first): ``{"ok", "head"}``, or ``{"ok":
+    False, "blocked"}`` when the trail is not the one the lead last wrote."""
+    recorded: dict[str, Any] = await task.tools.teams_gate_record(
+        project=project, run_id=task.run_id, head=head, decision=decision, outcome=outcome
+    )
+    return recorded
+
+
+async def interview(
+    task: Task, project: str, proposal: dict[str, Any], head: str | None, mint: dict[str, Any]
+) -> tuple[dict[str, Any], str | None]:
+    """The new role's interview, its ``proposed/`` draft and the gated boundary edits
+    (:mod:`agentrt.teams.interview`); every answer goes on the decision trail.  Returns the draft."""
+    name, reason = mint["specialist"], mint.get("reason") or ""
+    blocked: str | None = None
+    draft: dict[str, Any] | None = None
+    while draft is None:
+        answers = await task.ui.ask(interview_prompt(name, reason, blocked))
+        try:
+            draft, blocked = draft_from_answers(name, reason, answers), None
+        except ContractError as exc:
+            blocked = str(exc)
+        recorded = await _record(
+            task,
+            project,
+            head,
+            {"interview": name, "answers": answers},
+            "blocked" if blocked else "interview",
+        )
+        if not recorded["ok"]:
+            draft, blocked = None, recorded["blocked"]
+            continue
+        head = recorded["head"]
+    neighbours = [r["specialist"] for r in proposal["roles"] if r["specialist"] != name]
+    scan = await task.tools.teams_draft_specialist(project=project, draft=draft, neighbours=neighbours)
+    while scan["overlaps"]:
+        reply = await task.ui.ask(boundary_prompt(draft, scan["overlaps"], blocked))
+        verb = reply.get("verb") if isinstance(reply, dict) else None
+        edited = reply.get("boundaries") if isinstance(reply, dict) else None
+        valid = (
+            isinstance(edited, list)
+            and bool(edited)
+            and all(isinstance(b, str) and b.strip() for b in edited)
+        )
+        if verb == "keep" or (verb == "boundaries" and valid):
+            outcome, blocked = str(verb), None
+        else:
+            outcome = "blocked"
+            blocked = (
+                'reply {"verb": "boundaries", "boundaries": [...]} (a non-empty list) or {"verb": "keep"}'
+            )
+        recorded = await _record(task, project, head, {"boundaries_of": name, "reply": reply}, outcome)
+        if not recorded["ok"]:
+            blocked = recorded["blocked"]
+            continue
+        head = recorded["head"]
+        if outcome == "keep":
+            break
+        if outcome == "boundaries" and isinstance(edited, list):
+            draft = {**draft, "boundaries": [b.strip() for b in edited]}
+            scan = await task.tools.teams_draft_specialist(
+                project=project, draft=draft, neighbours=neighbours
+            )
+    return draft, head
+
+
+def _with_drafts(proposal: dict[str, Any], drafts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The proposal with each interviewed role's purpose and default tier."""
+    by_name = {d["name"]: d for d in drafts}
+    roles = [
+        {
+            **r,
+            "purpose": by_name[r["specialist"]]["purpose"],
+            "default_tier": by_name[r["specialist"]]["default_tier"],
+        }
+        if r["specialist"] in by_name
+        else r
+        for r in proposal["roles"]
+    ]
+    return {**proposal, "roles": roles}
+
+
 async def run_gate(
-    task: Task, project: str, proposal: dict[str, Any], head: str | None, note: str | None
+    task: Task,
+    project: str,
+    proposal: dict[str, Any],
+    head: str | None,
+    note: str | None,
+    catalogue: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], str, list[Any]]:
-    """Ask until an ``approve`` of the current proposal lands on an intact trail."""
+    """Ask until an ``approve`` of the current proposal lands on an intact trail.  Returns the
+    approved proposal, the trail head, and the mint requests made on the way."""
     blocked: str | None = None
     mints: list[Any] = []
     while True:
         reply = await task.ui.ask(gate_prompt(proposal, blocked, note))
         try:
-            approved, changed = apply_decision(proposal, reply)
+            approved, changed = apply_decision(proposal, reply, catalogue)
             outcome = "approved" if approved else reply["verb"]
             blocked = None
         except GateBlocked as exc:
@@ -265,39 +399,23 @@ async def run_gate(
         if approved:
             assert head is not None
             return proposal, head, mints
-        if outcome == "add" and reply.get("mint") is True:
-            mints.append(dict(reply))
+        if outcome == "add_skill":  # drafted in proposed/ until the team is approved
+            skill = changed["skills"][-1]
+            roles = [r["specialist"] for r in changed["roles"]]
+            drafted = await task.tools.teams_draft_skill(project=project, skill=skill, roles=roles)
+            note = f"skill {skill['skill']} drafted at {drafted['path']}" + (
+                "; clashes: " + "; ".join(drafted["clashes"]) if drafted["clashes"] else ""
+            )
+        if outcome != "blocked":
+            drafts = []
+            for asked in _mints_asked(proposal, reply):  # a new role is interviewed before it is drafted
+                draft, head = await interview(task, project, changed, head, asked)
+                mints.append({**asked, "draft": draft})
+                drafts.append(draft)
+            changed = _with_drafts(changed, drafts)
         proposal = changed
-        note = f"changed by {outcome}; approve the new proposal to go on" if outcome != "blocked" else note
-
-
-def route(
-    proposal: dict[str, Any], specialists: dict[str, Any], config: dict[str, Any], model_tier: str | None
-) -> list[dict[str, Any]]:
-    """Score every lane at dispatch (pure)."""
-    tiers = TierConfig.from_config(config["models"], model_tier)
-    out = []
-    for lane in proposal["lanes"]:
-        purpose = (specialists.get(lane["specialist"]) or {}).get("purpose")
-        if config["models"].get("enabled", True) is False:  # scoring skipped: the approved tier stands
-            tier = "powerful" if purpose == "research" else lane["tier"]
-            scored = LaneScore(0, tier, tiers.tiers[tier], ("models.enabled false: scoring skipped",))
-        else:
-            scored = score_lane(lane_signals(lane, purpose), tiers)
-        out.append(
-            {
-                "task_id": lane["task_id"],
-                "specialist": lane["specialist"],
-                "score": scored.score,
-                "tier": scored.tier,
-                "model": scored.model,
-                "advisor_model": tiers.tiers["powerful"],
-                "approved_tier": lane["tier"],
-                "reasons": list(scored.reasons),
-                "line": routing_line(lane["task_id"], scored),
-            }
-        )
-    return out
+        if outcome not in ("blocked", "add_skill"):
+            note = f"changed by {outcome}; approve the new proposal to go on"
 
 
 def _goal(reports: list[LaneReport]) -> str:
@@ -313,12 +431,17 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
     note: str | None = None
     mints: list[Any] = []
     while True:  # the gate; back to it when a re-score at dispatch differs from the approved tier
-        proposal, head, new_mints = await run_gate(task, input.project, proposal, head, note)
-        mints += new_mints
+        proposal, head, asked = await run_gate(
+            task, input.project, proposal, head, note, planned.get("catalogue")
+        )
+        new_roles = {r["specialist"] for r in proposal["roles"] if r.get("source") == "new"}
+        mints = [m for m in [*mints, *asked] if m["specialist"] in new_roles]  # a role removed since: none
         dispatch = await task.tools.teams_dispatch_config(
             project=input.project, specialists=[r["specialist"] for r in proposal["roles"]]
         )
         config, specialists = dispatch["config"], {**specialists, **dispatch["specialists"]}
+        for mint in mints:  # a new role is not live before the team file: route and brief it by its draft
+            specialists.setdefault(mint["specialist"], mint["draft"])
         routing = route(proposal, specialists, config, input.model_tier)
         differ = [r for r in routing if r["tier"] != r["approved_tier"]]
         if not differ:
@@ -340,7 +463,16 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
     for r in routing:
         task.console.info(r["line"])
     await task.tools.teams_record_routing(project=input.project, run_id=task.run_id, routing=routing)
-    reports = await run_lanes(task, input, proposal, specialists, config, routing, planned["body"])
+    reports = await run_lanes(
+        task,
+        project=input.project,
+        model_tier=input.model_tier,
+        proposal=proposal,
+        specialists=specialists,
+        config=config,
+        routing=routing,
+        body=planned["body"],
+    )
     goal = _goal(reports)
     await task.tools.teams_write_phase_result(
         project=input.project,
@@ -359,141 +491,6 @@ async def lead_run(input: TeamInput, task: Task) -> TeamOutput:
     return TeamOutput(
         goal_status=goal, team_file=team_path, routing=[r["line"] for r in routing], lanes=reports
     )
-
-
-async def run_lanes(
-    task: Task,
-    input: TeamInput,
-    proposal: dict[str, Any],
-    specialists: dict[str, Any],
-    config: dict[str, Any],
-    routing: list[dict[str, Any]],
-    body: str,
-) -> list[LaneReport]:
-    """Dispatch the lanes wave by wave (a lane waits for the lanes it depends on)."""
-    universal = universal_layer(task.run_id, f"{proposal['task']}\n\n{body}".strip())  # once per run
-    route_of = {r["task_id"]: r for r in routing}
-    models = config["models"]
-    short = dict(models.get("shortOutputThreshold") or {})
-    reports: dict[str, LaneReport] = {}
-    summaries: dict[str, str] = {}
-    pending = list(proposal["lanes"])
-    while pending:
-        ready = [lane for lane in pending if all(d in reports for d in lane.get("depends_on") or [])]
-        if not ready:
-            break
-        pending = [lane for lane in pending if lane not in ready]
-        inputs: dict[str, dict[str, Any]] = {}
-        bundles: dict[str, str] = {}
-        for lane in ready:
-            r = route_of[lane["task_id"]]
-            upstream_bad = [d for d in lane.get("depends_on") or [] if reports[d].status != "done"]
-            if upstream_bad:
-                reports[lane["task_id"]] = LaneReport(
-                    lane["task_id"], lane["specialist"], r["tier"], r["model"], "upstream-blocked", 0, "",
-                    f"not run: upstream lanes {', '.join(upstream_bad)} did not finish done",
-                )  # fmt: skip
-                continue
-            spec = {"name": lane["specialist"], **(specialists.get(lane["specialist"]) or {})}
-            try:
-                bundle = build_bundle(
-                    universal,
-                    spec,
-                    lane,
-                    upstream=[f"{d}: {summaries[d]}" for d in lane.get("depends_on") or []],
-                    max_tokens=config["max_tokens"],
-                )
-            except ContractError as exc:
-                reports[lane["task_id"]] = LaneReport(
-                    lane["task_id"], lane["specialist"], r["tier"], r["model"], "blocked", 0, "", str(exc)
-                )
-                continue
-            bundles[f"{lane['specialist']}-{lane['task_id']}"] = bundle
-            inputs[lane["task_id"]] = {
-                "project": input.project,
-                "team_run": task.run_id,
-                "specialist": lane["specialist"],
-                "task_id": lane["task_id"],
-                "work_type": lane["work_type"],
-                "tier": r["tier"],
-                "model": r["model"],
-                "advisor_model": r["advisor_model"],
-                "bundle": bundle,
-                "advisor_rounds": int(models.get("advisorRounds", 2)),
-                "markers": list(models.get("escalationMarkers") or []),
-                "short_output": int(short.get(f"{lane['work_type']}/{r['tier']}", 0)),
-            }
-        if bundles:
-            await task.tools.teams_write_bundles(project=input.project, run_id=task.run_id, bundles=bundles)
-        attempts = dict.fromkeys(inputs, 0)
-        results: dict[str, Any] = {}
-        todo = list(inputs)
-        while todo:  # a retry: a fresh child run with the same bundle and tier
-            for tid in todo:
-                attempts[tid] += 1
-            settled = await task.gather_settled(
-                [task.tools.team_lane(**{**inputs[tid], "attempt": attempts[tid]}) for tid in todo]
-            )
-            again = []
-            for tid, outcome in zip(todo, settled, strict=True):
-                if isinstance(outcome, agentrt.Fulfilled):
-                    results[tid] = outcome.value
-                elif attempts[tid] < config["max_attempts"]:
-                    task.console.warn(f"lane {tid} attempt {attempts[tid]} failed: {outcome.error}; retrying")
-                    again.append(tid)
-                else:
-                    results[tid] = f"failed after {attempts[tid]} attempts: {outcome.error}"
-            todo = again
-        for tid in inputs:
-            r = route_of[tid]
-            lane_result = results[tid]
-            if isinstance(lane_result, str):
-                reports[tid] = LaneReport(
-                    tid,
-                    inputs[tid]["specialist"],
-                    r["tier"],
-                    r["model"],
-                    "failed",
-                    attempts[tid],
-                    "",
-                    lane_result,
-                )
-                continue
-            read = await task.tools.teams_read_receipt(path=lane_result.receipt)  # the file, never chat
-            learnings: list[str] = []
-            if not read["ok"]:
-                status, summary = "failed", f"invalid receipt: {read['error']}"
-            else:
-                env = read["envelope"]
-                status = "inconclusive" if lane_result.outcome == "inconclusive" else env["status"]
-                summary = env["summary"]
-                summaries[tid] = summary
-                learnings = list(env.get("learnings") or [])
-            reports[tid] = LaneReport(
-                tid,
-                inputs[tid]["specialist"],
-                r["tier"],
-                r["model"],
-                status,
-                attempts[tid],
-                lane_result.receipt,
-                summary,
-                learnings,
-                lane_result.advisor_rounds,
-            )
-    for lane in pending:  # a dependency that never became ready
-        r = route_of[lane["task_id"]]
-        reports[lane["task_id"]] = LaneReport(
-            lane["task_id"],
-            lane["specialist"],
-            r["tier"],
-            r["model"],
-            "upstream-blocked",
-            0,
-            "",
-            "dependencies never finished",
-        )
-    return [reports[lane["task_id"]] for lane in proposal["lanes"]]
 
 
 team_lead = agent(

@@ -90,6 +90,7 @@ class TierConfig:
     thresholds: Mapping[str, int] = attrs.field(factory=lambda: dict(DEFAULT_THRESHOLDS))
     tiers: Mapping[str, str] = attrs.field(factory=lambda: dict(DEFAULT_MODELS))
     model_tier: str | None = None
+    enabled: bool = True  # models.enabled: false skips scoring (see unscored_lane)
 
     def __attrs_post_init__(self) -> None:
         for key in ("mid", "powerful"):
@@ -112,7 +113,10 @@ class TierConfig:
         models = models or {}
         thresholds = {**DEFAULT_THRESHOLDS, **dict(models.get("thresholds") or {})}
         tiers = {**DEFAULT_MODELS, **dict(models.get("tiers") or {})}
-        return cls(thresholds=thresholds, tiers=tiers, model_tier=model_tier)
+        enabled = models.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise ContractError("models.enabled", None, f"must be true or false, got {enabled!r}")
+        return cls(thresholds=thresholds, tiers=tiers, model_tier=model_tier, enabled=enabled)
 
     def tier_of(self, score: int) -> str:
         if score >= self.thresholds["powerful"]:
@@ -164,6 +168,25 @@ def score_lane(lane: Lane, config: TierConfig = TierConfig()) -> LaneScore:
         tier = "powerful"
         reasons.append("research floor -> powerful")
     return LaneScore(score=score, tier=tier, model=config.tiers[tier], reasons=tuple(reasons))
+
+
+def unscored_lane(lane: Lane, tier: str, config: TierConfig = TierConfig()) -> LaneScore:
+    """A lane's tier when ``models.enabled`` is false: no signal is scored (score 0); ``tier`` (the
+    specialist's ``default_tier`` at plan time, the approved tier at dispatch) stands, under the same
+    pins and research floor as :func:`score_lane`."""
+    _tier(tier, "tier")
+    _tier(lane.tier_pin, "tier_pin")
+    reasons = ["models.enabled false: scoring skipped", f"given tier -> {tier}"]
+    if lane.tier_pin is not None:
+        tier = lane.tier_pin
+        reasons.append(f"lane tier pin -> {tier}")
+    if config.model_tier is not None:
+        tier = config.model_tier
+        reasons.append(f"run-wide --model-tier -> {tier}")
+    if lane.purpose == "research" and tier != "powerful":
+        tier = "powerful"
+        reasons.append("research floor -> powerful")
+    return LaneScore(score=0, tier=tier, model=config.tiers[tier], reasons=tuple(reasons))
 
 
 def routing_line(task_id: str, result: LaneScore) -> str:

@@ -8,6 +8,7 @@ and ``.agentrt/runs/<run>/`` (``handoffs/``, ``bus/``, ``gate/``, ``routing.json
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -16,14 +17,18 @@ from typing import Any  # Any: JSON/YAML documents in and out of the team tools
 
 from agentrt._sdk.tools import tool
 from agentrt.teams import _yaml
-from agentrt.teams.bus import Bus
-from agentrt.teams.contracts import validate_contract, validate_handoff
+from agentrt.teams.acceptance import accept_receipt, acceptance_path, at_step, check_accepted
+from agentrt.teams.contracts import validate_contract
 from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.gate import chain_entry, team_file, verify_trail
+from agentrt.teams.interview import boundary_scan
 from agentrt.teams.names import check_name, confined
+from agentrt.teams.normalize import normalize_contract
 from agentrt.teams.plan import parse_spec, propose
-from agentrt.teams.receipts import parse_receipt, receipt_path, render_receipt, status_line
-from agentrt.teams.registry import Registry, Specialist, template_names
+from agentrt.teams.recall import recall
+from agentrt.teams.receipts import parse_receipt
+from agentrt.teams.registry import Registry, Specialist, render_specialist, template_names
+from agentrt.teams.skills import render_skill
 from agentrt.teams.tiers import TierConfig
 
 __all__ = ["CONFIG_FILE", "TOOLS", "load_config", "run_dir"]
@@ -38,7 +43,8 @@ def run_dir(project: str | os.PathLike[str], run_id: str) -> Path:
 
 def load_config(project: str | os.PathLike[str]) -> dict[str, Any]:
     """``.agentrt/teams.yaml``: ``models`` (thresholds, tiers, escalationMarkers,
-    shortOutputThreshold, advisorRounds), ``retry.max_attempts``, ``context.max_tokens``."""
+    shortOutputThreshold, advisorRounds, enabled), ``retry.max_attempts``, ``context.max_tokens``,
+    ``review.max_rounds`` (how often a lane's review gate may send it back; default 2)."""
     path = Path(project) / CONFIG_FILE
     doc: Any = {}
     if path.is_file():
@@ -50,6 +56,7 @@ def load_config(project: str | os.PathLike[str]) -> dict[str, Any]:
     return {
         "models": models,
         "max_attempts": int((doc.get("retry") or {}).get("max_attempts", 2)),
+        "review_rounds": int((doc.get("review") or {}).get("max_rounds", 2)),
         "max_tokens": int((doc.get("context") or {}).get("max_tokens", 6000)),
     }
 
@@ -80,7 +87,13 @@ def teams_plan(project: str, spec: str, model_tier: str | None = None) -> dict[s
         found = registry.resolve(role["specialist"])
         if found is not None:
             specialists[found.name] = {**found.to_dict(), "body": found.body}
-    return {"proposal": proposal, "config": config, "specialists": specialists, "body": doc["body"]}
+    return {
+        "proposal": proposal,
+        "config": config,
+        "specialists": specialists,
+        "catalogue": registry.catalogue(),
+        "body": doc["body"],
+    }
 
 
 @tool
@@ -130,6 +143,81 @@ def teams_gate_record(
 
 
 @tool
+def teams_draft_specialist(project: str, draft: dict[str, Any], neighbours: list[str]) -> dict[str, Any]:
+    """Write a new role's draft to ``.agentrt/agents/proposed/<name>.md`` (not live) and scan its
+    boundaries against its neighbours: the named team roles and every project specialist.
+
+    Args:
+        project: The project directory.
+        draft: The draft specialist (name, purpose, default_tier, tools, boundaries, body).
+        neighbours: The other roles of the team.
+    """
+    registry = Registry(project)
+    spec = Specialist(
+        draft["name"],
+        draft["purpose"],
+        draft["default_tier"],
+        tuple(draft["tools"]),
+        tuple(draft["boundaries"]),
+        draft["body"],
+    )
+    path = confined(registry.root / "proposed", f"{check_name(spec.name, 'specialist', 'name')}.md")
+    _write(path, render_specialist(spec))
+    others: dict[str, Any] = {}
+    for name in [*neighbours, *registry.names()]:
+        found = registry.resolve(name)
+        if found is not None and name != spec.name:
+            others[name] = found.to_dict()
+    return {"path": str(path), "overlaps": boundary_scan(draft, others)}
+
+
+@tool
+def teams_recall(project: str, paths: list[str], query: str, threshold: float) -> dict[str, Any]:
+    """Recall for one lane: its files (relative to the project, confined to it) chunked and scored
+    against its title and brief (:func:`agentrt.teams.recall.recall`).
+
+    Args:
+        project: The project directory.
+        paths: The lane's files (its spec's read list).
+        query: The lane's title and brief.
+        threshold: models.recallScoreThreshold.
+    """
+    files: dict[str, str] = {}
+    missing: list[str] = []
+    for rel in paths:
+        try:
+            files[rel] = confined(project, rel).read_text(encoding="utf-8", errors="replace")
+        except (OSError, ContractError):
+            missing.append(rel)
+    return {**recall(files, query, threshold), "missing": missing}
+
+
+def _skills_dir(project: str) -> Path:
+    return confined(project, ".agentrt", "skills")
+
+
+@tool
+def teams_draft_skill(project: str, skill: dict[str, Any], roles: list[str]) -> dict[str, Any]:
+    """Draft a skill a gate decision asked for to ``.agentrt/skills/proposed/<name>.md`` (not live)
+    and name its clashes: a live skill of that name, a role it is for that left the team.
+
+    Args:
+        project: The project directory.
+        skill: The skill (skill, reason, for, description, instructions).
+        roles: The team's roles now.
+    """
+    name = check_name(skill["skill"], "skill", "skill")
+    path = confined(_skills_dir(project) / "proposed", f"{name}.md")
+    _write(path, render_skill(skill))
+    clashes = []
+    live = confined(_skills_dir(project), f"{name}.md")
+    if live.is_file():
+        clashes.append(f"a skill {name!r} is live already ({live}); it is kept, this draft is not minted")
+    clashes += [f"role {r!r} it is for is not on the team" for r in skill["for"] if r not in roles]
+    return {"path": str(path), "clashes": clashes}
+
+
+@tool
 def teams_write_team(project: str, run_id: str, proposal: dict[str, Any], head: str, mints: list[Any]) -> str:
     """On approval: mint the team's templates (and gated new roles), write the team file.
 
@@ -141,15 +229,33 @@ def teams_write_team(project: str, run_id: str, proposal: dict[str, Any], head: 
         mints: The gate decisions that asked for a new role (add with mint true).
     """
     registry = Registry(project)
-    for decision in mints:
+    for decision in mints:  # each new role goes live from its interviewed draft in proposed/
         name = decision["specialist"]
+        draft = decision.get("draft")
         if registry.get(name) is None:
-            registry.mint_new(
+            spec = (
                 Specialist(
+                    name,
+                    draft["purpose"],
+                    draft["default_tier"],
+                    tuple(draft["tools"]),
+                    tuple(draft["boundaries"]),
+                    draft["body"],
+                )
+                if draft
+                else Specialist(
                     name, "custom", "mid", ("read",), (f"only the lanes given to {name}",), decision["reason"]
-                ),
-                decision,
+                )
             )
+            registry.mint_new(spec, decision)
+        proposed = registry.root / "proposed" / f"{check_name(name, 'specialist', 'name')}.md"
+        proposed.unlink(missing_ok=True)
+    for skill in proposal.get("skills") or []:  # approved skills go live, never over a live one
+        name = check_name(skill["skill"], "skill", "skill")
+        live = confined(_skills_dir(project), f"{name}.md")
+        if not live.is_file():
+            _write(live, render_skill(skill))
+        (_skills_dir(project) / "proposed" / f"{name}.md").unlink(missing_ok=True)
     templates = set(template_names())
     for role in proposal["roles"]:  # a template becomes a project specialist only here, on approval
         if registry.get(role["specialist"]) is None and role["specialist"] in templates:
@@ -178,6 +284,68 @@ def teams_record_routing(project: str, run_id: str, routing: list[dict[str, Any]
 
 
 @tool
+def teams_append_routing(project: str, run_id: str, routing: list[dict[str, Any]]) -> str:
+    """Add re-scored dispatch decisions to the run's routing record (a retry at a new tier); the
+    last line of a lane is its tier now, for the bus's tier check too.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        routing: The new decisions, one per re-scored lane.
+    """
+    path = run_dir(project, run_id) / "routing.jsonl"
+    old = path.read_text(encoding="utf-8") if path.is_file() else ""
+    rows = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in routing)
+    if not old.endswith(rows):  # a replay after a crash appends nothing twice
+        _write(path, old + rows)
+    return str(path)
+
+
+def _escalations_dir(project: str, run_id: str) -> Path:
+    return run_dir(project, run_id) / "escalations"
+
+
+@tool
+def teams_record_escalation(
+    project: str, run_id: str, task_id: str, attempt: int, round: int, question: str
+) -> str:
+    """Record one advisor consult of a lane (the run's escalation trail; the sticky +1 reads it).
+
+    One file per lane, attempt and round, written whole: a replay writes the same file again.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        task_id: The lane.
+        attempt: The lane's attempt.
+        round: The advisor round (1, 2, ...).
+        question: What the lane asked the advisor.
+    """
+    check_name(task_id, "escalation record", "task_id")
+    name = f"{task_id}.{int(attempt)}.{int(round)}.json"
+    path = confined(_escalations_dir(project, run_id), name)
+    record = {"task_id": task_id, "attempt": attempt, "round": round, "question": question}
+    _write(path, json.dumps(record, sort_keys=True) + "\n")
+    return str(path)
+
+
+@tool
+def teams_lane_escalations(project: str, run_id: str) -> dict[str, int]:
+    """How many advisor consults each lane of the run has had so far, over all its attempts.
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+    """
+    root = _escalations_dir(project, run_id)
+    counts: dict[str, int] = {}
+    for path in sorted(root.glob("*.json")) if root.is_dir() else []:
+        task_id = json.loads(path.read_text(encoding="utf-8"))["task_id"]
+        counts[task_id] = counts.get(task_id, 0) + 1
+    return counts
+
+
+@tool
 def teams_write_bundles(project: str, run_id: str, bundles: dict[str, str]) -> list[str]:
     """Write the lanes' context bundles to ``.agentrt/context/<run>/<specialist>-<task>.md``.
 
@@ -199,9 +367,15 @@ def teams_write_bundles(project: str, run_id: str, bundles: dict[str, str]) -> l
 
 @tool
 def teams_write_receipt(
-    project: str, run_id: str, specialist: str, envelope: dict[str, Any], sections: dict[str, list[str]]
+    project: str,
+    run_id: str,
+    specialist: str,
+    envelope: dict[str, Any],
+    sections: dict[str, list[str]],
+    attempt: int = 1,
 ) -> dict[str, str]:
-    """A lane's final act: write its receipt file and publish it on the run's bus.
+    """A lane's final act: write its receipt file, publish it on the run's bus, accept it; once per
+    lane attempt, however often a crash makes the call again (:mod:`agentrt.teams.acceptance`).
 
     Args:
         project: The project directory.
@@ -209,31 +383,70 @@ def teams_write_receipt(
         specialist: The lane's specialist.
         envelope: The guild.handoff.v2 envelope.
         sections: The five human sections.
+        attempt: The lane's attempt (1, 2, ...): with the lane, the key of the acceptance record.
     """
-    handoff = validate_handoff(envelope)
-    path = receipt_path(project, run_id, specialist, handoff.task_id)
-    text = render_receipt(handoff, run_id=run_id, specialist=specialist, sections=sections)
-    _write(path, text)
-    bus = Bus(run_dir(project, run_id))  # tiers from the run's routing record
-    bus.publish(
-        f"handoff/{run_id}/{handoff.task_id}",
-        text.encode(),
-        publisher=f"lane-{handoff.task_id}",
-        publisher_tier=handoff.tier,
-    )
-    return {"receipt": str(path), "line": status_line(handoff, path)}
+    record = accept_receipt(project, run_id, specialist, envelope, sections, attempt)
+    accepted = acceptance_path(project, run_id, specialist, record["task_id"], attempt)
+    return {"receipt": record["receipt"], "line": record["line"], "acceptance": str(accepted)}
 
 
 @tool
-def teams_read_receipt(path: str) -> dict[str, Any]:
+def teams_read_receipt(path: str, acceptance: str | None = None) -> dict[str, Any]:
     """The lead reads a receipt file (never chat) and validates its one envelope block.
 
     Args:
         path: The receipt file.
+        acceptance: The lane attempt's acceptance record: the receipt must be the bytes it accepted.
+    """
+    at_step("lead.reading")
+    try:
+        text = check_accepted(path, acceptance) if acceptance else Path(path).read_text(encoding="utf-8")
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        return {"ok": True, "envelope": parse_receipt(text).to_dict(), "sha256": digest}
+    except (OSError, ValueError, ContractError) as exc:
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _review_path(project: str, run_id: str, reviewed: str, reviewer: str, attempt: int) -> Path:
+    for key, name in (("reviewed", reviewed), ("reviewer", reviewer)):
+        check_name(name, "review result", key)
+    return confined(run_dir(project, run_id) / "reviews", f"{reviewed}.{reviewer}.{int(attempt)}.json")
+
+
+@tool
+def teams_write_review(
+    project: str, run_id: str, reviewed: str, reviewer: str, attempt: int, review: dict[str, Any]
+) -> str:
+    """A reviewer lane's verdict on a lane: its ``review_result.v1``, validated, written whole to
+    ``.agentrt/runs/<run>/reviews/<reviewed>.<reviewer>.<attempt>.json`` (the lead reads the file).
+
+    Args:
+        project: The project directory.
+        run_id: The team run.
+        reviewed: The lane reviewed.
+        reviewer: The reviewer lane.
+        attempt: The reviewer lane's attempt.
+        review: The review_result.v1 (packet_id, artifact_sha256_reviewed, verdict, blocking_findings).
+    """
+    validate_contract({"schema_version": "review_result.v1", **review})
+    path = _review_path(project, run_id, reviewed, reviewer, attempt)
+    _write(
+        path, json.dumps({"schema_version": "review_result.v1", **review}, indent=2, sort_keys=True) + "\n"
+    )
+    return str(path)
+
+
+@tool
+def teams_read_review(path: str) -> dict[str, Any]:
+    """The lead reads a review file (never chat) and validates it as ``review_result.v1``.
+
+    Args:
+        path: The review file.
     """
     try:
-        return {"ok": True, "envelope": parse_receipt(Path(path).read_text(encoding="utf-8")).to_dict()}
-    except (OSError, ContractError) as exc:
+        _, review = normalize_contract(Path(path).read_text(encoding="utf-8"), expect="review_result.v1")
+        return {"ok": True, "review": review}
+    except (OSError, ValueError, ContractError) as exc:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
 
 
@@ -255,11 +468,17 @@ def teams_write_phase_result(project: str, run_id: str, result: dict[str, Any]) 
 
 TOOLS = [
     teams_plan,
+    teams_draft_skill,
+    teams_recall,
+    teams_draft_specialist,
     teams_dispatch_config,
     teams_gate_record,
     teams_write_team,
     teams_record_routing,
+    teams_append_routing,
+    teams_lane_escalations,
     teams_write_bundles,
     teams_read_receipt,
+    teams_read_review,
     teams_write_phase_result,
 ]

@@ -316,3 +316,17 @@ async def decider_run(input: Prompt, task: Task) -> Answer:
 
 
 decider = agent(input=Prompt, output=Answer, run=decider_run, name="decider")
+
+
+async def answer_catcher_run(input: Prompt, task: Task) -> Answer:
+    """A structured request with no tools offered; a refused, cut or filtered answer is caught."""
+    from agentrt.llm import ModelAnswerError
+
+    try:
+        got = await task.llm.generate_text(prompt=input.text, output=Summary, src="structured")
+    except ModelAnswerError as exc:
+        return Answer("", [type(exc).__name__])
+    return Answer(got.output.title, [f"attempts={got.attempts}"])
+
+
+answer_catcher = agent(input=Prompt, output=Answer, run=answer_catcher_run, name="answer_catcher")

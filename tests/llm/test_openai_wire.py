@@ -397,3 +397,57 @@ def test_run_json_of_a_provider_400_shows_the_provider_error(server: FakeOpenAIS
     assert "issue_summarizer.py" in error_record["traceback"]
     for internal in ("_runtime", "lowlevel.py", "openai_compat", "httpx"):
         assert internal not in error_record["traceback"]
+
+
+# --------------------------------------------------------------------------- answers that are not results
+
+
+def test_a_tool_call_answering_a_structured_request_without_tools_is_refused_and_retried(
+    server: FakeOpenAIServer,
+) -> None:
+    """No tools were offered, so a tool call is no answer: before, the agent got ``output=None``."""
+    server.enqueue(
+        reply(tool_calls=[{"name": "lookup", "arguments": {"word": "x"}}]),
+        reply(json.dumps({"result": {"title": "T", "points": ["a"]}})),
+    )
+
+    async def main() -> Any:
+        async with http_executors(server) as ex, Runtime(MemoryStore(), executors=ex) as rt:
+            run_id = await rt.start(A.answer_catcher, {"text": "go"})
+            return await rt.wait(run_id, timeout=30)
+
+    out = asyncio.run(main())
+    assert (out.text, out.notes) == ("T", ["attempts=2"])
+    assert "tools" not in server.requests[0].body
+    feedback = server.requests[1].body["messages"][-1]["content"]
+    assert "calls tool(s) lookup, but this request offers no tools" in feedback
+    assert '"tool_call": "lookup"' in feedback  # the model is shown what it did
+
+
+SPENT = {"prompt_tokens": 7, "completion_tokens": 3}
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        (reply(None, refusal="No.", usage=SPENT), "ModelRefused"),
+        (reply('{"result": {"ti', finish_reason="length", usage=SPENT), "ModelOutputTruncated"),
+        (reply("", finish_reason="content_filter", usage=SPENT), "ModelContentFiltered"),
+    ],
+    ids=["refused", "truncated", "filtered"],
+)
+def test_usage_the_server_reported_for_a_failed_answer_is_counted(
+    server: FakeOpenAIServer, answer: Any, error: str
+) -> None:
+    server.enqueue(answer)
+
+    async def main() -> Any:
+        async with http_executors(server) as ex, Runtime(MemoryStore(), executors=ex) as rt:
+            run_id = await rt.start(A.answer_catcher, {"text": "go"})
+            out = await rt.wait(run_id, timeout=30)
+            return out, rt.status(run_id).usage
+
+    out, usage = asyncio.run(main())
+    assert out.notes == [error]
+    assert usage["model_calls"] == 1
+    assert (usage["input_tokens"], usage["output_tokens"], usage["total_tokens"]) == (7, 3, 10)

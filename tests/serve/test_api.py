@@ -204,6 +204,7 @@ def test_openapi_document_lists_every_endpoint(server: Server) -> None:
         "/runs/{run_id}/retry",
         "/runs/{run_id}/events",
         "/runs/{run_id}/dump",
+        "/runs/{run_id}/team",
         "/workers",
         "/",
         "/openapi.json",
@@ -273,3 +274,13 @@ def test_agents_lists_each_served_agent_once_with_its_input_schema(server: Serve
     assert approve["input_schema"]["required"] == ["order_id"]
     for run in listed:  # the listing says when each run was made and last changed
         assert run["created_at"] <= run["updated_at"]
+
+
+def test_team_answers_the_lanes_of_a_run_and_none_for_an_ordinary_one(server: Server) -> None:
+    with server.client() as c:
+        run_id = start(c, "asker", {"question": "a team?"})
+        wait_status(c, run_id, ("waiting",))
+        team = c.get(f"/runs/{run_id}/team").json()
+        assert team == {"run_id": run_id, "status": "waiting", "gate": None, "goal_status": None, "lanes": []}
+        error_of(c.get("/runs/no-such-run/team"), 404, "unknown_run")
+        c.post(f"/runs/{run_id}/reply", json={"value": "ok"})

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 import pytest
 
@@ -291,3 +293,76 @@ def test_review_result_is_lenient_about_schema_version_but_exact_when_present() 
 def test_anything_else_is_rejected_never_prose(value: object) -> None:
     with pytest.raises(ContractError):
         validate_contract(value)
+
+
+# ---------------------------------------------------------------------------- the normalizer
+
+REVIEW = {
+    "packet_id": "r1/api",
+    "artifact_sha256_reviewed": "a" * 64,
+    "verdict": "pass",
+    "blocking_findings": [],
+}
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        REVIEW,
+        json.dumps(REVIEW),
+        f"Here is my review.\n\n```json\n{json.dumps(REVIEW, indent=2)}\n```\n",
+        {"result": REVIEW, "reasoning": "looked at it"},
+        {"result": json.dumps(REVIEW)},
+        json.dumps(REVIEW).encode(),
+    ],
+    ids=["object", "json-text", "fenced-block", "envelope", "envelope-of-text", "bytes"],
+)
+def test_the_normalizer_unwraps_the_shapes_results_arrive_in(shape: Any) -> None:
+    from agentrt.teams.normalize import normalize_contract
+
+    version, result = normalize_contract(shape)
+    assert version == "review_result.v1" and result["verdict"] == "pass"
+    assert normalize_contract(shape, expect="review_result.v1")[1]["schema_version"] == "review_result.v1"
+
+
+@pytest.mark.parametrize(
+    ("value", "expect", "message"),
+    [
+        ("Looks good to me!", None, "is prose, not a result"),
+        (f"```json\n{json.dumps(REVIEW)}\n```\n```json\n{json.dumps(REVIEW)}\n```", None, "2 fenced blocks"),
+        ("{not json", None, "looks like JSON but is not"),
+        ([REVIEW], None, "a result is a JSON object, got list"),
+        ({**REVIEW, "schema_version": "guild.mystery.v9"}, None, "not in the closed registry"),
+        ({**REVIEW, "blocking_findings": "none"}, None, "blocking_findings"),
+        (
+            {"schema_version": "guild.handoff.v2", "task_id": "x"},
+            "review_result.v1",
+            "expected a review_result.v1",
+        ),
+        (REVIEW, "guild.mystery.v9", "is not one of the six contracts"),
+    ],
+)
+def test_the_normalizer_refuses_anything_else_never_as_prose(
+    value: Any, expect: str | None, message: str
+) -> None:
+    from agentrt.teams.normalize import normalize_contract
+
+    with pytest.raises(ContractError, match=re.escape(message)):
+        normalize_contract(value, expect=expect)
+
+
+def test_the_normalizer_checks_strict_contracts_strictly() -> None:
+    from agentrt.teams.normalize import normalize_contract
+
+    phase = {
+        "schema_version": "guild.phase_result.v1",
+        "run_id": "r1",
+        "ts": "2026-01-01T00:00:00Z",
+        "phase": "build",
+        "status": "complete",
+        "gate_passed": True,
+        "outputs": [],
+    }
+    assert normalize_contract(f"```\n{json.dumps(phase)}\n```")[0] == "guild.phase_result.v1"
+    with pytest.raises(ContractError, match="phase"):
+        normalize_contract({**phase, "phase": "party"})

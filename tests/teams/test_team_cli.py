@@ -183,3 +183,79 @@ def test_the_example_script_runs() -> None:
     assert done.returncode == 0, done.stderr
     assert "3 receipt(s) ok, 0 flagged" in done.stdout
     assert "finished lanes asked their model again after the kill: 0" in done.stdout
+
+
+def test_lint_of_an_unknown_run_exits_with_the_not_found_status(tmp_path: Path) -> None:
+    _, project, env = setup(tmp_path, "unknown")
+    done = cli(env, "teams", "lint", "no-such-run", "--project", str(project), check=False)
+    assert done.returncode == 2, done.stderr  # the README's "usage or unknown thing", not 3 (store trouble)
+    assert "no team run 'no-such-run' in project" in done.stderr and "--project" in done.stderr
+
+
+def test_lint_bundle_honours_the_projects_context_max_tokens(tmp_path: Path) -> None:
+    _, project, env = setup(tmp_path, "cap")
+    context = project / ".agentrt" / "context" / "r1"
+    context.mkdir(parents=True)
+    bundle = context / "qa-tests.md"
+    bundle.write_text("word " * 400)  # 2000 characters: about 500 tokens
+    assert cli(env, "teams", "lint-bundle", str(bundle)).returncode == 0  # the default cap, 6000
+    (project / ".agentrt" / "teams.yaml").write_text("context:\n  max_tokens: 100\n")
+    over = cli(env, "teams", "lint-bundle", str(bundle), check=False)
+    assert over.returncode == 2 and "over the cap of 100" in over.stderr
+    # --project names the project whose config applies; --max-tokens wins over both
+    elsewhere = tmp_path / "bundle.md"
+    elsewhere.write_text(bundle.read_text())
+    assert cli(env, "teams", "lint-bundle", str(elsewhere), check=False).returncode == 0
+    assert (
+        cli(env, "teams", "lint-bundle", str(elsewhere), "--project", str(project), check=False).returncode
+        == 2
+    )
+    assert cli(env, "teams", "lint-bundle", str(bundle), "--max-tokens", "1000").returncode == 0
+
+
+def test_the_demo_docstring_names_the_tier_the_tests_lane_runs_at() -> None:
+    from agentrt.teams import TierConfig, score_lane
+    from agentrt.teams.plan import lane_signals, parse_spec
+
+    spec = parse_spec((REPO / "examples" / "team_spec.md").read_text(), "team_spec.md")
+    lane = next(lane for lane in spec["lanes"] if lane["task_id"] == "tests")
+    tier = score_lane(lane_signals(lane, "qa"), TierConfig()).tier
+    doc = " ".join((team_demo.__doc__ or "").split())
+    assert f"it runs at ``{tier}``" in doc
+    assert "cheap draft" not in doc
+
+
+def test_status_shows_the_team_as_its_lanes(tmp_path: Path) -> None:
+    _, project, env = setup(tmp_path, "status")
+    prompt = team_demo.plan(project, env)
+    at_gate = json.loads(cli(env, "teams", "status", team_demo.RUN_ID, "--json").stdout)
+    assert (at_gate["status"], at_gate["gate"], at_gate["lanes"]) == (
+        "waiting",
+        "waiting for a team decision",
+        [],
+    )
+    subprocess.run(team_demo.reply_command(prompt), env=env, check=True)
+    shown = cli(env, "teams", "status", team_demo.RUN_ID)
+    assert "team run team-demo (completed, goal complete)" in shown.stdout
+    status = json.loads(cli(env, "teams", "status", team_demo.RUN_ID, "--json").stdout)
+    lanes = {lane["task_id"]: lane for lane in status["lanes"]}
+    assert sorted(lanes) == ["api", "docs", "tests"]
+    assert {
+        (t, lane["tier"], lane["state"], lane["attempts"], lane["receipts"]) for t, lane in lanes.items()
+    } == {
+        ("api", "mid", "done", 1, 1),
+        ("docs", "cheap", "done", 1, 1),
+        ("tests", "mid", "done", 1, 1),
+    }
+    assert lanes["tests"]["escalations"] == 1 and lanes["api"]["escalations"] == 0
+    assert not any(lane["live"] for lane in lanes.values())
+    missing = cli(env, "teams", "status", "nope", check=False)
+    assert missing.returncode == 2 and "no run 'nope'" in missing.stderr
+
+
+def test_the_crash_trial_matches_the_uncrashed_run() -> None:
+    args = [sys.executable, str(REPO / "examples" / "team_crash_trial.py"), "--kills", "4", "--seed", "5"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "receipts byte-identical: True" in done.stdout and "output identical: True" in done.stdout
+    assert re.search(r"max events per receipt\s+1\s+1", done.stdout)

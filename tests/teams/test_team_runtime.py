@@ -409,6 +409,25 @@ def test_bundle_over_the_cap_blocks_the_lane(project: Path) -> None:
     assert out["goal_status"] == "blocked"
 
 
+ANSWERS = {
+    "purpose": "data-stewardship",
+    "boundaries": ["does not write endpoints", "does not deploy"],
+    "default_tier": "mid",
+    "tools": ["read"],
+    "body": "Keeps the CSV schema and its column names consistent.",
+}
+
+
+async def interviewed(team: Team, prompt: dict[str, Any] | None) -> dict[str, Any]:
+    """Answer a new role's interview (and keep its boundaries if the scan asks); the gate's next question."""
+    assert prompt is not None and prompt.get("interview") == "agentrt.specialist_interview.v1", prompt
+    prompt = await team.reply(ANSWERS)
+    while prompt is not None and prompt.get("boundary_scan"):
+        prompt = await team.reply({"verb": "keep"})
+    assert prompt is not None and prompt.get("gate"), prompt
+    return prompt
+
+
 def test_new_role_minted_only_through_the_gate(project: Path) -> None:
     rec = Recorder()
 
@@ -425,7 +444,7 @@ def test_new_role_minted_only_through_the_gate(project: Path) -> None:
                     "mint": True,
                 }
             )
-            assert p is not None
+            p = await interviewed(team, p)
             assert not (project / ".agentrt" / "agents" / "data-steward.md").exists()  # not before approval
             assert await team.reply(approve(p)) is None
         finally:
@@ -484,3 +503,312 @@ def test_a_researcher_substituted_at_the_gate_is_floored_and_sent_back_to_the_ga
     assert {c.model for c in rec.lane_calls("tests")} == {"opus"}
     agents = sorted(p.stem for p in (project / ".agentrt" / "agents").glob("*.md"))
     assert agents == ["backend", "doc-writer", "researcher"]  # qa was never minted
+
+
+def test_a_summary_over_600_characters_is_refused_and_asked_again_never_cut(project: Path) -> None:
+    long_summary = "docs: " + "x" * 694  # 700 characters
+
+    class LongFirst(Recorder):
+        async def generate_text(self, request: ExecutorRequest) -> GenerateResult:
+            result = await super().generate_text(request)
+            first_docs = request.src == "lane" and request.metadata.get("task_id") == "docs"
+            if first_docs and not request.attempts:
+                return GenerateResult(output={**result.output, "summary": long_summary}, usage=result.usage)
+            return result
+
+    rec = LongFirst()
+    out = run_approved(project, rec)
+    docs = rec.lane_calls("docs")
+    assert len(docs) == 2  # the same request, asked again with the refusal fed back
+    assert docs[1].attempts and "700 characters" in docs[1].attempts[0].error
+    assert "at most 600" in docs[1].attempts[0].error
+    lane = out["lanes"][1]
+    assert lane["status"] == "done" and lane["attempts"] == 1
+    assert lane["summary"] == "docs: Document the export (haiku)."  # the second answer, not a cut
+    receipt = parse_receipt(Path(lane["receipt"]).read_text())
+    assert receipt.summary == lane["summary"] and long_summary[:600] not in Path(lane["receipt"]).read_text()
+
+
+def test_models_enabled_false_does_not_score_at_plan_time(project: Path) -> None:
+    # thresholds that would make every scored lane powerful: with scoring off, none is
+    write_config(project, "models:\n  enabled: false\n  thresholds: {mid: 0, powerful: 0}\n")
+    rec = Recorder()
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            assert await team.reply(approve(prompt)) is None  # the plan's tiers stand at dispatch
+            return prompt, team.output()
+        finally:
+            await team.rt.close()
+
+    prompt, out = run(main())
+    # each lane at its specialist's default_tier (backend mid, doc-writer cheap, qa mid)
+    assert {lane["task_id"]: lane["tier"] for lane in prompt["proposal"]["lanes"]} == {
+        "api": "mid",
+        "docs": "cheap",
+        "tests": "mid",
+    }
+    assert out["routing"] == [
+        "lane api · score 0 · tier mid · model sonnet",
+        "lane docs · score 0 · tier cheap · model haiku",
+        "lane tests · score 0 · tier mid · model sonnet",
+    ]
+
+
+def test_option_a_at_the_gate_mints_the_missing_role_and_runs_its_lane(project: Path) -> None:
+    spec = (project / "spec.md").read_text().replace("specialist: doc-writer", "specialist: data-steward")
+    (project / "spec.md").write_text(spec)
+    rec = Recorder()
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            assert prompt["proposal"]["missing"] == ["data-steward"]
+            reply = {**prompt["options_for_missing"]["A"], "reason": "the ledger needs an owner"}
+            changed = await interviewed(team, await team.reply(reply))
+            assert changed["proposal"]["missing"] == []
+            docs = next(lane for lane in changed["proposal"]["lanes"] if lane["task_id"] == "docs")
+            assert docs["specialist"] == "data-steward"  # its lane, in the same decision
+            assert not (project / ".agentrt" / "agents" / "data-steward.md").exists()  # not before approval
+            assert await team.reply(approve(changed)) is None
+            return changed, team.output()
+        finally:
+            await team.rt.close()
+
+    _, out = run(main())
+    docs = out["lanes"][1]
+    assert (docs["specialist"], docs["status"]) == ("data-steward", "done")
+    assert docs["receipt"].endswith("/handoffs/data-steward-docs.md")
+    minted = (project / ".agentrt" / "agents" / "data-steward.md").read_text()
+    assert "name: data-steward" in minted and "the ledger needs an owner" in minted
+    trail = (project / ".agentrt/runs/team1/gate/decisions.jsonl").read_text()
+    assert '"choice": "A"' in trail
+
+
+def test_a_retry_after_an_escalation_is_rescored_with_the_sticky_plus_one(project: Path) -> None:
+    failed: list[int] = []
+
+    def fail(request: ExecutorRequest, n: int) -> bool:
+        # the tests lane's first attempt dies after its advisor consult
+        folded = request.src == "lane" and "# Advisor answer" in (request.prompt or "")
+        if folded and request.metadata.get("task_id") == "tests" and not failed:
+            failed.append(n)
+            return True
+        return False
+
+    rec = Recorder(fail)
+    out = run_approved(project, rec)
+    calls = rec.lane_calls("tests")
+    # attempt 1 at mid (score 2): draft, consult, folded call (fails); attempt 2 re-scored 2+1 = 3
+    assert [c.model for c in calls] == ["sonnet", "sonnet", "opus", "opus"]
+    lane = out["lanes"][2]
+    assert (lane["tier"], lane["model"], lane["attempts"], lane["status"]) == ("powerful", "opus", 2, "done")
+    rows = [
+        json.loads(line) for line in (project / ".agentrt/runs/team1/routing.jsonl").read_text().splitlines()
+    ]
+    last = [r for r in rows if r["task_id"] == "tests"][-1]
+    assert last["line"] == "lane tests · score 3 · tier powerful · model opus"
+    assert "prior escalation (sticky) +1" in last["reasons"] and last["escalations"] >= 1
+    trail = sorted(p.name for p in (project / ".agentrt/runs/team1/escalations").glob("*.json"))
+    assert trail[0] == "tests.1.1.json"
+    # the receipt was published at the tier the lane now holds
+    log = [
+        json.loads(line) for line in (project / ".agentrt/runs/team1/bus/log.jsonl").read_text().splitlines()
+    ]
+    assert ("handoff/team1/tests", "powerful") in [(e["topic"], e["publisher_tier"]) for e in log]
+
+
+def test_a_retry_without_an_escalation_keeps_its_tier(project: Path) -> None:
+    rec = Recorder(lambda r, n: r.src == "lane" and r.metadata.get("task_id") == "api" and n <= 2)
+    out = run_approved(project, rec)
+    assert {c.model for c in rec.lane_calls("api")} == {"sonnet"}
+    assert out["lanes"][0]["tier"] == "mid" and out["lanes"][0]["attempts"] == 2
+
+
+REVIEWER = """  - task_id: api-review
+    specialist: qa
+    title: Review the CSV endpoint
+    work_type: review
+    reviews: api
+    brief: Check the endpoint against the spec. [block-once]
+excluded:"""
+
+
+def with_reviewer(project: Path) -> None:
+    spec = (project / "spec.md").read_text().replace("excluded:", REVIEWER, 1)
+    (project / "spec.md").write_text(spec)
+
+
+def test_the_review_gate_sends_a_lane_back_once_then_passes_it(project: Path) -> None:
+    with_reviewer(project)
+    rec = Recorder()
+    out = run_approved(project, rec)
+    lanes = {lane["task_id"]: lane for lane in out["lanes"]}
+    api, review = lanes["api"], lanes["api-review"]
+    assert (api["status"], api["attempts"], api["review_rounds"]) == ("done", 2, 1)
+    assert "The review addressed." in api["summary"]
+    assert (review["status"], review["attempts"]) == ("done", 2)
+    # the second api dispatch carried the findings; tests waited for the review to pass
+    api_calls = rec.lane_calls("api")
+    assert "# Review findings" not in api_calls[0].prompt
+    assert "- Review the CSV endpoint: cover the error path" in api_calls[-1].prompt
+    assert "The review addressed." in rec.lane_calls("tests")[0].prompt
+    assert out["goal_status"] == "complete"
+    # the reviews are review_result.v1 files naming the receipt they reviewed
+    from agentrt.teams import validate_contract
+
+    reviews = sorted((project / ".agentrt/runs/team1/reviews").glob("*.json"))
+    assert [p.name for p in reviews] == ["api.api-review.1.json", "api.api-review.2.json"]
+    first = json.loads(reviews[0].read_text())
+    assert validate_contract(first) == "review_result.v1"
+    assert first["verdict"] == "changes_requested" and first["blocking_findings"]
+    assert first["packet_id"] == "team1/api" and len(first["artifact_sha256_reviewed"]) == 64
+    assert json.loads(reviews[1].read_text())["blocking_findings"] == []
+
+
+def test_the_review_gate_is_bounded_then_blocks_the_lane_and_its_dependents(project: Path) -> None:
+    with_reviewer(project)
+    write_config(project, "review:\n  max_rounds: 0\n")
+    rec = Recorder()
+    out = run_approved(project, rec)
+    lanes = {lane["task_id"]: lane for lane in out["lanes"]}
+    assert lanes["api"]["status"] == "blocked"
+    assert lanes["api"]["summary"].startswith("review gate: 1 blocking finding(s) after 0 round(s) sent back")
+    assert lanes["tests"]["status"] == "upstream-blocked" and rec.lane_calls("tests") == []
+    assert len(rec.lane_calls("api")) == 1 and out["goal_status"] == "partial"
+
+
+def test_a_reviews_key_must_name_another_lane(project: Path) -> None:
+    from agentrt.teams import ContractError
+    from agentrt.teams.plan import parse_spec
+
+    text = (
+        (project / "spec.md")
+        .read_text()
+        .replace("excluded:", REVIEWER.replace("reviews: api", "reviews: nope"), 1)
+    )
+    with pytest.raises(ContractError, match="must name another lane of the spec"):
+        parse_spec(text)
+
+
+def test_a_new_role_is_interviewed_drafted_in_proposed_and_its_boundaries_scanned(project: Path) -> None:
+    rec = Recorder()
+    agents = project / ".agentrt" / "agents"
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            add = {
+                "verb": "add",
+                "proposal": prompt["proposal_sha256"],
+                "specialist": "data-steward",
+                "reason": "owns the CSV schema",
+                "mint": True,
+            }
+            asked = await team.reply(add)
+            assert asked is not None and asked["interview"] == "agentrt.specialist_interview.v1"
+            again = await team.reply({"purpose": "data-stewardship"})  # incomplete: asked again, saying why
+            assert again is not None and again["interview"] and "key 'body': is required" in again["blocked"]
+            overlapping = {**ANSWERS, "boundaries": ["reports schema failures", "does not deploy"]}
+            scan = await team.reply(overlapping)
+            assert scan is not None and scan["boundary_scan"] == "agentrt.boundary_scan.v1"
+            assert scan["overlaps"] == [
+                "boundary 'reports schema failures' overlaps qa's boundary "
+                "'reports failures with reproductions' (shared: failures, reports)"
+            ]
+            draft = (agents / "proposed" / "data-steward.md").read_text()
+            assert "reports schema failures" in draft and not (agents / "data-steward.md").exists()
+            bad = await team.reply({"verb": "boundaries", "boundaries": []})  # gated: refused, asked again
+            assert bad is not None and bad["boundary_scan"] and "non-empty list" in bad["blocked"]
+            gate = await team.reply({"verb": "boundaries", "boundaries": ["does not write tests"]})
+            assert gate is not None and gate["gate"]  # scanned again: clean, back to the team gate
+            assert "does not write tests" in (agents / "proposed" / "data-steward.md").read_text()
+            role = next(r for r in gate["proposal"]["roles"] if r["specialist"] == "data-steward")
+            assert (role["purpose"], role["default_tier"], role["source"]) == (
+                "data-stewardship",
+                "mid",
+                "new",
+            )
+            assert await team.reply(approve(gate)) is None
+            return gate, team.output()
+        finally:
+            await team.rt.close()
+
+    run(main())
+    live = (agents / "data-steward.md").read_text()
+    assert "purpose: data-stewardship" in live and "does not write tests" in live
+    assert "Keeps the CSV schema" in live and "owns the CSV schema" in live
+    assert not (agents / "proposed" / "data-steward.md").exists()  # went live on approval
+    trail = [
+        json.loads(line)
+        for line in (project / ".agentrt/runs/team1/gate/decisions.jsonl").read_text().splitlines()
+    ]
+    assert [e["outcome"] for e in trail] == [
+        "add",
+        "blocked",
+        "interview",
+        "blocked",
+        "boundaries",
+        "approved",
+    ]
+
+
+def test_a_skill_is_minted_through_the_gate_and_carried_by_its_roles_lanes(project: Path) -> None:
+    rec = Recorder()
+    skills = project / ".agentrt" / "skills"
+
+    async def main() -> None:
+        team = Team(project, rec)
+        try:
+            prompt = await team.start()
+            skill = {
+                "verb": "add_skill",
+                "proposal": prompt["proposal_sha256"],
+                "skill": "csv-streaming",
+                "reason": "large reports time out",
+                "for": ["backend"],
+                "description": "stream CSV rows",
+                "instructions": "Write rows as they come; flush every 1000 rows.",
+            }
+            blocked = await team.reply({**skill, "for": ["seo"]})
+            assert blocked is not None and "must list roles of the team" in blocked["blocked"]
+            gate = await team.reply({**skill, "proposal": blocked["proposal_sha256"]})
+            assert gate is not None and gate["note"].startswith("skill csv-streaming drafted at ")
+            assert (skills / "proposed" / "csv-streaming.md").is_file() and not (
+                skills / "csv-streaming.md"
+            ).exists()
+            assert gate["proposal"]["skills"][0]["for"] == ["backend"]
+            assert await team.reply(approve(gate)) is None
+        finally:
+            await team.rt.close()
+
+    run(main())
+    live = (skills / "csv-streaming.md").read_text()
+    assert (
+        "name: csv-streaming" in live and "flush every 1000 rows" in live and "large reports time out" in live
+    )
+    assert not (skills / "proposed" / "csv-streaming.md").exists()
+    assert "# Skills\n## csv-streaming: stream CSV rows" in rec.lane_calls("api")[0].prompt
+    assert "# Skills" not in rec.lane_calls("docs")[0].prompt
+
+
+def test_a_lane_sent_back_after_an_escalation_is_redispatched_with_the_sticky_plus_one(project: Path) -> None:
+    reviewer = REVIEWER.replace("reviews: api", "reviews: tests").replace(
+        "task_id: api-review", "task_id: tests-review"
+    )
+    spec = (project / "spec.md").read_text().replace("excluded:", reviewer, 1)
+    (project / "spec.md").write_text(spec)
+    rec = Recorder()
+    out = run_approved(project, rec)
+    lanes = {lane["task_id"]: lane for lane in out["lanes"]}
+    # tests escalated at mid (score 2) in its first attempt; sent back, it is dispatched at 2+1 = 3
+    assert [c.model for c in rec.lane_calls("tests")] == ["sonnet", "sonnet", "opus", "opus"]
+    assert (lanes["tests"]["tier"], lanes["tests"]["review_rounds"], lanes["tests"]["status"]) == (
+        "powerful",
+        1,
+        "done",
+    )

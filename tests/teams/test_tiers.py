@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from agentrt.teams import ContractError, Lane, TierConfig, routing_line, score_lane, validate_handoff
@@ -156,3 +157,19 @@ def test_advisor_rounds_default_and_validation() -> None:
 def test_advisor_sees_only_draft_question_and_instruction() -> None:
     prompt = advisor_prompt("the draft", "the question")
     assert prompt == f"{CRITIQUE_INSTRUCTION}\n\nQuestion: the question\n\nDraft:\nthe draft"
+
+
+def test_unscored_lane_keeps_the_given_tier_under_the_pins_and_the_floor() -> None:
+    from agentrt.teams.tiers import unscored_lane
+
+    wide = Lane("L", "architect", files=12, blast_radius="high", sensitive=True)  # would score 7
+    off = TierConfig.from_config({"enabled": False})
+    assert off.enabled is False and TierConfig.from_config({}).enabled is True
+    got = unscored_lane(wide, "cheap", off)
+    assert (got.score, got.tier, got.model) == (0, "cheap", "haiku")
+    assert got.reasons[0] == "models.enabled false: scoring skipped"
+    assert unscored_lane(attrs.evolve(wide, tier_pin="mid"), "cheap", off).tier == "mid"
+    assert unscored_lane(wide, "cheap", attrs.evolve(off, model_tier="powerful")).tier == "powerful"
+    assert unscored_lane(attrs.evolve(wide, purpose="research"), "cheap", off).tier == "powerful"
+    with pytest.raises(ContractError, match=r"models\.enabled"):
+        TierConfig.from_config({"enabled": "no"})

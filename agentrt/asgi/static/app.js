@@ -267,6 +267,21 @@ async function refreshRun() {
     state.dumpKey = key;
     refreshDump();
   }
+  refreshTeam(runId);
+}
+
+// A team run as its lanes (GET /runs/{id}/team): the page's counterpart of one pane per lane.
+async function refreshTeam(runId) {
+  let team;
+  try { team = await api("runs/" + encodeURIComponent(runId) + "/team"); } catch (e) { $("#team").hidden = true; return; }
+  if (runId !== state.selected) return;
+  $("#team").hidden = team.lanes.length === 0 && !team.gate;
+  $("#team-gate").textContent = team.gate ? "gate: " + team.gate : (team.goal_status ? "goal: " + team.goal_status : "");
+  $("#team-lanes tbody").replaceChildren(...team.lanes.map((l) => el("tr", { "data-lane": l.task_id, class: l.live ? "live" : "" },
+    el("td", {}, l.task_id), el("td", {}, l.specialist), el("td", {}, l.tier), el("td", {}, l.model),
+    el("td", { class: "status " + l.state }, l.state + (l.live ? " (live)" : "")),
+    el("td", {}, String(l.attempts)), el("td", {}, String(l.receipts)),
+    el("td", {}, String(l.escalations)), el("td", {}, String(l.reviews)))));
 }
 
 // The question as text; its other fields as a list; its schema (if any) as form fields.
