@@ -99,7 +99,9 @@ def crashed(work: Path, kills: int, seed: int) -> tuple[dict[str, Any], int]:
     slow = dict(env, AGENTRT_TEAM_PAUSE="0.3")
     done_kills = 0
     refused = False  # the last reply was refused: it had landed already, the run only needs driving
-    for _ in range(kills + 20):  # every kill costs one more process; a few more finish the run
+    said = ""  # what the last process that was not killed said, for the failure message
+    deadline = time.monotonic() + 180  # every kill costs one more process; a few more finish the run
+    while time.monotonic() < deadline:
         # a process killed before its reply landed leaves the run at the gate: send the reply again
         at_gate = (
             status(env) == "waiting"
@@ -111,18 +113,25 @@ def crashed(work: Path, kills: int, seed: int) -> tuple[dict[str, Any], int]:
             if replying
             else team_demo.agentrt("resume", team_demo.RUN_ID, "--log-format", "none")
         )
-        proc = subprocess.Popen(command, env=slow, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            command, env=slow, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         if done_kills < kills:
             time.sleep(rng.uniform(0.1, 1.2))
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 done_kills += 1
-        refused = replying and proc.wait() not in (0, -signal.SIGKILL)
+        _, said = proc.communicate()
+        failed = proc.returncode not in (0, -signal.SIGKILL)
+        refused = replying and failed
         if status(env) == "completed":
             break
+        if failed:  # e.g. the lease of a killed process not yet taken over: try again shortly
+            time.sleep(0.5)
     else:
         raise SystemExit(
-            f"team_crash_trial: the run did not complete ({status(env)}) after {done_kills} kills"
+            f"team_crash_trial: the run did not complete ({status(env)}) after {done_kills} kills; "
+            f"the last process said: {said.strip()[-2000:]}"
         )
     return effects(work, project, env), done_kills
 
