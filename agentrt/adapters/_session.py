@@ -212,6 +212,10 @@ class Sessions:
     def _settle(self, run: str, step: Step) -> Step:
         if step.next.kind in ("done", "failed"):
             self._live.pop(run, None)
+        if step.next.kind == "failed":
+            # The step fails with the framework's error: the runtime journals it as any tool error (the
+            # original where it can be rebuilt, else its type, message and traceback), and the run fails.
+            raise step.next.value
         return step
 
 
@@ -227,7 +231,7 @@ async def run_framework(input: Any, task: Task) -> Any:
     journal: list[Record] = []
     step = await task.tools.framework_start(run=task.run_id, request=input)
     seam = step.next
-    while seam.kind not in ("done", "failed"):
+    while seam.kind != "done":  # a framework that failed made its step fail
         if seam.kind == "ask":
             reply = await task.ui.ask(seam.detail)
             step = await task.tools.framework_answer(
@@ -239,8 +243,6 @@ async def run_framework(input: Any, task: Task) -> Any:
             step = await task.tools.framework_tool(run=task.run_id, request=input, journal=journal)
         journal.append(Record(seam, step.outcome))
         seam = step.next
-    if seam.kind == "failed":
-        raise seam.value
     return seam.value
 
 
