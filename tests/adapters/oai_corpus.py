@@ -381,6 +381,38 @@ approval_agent = Agent(
 )
 durable_approval = durable(approval_agent, name="approval", run_config=RUN_CONFIG)
 
+# --------------------------------------------------------------------------- orders (the issue's Done-when agent)
+
+
+class RefundDecision(BaseModel):
+    order_id: int
+    refunded: bool
+    note: str
+
+
+@function_tool(needs_approval=True)
+def refund(order_id: int, amount: float) -> str:
+    """Refund an order (a person approves it first)."""
+    tool_call("refund", order_id=order_id, amount=amount)
+    return f"refunded {amount:.2f} on order {order_id}"
+
+
+orders_agent = Agent(
+    name="Refunds",
+    instructions="Look the order up, refund it (a person approves refunds), and report the decision.",
+    tools=[lookup_order, refund],
+    output_type=RefundDecision,
+    model=scripted(
+        "refunds",
+        turns(
+            lambda items: [call("lookup_order", {"order_id": 7}, "r1")],
+            lambda items: [call("refund", {"order_id": 7, "amount": 25.0}, "r2")],
+            lambda items: say(json.dumps({"order_id": 7, "refunded": True, "note": outputs(items)[-1]})),
+        ),
+    ),
+)
+durable_orders = durable(orders_agent, name="orders", run_config=RUN_CONFIG)
+
 # --------------------------------------------------------------------------- turns (max_turns exceeded)
 
 
@@ -491,6 +523,13 @@ CASES = [
         _M + "durable_approval",
         "Cancel order 101.",
         reply={"approvals": {"o2": True}},
+    ),
+    Case(
+        "orders",
+        orders_agent,
+        _M + "durable_orders",
+        "Order 7 arrived damaged, refund it.",
+        reply={"approvals": {"r2": True}},
     ),
     Case("turns", looping_agent, _M + "durable_turns", "Find it.", max_turns=3),
     Case("tool_error", divider_agent, _M + "durable_tool_error", "What are 1/0 and 6/3?"),

@@ -436,6 +436,46 @@ def weather_forecast(ctx: RunContext[str], location: str, forecast_date: str) ->
 durable_forecast = durable(weather_forecast_agent, name="forecast")
 
 
+# --------------------------------------------------------------------------- orders (the issue's Done-when agent)
+
+
+class RefundDecision(BaseModel):
+    order_id: int
+    refunded: bool
+    note: str
+
+
+orders_agent = Agent(
+    scripted(
+        "orders",
+        calls(("lookup_order", {"order_id": 7}, "o1")),
+        calls(("refund", {"order_id": 7, "amount": 25.0}, "o2")),
+        lambda m: calls(
+            ("final_result", {"order_id": 7, "refunded": True, "note": str(last_return(m))}, "o3")
+        ),
+    ),
+    output_type=[RefundDecision, DeferredToolRequests],
+    instructions="Look the order up, refund it (a person approves refunds), and report the decision.",
+)
+
+
+@orders_agent.tool_plain
+def lookup_order(order_id: int) -> dict[str, Any]:
+    """Look an order up."""
+    tool_call("lookup_order", order_id=order_id)
+    return {"order_id": order_id, "total": 25.0, "status": "delivered damaged"}
+
+
+@orders_agent.tool_plain(requires_approval=True)
+def refund(order_id: int, amount: float) -> str:
+    """Refund an order (a person approves it first)."""
+    tool_call("refund", order_id=order_id, amount=amount)
+    return f"refunded {amount:.2f} on order {order_id}"
+
+
+durable_orders = durable(orders_agent, name="orders")
+
+
 # --------------------------------------------------------------------------- the table
 
 
@@ -500,6 +540,13 @@ CASES = [
         "tests.adapters.pai_corpus:durable_approval",
         "Delete `__init__.py`, write `Hello, world!` to `README.md`, and clear `.env`",
         reply=APPROVAL_REPLY,
+    ),
+    Case(
+        "orders",
+        orders_agent,
+        "tests.adapters.pai_corpus:durable_orders",
+        "Order 7 arrived damaged, refund it.",
+        reply={"approvals": {"o2": True}},
     ),
     Case("limits", limits_agent, "tests.adapters.pai_corpus:durable_limits", "Find it", usage_limits=LIMITS),
     Case(
