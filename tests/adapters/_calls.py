@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 
-def record(call: str) -> None:
+def record(call: str) -> int:
+    """Log ``call``; its number in the log (-1 when there is no log)."""
     path = os.environ.get("AGENTRT_TEST_CALLS")
     if not path:
-        return
+        return -1
     log = Path(path)
     before = len(log.read_text().splitlines()) if log.exists() else 0
     with log.open("a") as f:
@@ -26,6 +27,7 @@ def record(call: str) -> None:
     kill_at = os.environ.get("AGENTRT_TEST_KILL_AT")
     if kill_at is not None and int(kill_at) == before:
         os.kill(os.getpid(), signal.SIGKILL)
+    return before
 
 
 def tool_call(name: str, **args: Any) -> None:
