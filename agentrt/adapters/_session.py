@@ -38,7 +38,7 @@ from agentrt._sdk.task import Task
 from agentrt._sdk.tools import tool, ui_tools
 from agentrt.exceptions import AdapterDiverged
 
-__all__ = ["Outcome", "Record", "Seam", "Session", "Step", "durable_agent"]
+__all__ = ["Journal", "Outcome", "Record", "Seam", "Session", "Sessions", "Step", "durable_agent"]
 
 #: The seam kinds a program reaches; ``done`` and ``failed`` end it.
 SEAM_KINDS = ("model", "tool", "ask", "done", "failed")
@@ -90,6 +90,36 @@ class Step:
 
     outcome: Outcome | None
     next: Seam
+
+
+@serializable
+class Journal:
+    """The seams of a run so far (:class:`Record` values), in the run's checkpointed frame.
+
+    Not a bare list, though it is used as one: it goes to every step as an argument, and the
+    runtime shows a pending call's arguments (``agentrt show``, the event stream); this one shows
+    as ``<journal of N calls>``, not as every model response of the run again at every step.
+    """
+
+    __slots__ = ("records",)
+
+    def __init__(self, records: Sequence[Record] = ()) -> None:
+        self.records = list(records)
+
+    def append(self, record: Record) -> None:
+        self.records.append(record)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __repr__(self) -> str:
+        return f"<journal of {len(self.records)} calls>"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"records": self.records}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.records = state["records"]
 
 
 _PERFORM = object()  # what a step hands a model or tool seam: make the call
@@ -194,11 +224,11 @@ class Sessions:
         session = self._fresh(run, request, ())
         return self._settle(run, Step(None, await session.next_seam()))
 
-    async def answer(self, run: str, request: Any, journal: Sequence[Record], given: Any) -> Step:
+    async def answer(self, run: str, request: Any, journal: Journal, given: Any) -> Step:
         k = len(journal)
         session = self._live.get(run)
         if session is None or session.loop is not asyncio.get_running_loop() or not session.waits_at(k):
-            session = self._fresh(run, request, journal)  # after a crash: replay the journal
+            session = self._fresh(run, request, journal.records)  # after a crash: replay the journal
             reached = await session.next_seam()
             if reached.kind == "failed" and isinstance(reached.value, AdapterDiverged):
                 raise reached.value
@@ -228,7 +258,7 @@ async def run_framework(input: Any, task: Task) -> Any:
     Its frame is what agentrt checkpoints: the input and the journal of every seam so far (the
     framework's own values: messages, tool results, exceptions), nothing of the framework's frames.
     """
-    journal: list[Record] = []
+    journal = Journal()
     step = await task.tools.framework_start(run=task.run_id, request=input)
     seam = step.next
     while seam.kind != "done":  # a framework that failed made its step fail
@@ -267,10 +297,12 @@ def durable_agent(
     async def start(run: str, request: Any) -> Step:
         return await sessions.start(run, request)
 
-    async def call(run: str, request: Any, journal: list[Record]) -> Step:
+    # ``journal: Any``: a tool's annotations become its JSON Schema, and a Journal has none (only
+    # run_framework calls these tools)
+    async def call(run: str, request: Any, journal: Any) -> Step:
         return await sessions.answer(run, request, journal, _PERFORM)
 
-    async def answer(run: str, request: Any, journal: list[Record], given: Any) -> Step:
+    async def answer(run: str, request: Any, journal: Any, given: Any) -> Step:
         return await sessions.answer(run, request, journal, given)
 
     hosts = [

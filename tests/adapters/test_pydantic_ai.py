@@ -61,14 +61,14 @@ def test_importing_agentrt_imports_no_framework():
 def test_a_changed_agent_under_a_journaled_run_is_refused(monkeypatch):
     """Resumed from its journal, the framework must reach the journaled calls again; if it does not, the
     run fails with AdapterDiverged naming the call, instead of answering a call with another's result."""
-    from agentrt.adapters._session import Outcome, Record, Seam, Sessions
+    from agentrt.adapters._session import Journal, Outcome, Record, Seam, Sessions
 
     async def program(request: Any, session: Any) -> Any:
         return await session.seam("tool", "other_tool", None, None)
 
     async def scenario() -> None:
         sessions = Sessions(program)
-        journal = [Record(Seam("tool", "journaled_tool"), Outcome(True, 1))]
+        journal = Journal([Record(Seam("tool", "journaled_tool"), Outcome(True, 1))])
         with pytest.raises(AdapterDiverged, match=r"seam 0 .* 'journaled_tool' .* 'other_tool'"):
             await sessions.answer("r", None, journal, None)
 
