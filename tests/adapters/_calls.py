@@ -30,8 +30,8 @@ def record(call: str) -> int:
     return before
 
 
-def tool_call(name: str, **args: Any) -> None:
-    record(f"tool:{name}({json.dumps(args, sort_keys=True)})")
+def tool_call(tool: str, /, **args: Any) -> None:
+    record(f"tool:{tool}({json.dumps(args, sort_keys=True)})")
 
 
 def calls(path: Path) -> list[str]:

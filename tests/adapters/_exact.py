@@ -125,9 +125,13 @@ def expected_calls(case: Any, reference: list[str], kill_at: int) -> list[str]:
     return reference[: kill_at + 1] + reference[start:]
 
 
-def check_in_process(case: Any, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Under Runtime (memory store, this process): the framework's own output or error, the same calls."""
+def check_in_process(case: Any, tmp: Path, monkeypatch: pytest.MonkeyPatch, fails: bool) -> None:
+    """Under Runtime (memory store, this process): the framework's own output or error, the same calls.
+
+    ``fails``: whether the case is meant to end in an error (a usage limit, a tripwire), so that a
+    corpus agent broken by a typo cannot pass by failing the same way twice."""
     expected, expected_calls = plain(case, tmp / "plain.jsonl", monkeypatch)
+    assert ("error" in expected) == fails, expected
     monkeypatch.setenv("AGENTRT_TEST_CALLS", str(tmp / "durable.jsonl"))
     got = asyncio.run(durable(case))
     assert got == expected, (got, expected)

@@ -17,12 +17,14 @@ pytest.importorskip("agents", reason="agentrt[openai-agents] is not installed")
 from tests.adapters import oai_corpus
 from tests.adapters._exact import check_in_process, check_killed_at_every_call
 
+#: the cases meant to end in the framework's error (every other one must produce an output)
+FAILING = {"homework", "turns"}
 CASES = {case.name: case for case in oai_corpus.CASES}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_in_process_same_as_the_sdk(name, tmp_path, monkeypatch):
-    check_in_process(CASES[name], tmp_path, monkeypatch)
+    check_in_process(CASES[name], tmp_path, monkeypatch, fails=name in FAILING)
 
 
 def test_the_corpus_covers_what_the_issue_lists():
