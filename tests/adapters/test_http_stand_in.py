@@ -8,6 +8,7 @@ is made again.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 import signal
@@ -32,7 +33,7 @@ REPLY = {"approvals": {"h2": True}}
 TARGET: dict[str, Any] = {"kill_at": None, "pid": None}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def corpus() -> Iterator[Any]:
     def responder(body: Any) -> Response:
         from tests.adapters import http_corpus
@@ -46,6 +47,8 @@ def corpus() -> Iterator[Any]:
         mp.setenv("AGENTRT_TEST_OPENAI_URL", server.url)
         from tests.adapters import http_corpus
 
+        if http_corpus.URL != server.url:  # imported for an earlier stand-in (its providers hold the URL)
+            http_corpus = importlib.reload(http_corpus)
         assert server.url == http_corpus.URL
         yield http_corpus
 
