@@ -47,7 +47,7 @@ def corpus() -> Iterator[Any]:
         mp.setenv("AGENTRT_TEST_OPENAI_URL", server.url)
         from tests.adapters import http_corpus
 
-        if http_corpus.URL != server.url:  # imported for an earlier stand-in (its providers hold the URL)
+        if server.url != http_corpus.URL:  # imported for an earlier stand-in (its providers hold the URL)
             http_corpus = importlib.reload(http_corpus)
         assert server.url == http_corpus.URL
         yield http_corpus
