@@ -137,6 +137,7 @@ class Session:
         self.reached = 0  # how many seams the framework has reached
         self.outcomes: dict[int, Outcome] = {}
         self.ended = False
+        self.diverged: AdapterDiverged | None = None
         self._waiting: tuple[int, asyncio.Future[Any]] | None = None
         self._announced: asyncio.Queue[Seam] = asyncio.Queue()
         self.task = self.loop.create_task(self._main(program))
@@ -163,12 +164,15 @@ class Session:
         self.reached += 1
         if k < len(self.journal):
             record = self.journal[k]
-            if (record.seam.kind, record.seam.name) != (kind, name):
-                raise AdapterDiverged(
-                    f"seam {k} of this run was {record.seam.kind} {record.seam.name!r} when journaled, "
-                    f"and is {kind} {name!r} now: the agent's code (or what it decides on) changed under "
-                    "the run; finish it with the code it started with, or start a new run"
+            if (record.seam.kind, record.seam.name, record.seam.detail) != (kind, name, detail):
+                # remembered: a framework may swallow it (the Agents SDK turns a tool's error into text)
+                self.diverged = AdapterDiverged(
+                    f"seam {k} of this run was {record.seam.kind} {record.seam.name!r} "
+                    f"({record.seam.detail!r}) when journaled, and is {kind} {name!r} ({detail!r}) now: the "
+                    "agent's code (or what it decides on) changed under the run; finish it with the code "
+                    "it started with, or start a new run"
                 )
+                raise self.diverged
             return record.outcome.unwrap()
         gate: asyncio.Future[Any] = self.loop.create_future()
         self._waiting = (k, gate)
@@ -230,8 +234,10 @@ class Sessions:
         if session is None or session.loop is not asyncio.get_running_loop() or not session.waits_at(k):
             session = self._fresh(run, request, journal.records)  # after a crash: replay the journal
             reached = await session.next_seam()
-            if reached.kind == "failed" and isinstance(reached.value, AdapterDiverged):
-                raise reached.value
+            if session.diverged is not None:
+                session.close()
+                self._live.pop(run, None)
+                raise session.diverged
             if session.ended or not session.waits_at(k):
                 raise AdapterDiverged(
                     f"replaying {k} journaled seams of run {run!r}, the agent reached {reached!r} instead "

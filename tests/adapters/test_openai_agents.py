@@ -46,3 +46,34 @@ def test_an_agent_with_a_model_instance_is_refused():
 
     with pytest.raises(TypeError, match="Model instance"):
         durable(Agent(name="x", model=oai_corpus.FakeModel("x", oai_corpus.say)))
+
+
+def test_a_journal_that_no_longer_fits_is_refused_even_where_the_sdk_swallows_tool_errors():
+    """The Agents SDK turns a tool's exception into text for the model; a tool call whose arguments
+    differ from the journal's must still fail the run with AdapterDiverged, not carry on."""
+    import asyncio
+
+    from agentrt.adapters import openai_agents as adapter
+    from agentrt.adapters._session import _PERFORM, Journal, Outcome, Record, Seam, Sessions
+    from agentrt.exceptions import AdapterDiverged
+
+    options = adapter._Options(oai_corpus.weather_agent, None, oai_corpus.RUN_CONFIG, None)
+
+    async def program(request: adapter.OpenAIAgentsInput, session: object) -> object:
+        return await adapter._program(options, request, session)
+
+    async def scenario() -> None:
+        request = adapter.OpenAIAgentsInput("What's the weather in Tokyo?")
+        live, journal = Sessions(program), Journal()
+        step = await live.start("r", request)
+        model = step.next
+        step = await live.answer("r", request, journal, _PERFORM)  # the model asks for get_weather(Tokyo)
+        journal.append(Record(model, step.outcome))
+        tool = step.next
+        assert (tool.kind, tool.name) == ("tool", "get_weather")
+        other = Seam("tool", "get_weather", {**tool.detail, "arguments": '{"city": "Paris"}'})
+        journal.append(Record(other, Outcome(True, "The weather in Paris is sunny")))
+        with pytest.raises(AdapterDiverged, match=r"seam 1 .*Paris.* now"):
+            await Sessions(program).answer("r", request, journal, _PERFORM)  # another process
+
+    asyncio.run(scenario())
