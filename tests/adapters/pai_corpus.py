@@ -570,10 +570,19 @@ async def run_plain(case: Case) -> dict[str, Any]:
     """The agent run as pydantic-ai's docs run it (no agentrt): its output (or error) as JSON.
 
     An approval is answered with the case's reply, as the docs' loop does: run, get
-    ``DeferredToolRequests``, run again with ``deferred_tool_results`` and the messages.
+    ``DeferredToolRequests``, run again with ``deferred_tool_results`` and the messages.  Tool calls
+    of one model response run one at a time, in the order the model gave them (pydantic-ai's
+    ``parallel_execution_mode('sequential')``, as under the adapter), so that the calls of the
+    reference come in one order: run in parallel, they come in any.
     """
     import pydantic_core
+    from pydantic_ai.tool_manager import ToolManager
 
+    with ToolManager.parallel_execution_mode("sequential"):
+        return await _run_plain(case, pydantic_core.to_jsonable_python)
+
+
+async def _run_plain(case: Case, to_json: Callable[[Any], Any]) -> dict[str, Any]:
     deps = case.deps_factory(case.deps) if case.deps_factory else case.deps
     try:
         result = await case.agent.run(case.prompt, deps=deps, usage_limits=case.usage_limits)
@@ -589,4 +598,4 @@ async def run_plain(case: Case) -> dict[str, Any]:
             )
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
-    return {"output": json.loads(json.dumps(pydantic_core.to_jsonable_python(result.output)))}
+    return {"output": json.loads(json.dumps(to_json(result.output)))}
