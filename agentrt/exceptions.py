@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from agentrt._sdk.llm import Usage
 
 __all__ = [
+    "AdapterDiverged",
     "AgentSpecError",
     "AgentrtError",
     "BlobKeyRejected",
@@ -906,3 +907,15 @@ class CheckpointNotFound(AgentrtError, LookupError):
 
 class ForkError(AgentrtError, LookupError):
     """The run cannot be forked at that checkpoint (it is not kept, or the agent cannot be loaded)."""
+
+
+# ------------------------------------------------------------------ adapters
+
+
+class AdapterDiverged(AgentrtError):
+    """A framework run an adapter resumed from its journal reached a different call than the journal's.
+
+    ``agentrt.adapters`` replays a framework's loop (pydantic-ai, the OpenAI Agents SDK) over the
+    journaled answers of its model and tool calls after a crash; the loop must reach the same calls
+    in the same order.  The message names the call number, what was journaled and what came now.
+    """
