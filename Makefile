@@ -10,6 +10,7 @@
 #                                interpreter-dependent tests on the others, then the round-trip pass
 #   make test-roundtrip          the tests that drive Machines in-process, each Machine checkpointed and
 #                                restored at every suspension (the --agentrt-roundtrip plugin)
+#   make test-adapters           the adapters' whole kill corpus (every agent killed at every call)
 #   make bench-quick             < 3 min, offline: one table, each ratio against its target, met or missed
 #   make bench [BENCH_ARGS=...]  peers installed first, then every benchmark in full -> benchmarks/results/local/
 #                                (BENCH_ARGS=--update-results rewrites the committed benchmarks/results/)
@@ -151,10 +152,10 @@ finish_summary() {
 link_venv() { ln -sfn .venv-$$1 .venv; }
 endef
 
-.PHONY: help test test-all test-roundtrip demo fleet-demo bench bench-quick bench-smoke bench-setup lint fuzz clean
+.PHONY: help test test-all test-roundtrip test-adapters demo fleet-demo bench bench-quick bench-smoke bench-setup lint fuzz clean
 
 help:
-	@sed -n '3,20s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+	@sed -n '3,21s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 # ----------------------------------------------------------------------------- venvs
 
@@ -226,6 +227,15 @@ test-all:
 	  run_stage roundtrip $$oldest -p agentrt.testing.pytest_plugin --agentrt-roundtrip -m "machine and not system" || true
 	fi
 	finish_summary test-all
+
+# The adapters' whole kill corpus: every agent of tests/adapters killed at every call (in-process
+# runtime, the HTTP stand-in), where `make test` and CI kill a representative few.
+test-adapters:
+	@$(SHELL_LIB)
+	v=$$(main_version)
+	summary_file=$$(mktemp)
+	AGENTRT_ADAPTER_KILLS=all run_stage adapters $$v tests/adapters || true
+	finish_summary test-adapters
 
 # ----------------------------------------------------------------------------- round trip
 

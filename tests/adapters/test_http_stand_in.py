@@ -24,7 +24,7 @@ pytest.importorskip("agents", reason="agentrt[openai-agents] is not installed")
 
 from agentrt.testing.openai_server import FakeOpenAIServer, Response
 from tests.adapters._calls import calls
-from tests.adapters._exact import durable, expected_calls
+from tests.adapters._exact import durable, expected_calls, kill_cases
 from tests.cli.helpers import cli_env, command
 
 REPO = Path(__file__).resolve().parents[2]
@@ -135,7 +135,8 @@ def _drive(case: _Case, tmp: Path, env: dict[str, str]) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.system
+@pytest.mark.parametrize("name", kill_cases(CASES, set()))
 def test_over_http_killed_at_every_call(name, corpus, tmp_path, monkeypatch):
     case = CASES[name]
     expected, reference = _reference(name, corpus, tmp_path / "plain.jsonl", monkeypatch)

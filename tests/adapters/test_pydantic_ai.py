@@ -21,7 +21,7 @@ pytest.importorskip("pydantic_ai", reason="agentrt[pydantic-ai] is not installed
 
 from agentrt.exceptions import AdapterDiverged
 from tests.adapters import pai_corpus
-from tests.adapters._exact import check_in_process, check_killed_at_every_call
+from tests.adapters._exact import check_in_process, check_killed_at_every_call, kill_cases
 from tests.cli.helpers import cli_env
 
 #: the cases meant to end in the framework's error (every other one must produce an output)
@@ -41,7 +41,8 @@ def test_the_corpus_covers_what_the_issue_lists():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.system
+@pytest.mark.parametrize("name", kill_cases(CASES, {"orders", "user_retry"}))
 def test_killed_at_every_call(name, tmp_path, monkeypatch):
     check_killed_at_every_call(CASES[name], tmp_path, monkeypatch)
 

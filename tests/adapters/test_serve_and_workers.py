@@ -128,6 +128,7 @@ def _serve_then_worker(case: Any, tmp: Path, kill_at: int | None) -> tuple[dict[
 
 
 @pytest.mark.slow
+@pytest.mark.system
 @pytest.mark.parametrize("adapter", sorted(CASES))
 def test_killed_under_serve_finished_by_another_worker(adapter, tmp_path, monkeypatch):
     case = CASES[adapter]
