@@ -266,6 +266,18 @@ def test_the_hazards_python_block_runs_and_is_not_reported(tmp_path: Path) -> No
     assert {f.code for f in check_path(live)} == {"AR103"}
 
 
+def test_the_adapters_python_blocks_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/adapters.md's two agents are built and wrapped as written (the OpenAI provider reads
+    ``OPENAI_API_KEY`` when the agent is made, as the page's ``openai:`` model needs; no request is
+    sent).  The adapters' behaviour is tests/adapters'."""
+    pytest.importorskip("pydantic_ai", reason="agentrt[pydantic-ai] is not installed")
+    pytest.importorskip("agents", reason="agentrt[openai-agents] is not installed")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-used")
+    run = run_doc("docs/adapters.md")
+    assert run.ns["balance"] is not None and run.ns["refund"](12.5) == "refunded 12.50"
+    assert run.ns["durable_support"] is not None and run.ns["durable_triage"] is not None
+
+
 def test_the_upgrade_python_blocks_run(migrations: list[Any]) -> None:
     """The two migrations register for ``run`` ("an agent whose run now calls salutation...": the
     one in tests/docs_agents.py) and map the locals as the page says."""
@@ -382,6 +394,7 @@ PYTHON_RUN_BY = {
     "docs/hazards.md": "test_the_hazards_python_block_runs_and_is_not_reported",
     "docs/llm.md": "test_the_llm_python_blocks_run",
     "docs/upgrade.md": "test_the_upgrade_python_blocks_run",
+    "docs/adapters.md": "test_the_adapters_python_blocks_run",
     # Each block is an excerpt of an example file (test_docs_code_blocks_are_the_tested_examples),
     # every one of which that test module runs, checkpointed and restored at every await.
     "docs/constructs.md": "tests/validate/test_constructs.py",
