@@ -64,14 +64,15 @@ from agentrt import Runtime  # noqa: E402
 from agentrt.stores import NewRun, open_store  # noqa: E402
 
 SPEC = "workers_agents:chain"
+#: One key for the benchmark's own process (it creates the runs, which signs their heads) and its
+#: workers: a store's clients need the key its workers verify with.
+BENCH_KEY = "benchmark-key-926f08afae1f31d412721b54c740579e48331b295778bd07a10b289474186411"
 
 
 def env() -> dict[str, str]:
     out = dict(os.environ)
     out["PYTHONPATH"] = os.pathsep.join([str(HERE), str(ROOT), out.get("PYTHONPATH", "")])
-    out.setdefault(
-        "AGENTRT_BLOB_KEY", "benchmark-key-926f08afae1f31d412721b54c740579e48331b295778bd07a10b289474186411"
-    )
+    out.setdefault("AGENTRT_BLOB_KEY", BENCH_KEY)
     out["AGENTRT_LEASE_SECONDS"] = "5"
     return out
 
@@ -495,6 +496,7 @@ def plot(results_path: Path, png: Path) -> str:
 
 
 def main() -> int:
+    os.environ.setdefault("AGENTRT_BLOB_KEY", BENCH_KEY)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke mode: SQLite, 1 worker, few runs")
     parser.add_argument("--runs", type=int, default=None, help="runs per throughput point (default 400)")
@@ -590,9 +592,6 @@ def postgres(
     """Add the PostgreSQL points (agentrt, then DBOS on the same cluster) to ``points``."""
     from tests import pgcluster
 
-    os.environ.setdefault(
-        "AGENTRT_BLOB_KEY", "benchmark-key-926f08afae1f31d412721b54c740579e48331b295778bd07a10b289474186411"
-    )
     if "postgres" in systems:
         url = pgcluster.fresh_database(admin, "bench_agentrt")
         counter = PgCounter(admin, url)
