@@ -158,6 +158,13 @@ def score_lane(lane: Lane, config: TierConfig = TierConfig()) -> LaneScore:
     add(1 if lane.escalations > 0 else 0, "prior escalation (sticky)")
     tier = config.tier_of(score)
     reasons.append(f"thresholds -> {tier}")
+    tier = _overridden(lane, tier, config, reasons)
+    return LaneScore(score=score, tier=tier, model=config.tiers[tier], reasons=tuple(reasons))
+
+
+def _overridden(lane: Lane, tier: str, config: TierConfig, reasons: list[str]) -> str:
+    """``tier`` after what outranks a lane's own tier, in order: its pin, the run-wide
+    ``--model-tier``, then the research floor; each change is appended to ``reasons``."""
     if lane.tier_pin is not None:
         tier = lane.tier_pin
         reasons.append(f"lane tier pin -> {tier}")
@@ -167,7 +174,7 @@ def score_lane(lane: Lane, config: TierConfig = TierConfig()) -> LaneScore:
     if lane.purpose == "research" and tier != "powerful":
         tier = "powerful"
         reasons.append("research floor -> powerful")
-    return LaneScore(score=score, tier=tier, model=config.tiers[tier], reasons=tuple(reasons))
+    return tier
 
 
 def unscored_lane(lane: Lane, tier: str, config: TierConfig = TierConfig()) -> LaneScore:
@@ -177,15 +184,7 @@ def unscored_lane(lane: Lane, tier: str, config: TierConfig = TierConfig()) -> L
     _tier(tier, "tier")
     _tier(lane.tier_pin, "tier_pin")
     reasons = ["models.enabled false: scoring skipped", f"given tier -> {tier}"]
-    if lane.tier_pin is not None:
-        tier = lane.tier_pin
-        reasons.append(f"lane tier pin -> {tier}")
-    if config.model_tier is not None:
-        tier = config.model_tier
-        reasons.append(f"run-wide --model-tier -> {tier}")
-    if lane.purpose == "research" and tier != "powerful":
-        tier = "powerful"
-        reasons.append("research floor -> powerful")
+    tier = _overridden(lane, tier, config, reasons)
     return LaneScore(score=0, tier=tier, model=config.tiers[tier], reasons=tuple(reasons))
 
 
