@@ -30,18 +30,22 @@ if TYPE_CHECKING:
     from agentrt._sdk.tools import ui_tools as ui_tools
     from agentrt._upgrade import migrate as migrate
     from agentrt._version import __version__ as __version__
+    from agentrt.exceptions import AgentCodeError as AgentCodeError
     from agentrt.exceptions import AgentrtError as AgentrtError
     from agentrt.exceptions import AgentSpecError as AgentSpecError
     from agentrt.exceptions import Cancelled as Cancelled
     from agentrt.exceptions import CannotCrossAwait as CannotCrossAwait
     from agentrt.exceptions import CannotRetry as CannotRetry
+    from agentrt.exceptions import CheckpointError as CheckpointError
     from agentrt.exceptions import CorruptBlob as CorruptBlob
     from agentrt.exceptions import DeadlineExceeded as DeadlineExceeded
     from agentrt.exceptions import IncompatibleBlob as IncompatibleBlob
     from agentrt.exceptions import InternalInconsistency as InternalInconsistency
     from agentrt.exceptions import LeaseHeld as LeaseHeld
+    from agentrt.exceptions import ModelError as ModelError
     from agentrt.exceptions import NotWaiting as NotWaiting
     from agentrt.exceptions import RunBlocked as RunBlocked
+    from agentrt.exceptions import RunError as RunError
     from agentrt.exceptions import RunFailed as RunFailed
     from agentrt.exceptions import RunNotFound as RunNotFound
     from agentrt.exceptions import SchemaError as SchemaError
@@ -82,6 +86,10 @@ _EXPORTS = {
     "output": "agentrt._sdk.stateful",
     "migrate": "agentrt._upgrade",
     "AgentrtError": "agentrt.exceptions",
+    "RunError": "agentrt.exceptions",
+    "ModelError": "agentrt.exceptions",
+    "CheckpointError": "agentrt.exceptions",
+    "AgentCodeError": "agentrt.exceptions",
     "AgentSpecError": "agentrt.exceptions",
     "Cancelled": "agentrt.exceptions",
     "CannotCrossAwait": "agentrt.exceptions",
@@ -112,11 +120,13 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 __all__ = [
     "Agent",
+    "AgentCodeError",
     "AgentSpecError",
     "AgentrtError",
     "Cancelled",
     "CannotCrossAwait",
     "CannotRetry",
+    "CheckpointError",
     "CorruptBlob",
     "DeadlineExceeded",
     "Done",
@@ -126,10 +136,12 @@ __all__ = [
     "LeaseHeld",
     "Machine",
     "MemoryStore",
+    "ModelError",
     "NotWaiting",
     "Progress",
     "Rejected",
     "RunBlocked",
+    "RunError",
     "RunFailed",
     "RunNotFound",
     "Runtime",

@@ -6,25 +6,27 @@ without swallowing the agent's exceptions, which always propagate unchanged.
 Where an error is also a builtin kind of failure, it subclasses that builtin too
 (``SchemaError`` is a ``ValueError``, ``RunNotFound`` a ``LookupError``), as attrs does.
 
-The tree (each family is re-exported where its users look for it: ``agentrt``,
-``agentrt.llm``, ``agentrt.stores``, ``agentrt.inspection``)::
+The tree: six families with a base a caller can catch (``except agentrt.RunError``), each
+re-exported where its users look for it (``agentrt``, ``agentrt.llm``, ``agentrt.stores``,
+``agentrt.inspection``)::
 
     AgentrtError
-    ├── checkpoints:  CannotCrossAwait, IncompatibleBlob, CorruptBlob(ValueError),
-    │                 UnsupportedSuspension, ForeignAwaitable
-    ├── agents/runs:  SchemaError(ValueError) > StateError, ToolError, StepBudgetExceeded,
-    │                 AgentSpecError(LookupError), RunNotFound(LookupError),
-    │                 RunExists(ValueError), NotWaiting, LeaseHeld, RunFailed, RunBlocked,
-    │                 CannotRetry
-    ├── stores:       StoreError > StoreLocked, StoreCorrupt, StoreSchemaTooNew, StoreNotFound,
-    │                 BlobKeyRejected(ValueError); LeaseLost
-    ├── model calls:  MissingExecutor, ScriptExhausted, StructuredOutputError(ValueError),
-    │                 DecisionExhausted, ModelCallBudgetExceeded, TokenBudgetExceeded,
-    │                 ModelProviderError, ToolLoopExhausted,
-    │                 ModelAnswerError > ModelRefused, ModelOutputTruncated, ModelContentFiltered,
-    │                 MaxTurnsExceeded (llm_agent)
-    ├── teams:        ContractError(ValueError) > GateBlocked; BusLockTimeout(TimeoutError)
-    └── inspection:   CheckpointNotFound(LookupError), ForkError(LookupError)
+    ├── CheckpointError:  CannotCrossAwait, IncompatibleBlob, CorruptBlob(ValueError) > HistoryRefused,
+    │                     UnsupportedSuspension, ForeignAwaitable, InternalInconsistency
+    ├── AgentCodeError:   SchemaError(ValueError) > StateError, ToolError, StepBudgetExceeded,
+    │                     AgentSpecError(LookupError), AdapterDiverged
+    ├── RunError:         RunNotFound(LookupError), RunExists(ValueError), NotWaiting,
+    │                     Cancelled > DeadlineExceeded, LeaseHeld, LeaseLost, RunFailed, RunBlocked,
+    │                     CannotRetry
+    ├── StoreError:       StoreLocked, StoreCorrupt > RowDamaged, StoreSchemaTooNew, StoreNotFound,
+    │                     BlobKeyRejected(ValueError)
+    ├── ModelError:       MissingExecutor, ScriptExhausted, StructuredOutputError(ValueError),
+    │                     DecisionExhausted, ModelCallBudgetExceeded, TokenBudgetExceeded,
+    │                     ModelProviderError, ToolLoopExhausted, MaxTurnsExceeded (llm_agent),
+    │                     ModelAnswerError > ModelRefused, ModelOutputTruncated, ModelContentFiltered
+    ├── TeamError:        ContractError(ValueError) > GateBlocked, TeamRunNotFound(LookupError),
+    │                     BusLockTimeout(TimeoutError)
+    └── InspectionError:  CheckpointNotFound(LookupError), ForkError(LookupError)
 
 Errors that cross a checkpoint or the journal define ``__reduce__`` so they
 pickle with their fields (keyword-only or computed messages would not).
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AdapterDiverged",
+    "AgentCodeError",
     "AgentSpecError",
     "AgentrtError",
     "BlobKeyRejected",
@@ -47,6 +50,7 @@ __all__ = [
     "Cancelled",
     "CannotCrossAwait",
     "CannotRetry",
+    "CheckpointError",
     "CheckpointNotFound",
     "ContractError",
     "CorruptBlob",
@@ -57,6 +61,8 @@ __all__ = [
     "GateBlocked",
     "HistoryRefused",
     "IncompatibleBlob",
+    "InspectionError",
+    "InternalInconsistency",
     "LeaseHeld",
     "LeaseLost",
     "MaxTurnsExceeded",
@@ -64,12 +70,14 @@ __all__ = [
     "ModelAnswerError",
     "ModelCallBudgetExceeded",
     "ModelContentFiltered",
+    "ModelError",
     "ModelOutputTruncated",
     "ModelProviderError",
     "ModelRefused",
     "NotWaiting",
     "RowDamaged",
     "RunBlocked",
+    "RunError",
     "RunExists",
     "RunFailed",
     "RunNotFound",
@@ -83,6 +91,7 @@ __all__ = [
     "StoreNotFound",
     "StoreSchemaTooNew",
     "StructuredOutputError",
+    "TeamError",
     "TeamRunNotFound",
     "TokenBudgetExceeded",
     "ToolError",
@@ -95,10 +104,37 @@ class AgentrtError(Exception):
     """Base class of every error raised by agentrt itself."""
 
 
+# ------------------------------------------------------------------ the families a caller catches
+
+
+class CheckpointError(AgentrtError):
+    """A checkpoint could not be taken or a blob restored: what the agent holds, or the blob itself."""
+
+
+class AgentCodeError(AgentrtError):
+    """The agent's code or declarations do not fit what agentrt needs (schema, tool, budget, spec)."""
+
+
+class RunError(AgentrtError):
+    """A run is not in a state that allows what was asked (missing, exists, not waiting, leased...)."""
+
+
+class ModelError(AgentrtError):
+    """A model request could not be answered as declared (no executor, provider error, bad answer, budget)."""
+
+
+class TeamError(AgentrtError):
+    """A team's contract, gate, bus or run refused what was asked."""
+
+
+class InspectionError(AgentrtError):
+    """``agentrt dump / diff / fork`` could not find or build what was asked."""
+
+
 # ------------------------------------------------------------------ checkpoints and blobs
 
 
-class CannotCrossAwait(AgentrtError):
+class CannotCrossAwait(CheckpointError):
     """A value live at a suspension cannot be checkpointed.
 
     Raised by ``Machine.get()`` (and by the runtime at a checkpoint).  The
@@ -151,11 +187,11 @@ def _rebuild_cannot_cross_await(fields: dict[str, Any]) -> CannotCrossAwait:
     return CannotCrossAwait(**{name: fields[name] for name in names})
 
 
-class IncompatibleBlob(AgentrtError):
+class IncompatibleBlob(CheckpointError):
     """The blob was written by other code: Python minor, format version or code identity differ."""
 
 
-class CorruptBlob(AgentrtError, ValueError):
+class CorruptBlob(CheckpointError, ValueError):
     """The blob is truncated, tampered with or malformed.  Nothing in it was executed."""
 
 
@@ -165,11 +201,11 @@ class HistoryRefused(CorruptBlob):
     in (see ``agentrt._runtime.history``).  The run is blocked, nothing was run; the message says why."""
 
 
-class UnsupportedSuspension(AgentrtError):
+class UnsupportedSuspension(CheckpointError):
     """The suspended chain contains something the checkpoint engine cannot capture or resume."""
 
 
-class InternalInconsistency(AgentrtError):
+class InternalInconsistency(CheckpointError):
     """agentrt contradicted itself: a bug in agentrt, not in the agent or in the blob (AR199).
 
     Raised where the checkpoint engine finds its own analysis and the frame (or the code it
@@ -214,14 +250,14 @@ def _rebuild_internal_inconsistency(what: str, fields: dict[str, Any]) -> Intern
     return InternalInconsistency(what, **fields)
 
 
-class ForeignAwaitable(AgentrtError):
+class ForeignAwaitable(CheckpointError):
     """The agent awaited something that is neither an agentrt request nor a Python coroutine (AR102)."""
 
 
 # ------------------------------------------------------------------ agents and runs
 
 
-class SchemaError(AgentrtError, ValueError):
+class SchemaError(AgentCodeError, ValueError):
     """A value does not match an agent's input or output schema.
 
     ``path`` locates the offending field (``input.labels[2].name``); ``problem``
@@ -247,7 +283,7 @@ class StateError(SchemaError):
     """The state of a self-managed agent does not fit its class (when saved, or when read back)."""
 
 
-class ToolError(AgentrtError):
+class ToolError(AgentCodeError):
     """A tool raised an exception whose type cannot be rebuilt here.
 
     Carries the original ``type_name`` (``module.QualName``), ``message`` and the
@@ -264,7 +300,7 @@ class ToolError(AgentrtError):
         return (ToolError, (self.type_name, self.message, self.traceback_text))
 
 
-class StepBudgetExceeded(AgentrtError):
+class StepBudgetExceeded(AgentCodeError):
     """AR110: the agent computed too long between two suspensions."""
 
     code = "AR110"
@@ -292,7 +328,7 @@ class StepBudgetExceeded(AgentrtError):
         return (StepBudgetExceeded, (self.function, self.filename, self.lineno, self.budget_seconds))
 
 
-class AgentSpecError(AgentrtError, LookupError):
+class AgentSpecError(AgentCodeError, LookupError):
     """``MODULE:ATTR`` (or ``FILE.py:ATTR``) does not name an agent.
 
     ``spec`` is the spec that failed and ``missing_module`` the module that could not be
@@ -303,7 +339,7 @@ class AgentSpecError(AgentrtError, LookupError):
     missing_module: str | None = None
 
 
-class RunNotFound(AgentrtError, LookupError):
+class RunNotFound(RunError, LookupError):
     """No run with this id in the store."""
 
     def __init__(self, run_id: str, store: str = "") -> None:
@@ -320,15 +356,15 @@ class RunNotFound(AgentrtError, LookupError):
         return (RunNotFound, (self.run_id,))
 
 
-class RunExists(AgentrtError, ValueError):
+class RunExists(RunError, ValueError):
     """A run with this id already exists."""
 
 
-class NotWaiting(AgentrtError):
+class NotWaiting(RunError):
     """A reply was sent to a run that is not waiting for one."""
 
 
-class Cancelled(AgentrtError):
+class Cancelled(RunError):
     """The run was cancelled (``agentrt cancel ID``, ``Runtime.cancel``).
 
     Raised inside the agent at the await it is suspended on, so its ``finally`` blocks
@@ -365,7 +401,7 @@ class DeadlineExceeded(Cancelled):
         return (DeadlineExceeded, (self.run_id, self.deadline, str(self)))
 
 
-class LeaseHeld(AgentrtError):
+class LeaseHeld(RunError):
     """Another live process is driving this run."""
 
     def __init__(self, run_id: str, owner: str, expires_in_seconds: float) -> None:
@@ -382,7 +418,7 @@ class LeaseHeld(AgentrtError):
         return (LeaseHeld, (self.run_id, self.owner, self.expires_in_seconds))
 
 
-class RunFailed(AgentrtError):
+class RunFailed(RunError):
     """The run failed and its original exception cannot be rebuilt here.
 
     ``error`` is the stored error record: ``type``, ``message``, ``code``, ``traceback``.
@@ -397,7 +433,7 @@ class RunFailed(AgentrtError):
         return (RunFailed, (self.run_id, self.error))
 
 
-class RunBlocked(AgentrtError):
+class RunBlocked(RunError):
     """The run is ``blocked``: a checkpoint was refused, or the code loaded here cannot restore it.
 
     Not a failure: the run keeps its last good checkpoint.  ``finding`` is ``RunRecord.blocked``
@@ -418,7 +454,7 @@ class RunBlocked(AgentrtError):
         return (RunBlocked, (self.run_id, self.finding))
 
 
-class CannotRetry(AgentrtError):
+class CannotRetry(RunError):
     """``Runtime.retry`` was asked for a run it cannot restart (not failed nor blocked, a sub-run whose
     parent already has its outcome, a checkpoint that cannot be restored here).  ``run_id`` names it."""
 
@@ -476,14 +512,14 @@ class BlobKeyRejected(StoreError, ValueError):
     """
 
 
-class LeaseLost(AgentrtError):
+class LeaseLost(RunError):
     """This process no longer holds the lease of a run it was driving (another process took it over)."""
 
 
 # ------------------------------------------------------------------ model calls
 
 
-class MissingExecutor(AgentrtError):
+class MissingExecutor(ModelError):
     """An agent makes a model request of a kind (``generate_text``, ``stream_text``, ``decide``) that the
     runtime has no executor for.
 
@@ -508,7 +544,7 @@ class MissingExecutor(AgentrtError):
         return (MissingExecutor, (self.agent, self.method, self.where, str(self)))
 
 
-class ScriptExhausted(AgentrtError):
+class ScriptExhausted(ModelError):
     """A scripted executor has no answer left for a request (test scripts are finite on purpose)."""
 
     def __init__(self, src: str, method: str, message: str) -> None:
@@ -520,7 +556,7 @@ class ScriptExhausted(AgentrtError):
         return (ScriptExhausted, (self.src, self.method, str(self)))
 
 
-class StructuredOutputError(AgentrtError, ValueError):
+class StructuredOutputError(ModelError, ValueError):
     """The model's answers did not match the declared ``output=`` class in ``attempts`` tries.
 
     ``attempts`` lists ``{"output": <what came back>, "error": <why it was refused>}``.
@@ -544,7 +580,7 @@ class StructuredOutputError(AgentrtError, ValueError):
         return (StructuredOutputError, (self.src, self.output_type, self.attempts, str(self)))
 
 
-class DecisionExhausted(AgentrtError):
+class DecisionExhausted(ModelError):
     """``task.llm.decide`` got no valid event in ``max_attempts`` tries.
 
     ``attempts`` lists ``{"output": <what the model chose>, "error": <why it was refused>}``;
@@ -571,7 +607,7 @@ class DecisionExhausted(AgentrtError):
         return (DecisionExhausted, (self.src, self.events, self.attempts, str(self)))
 
 
-class ModelCallBudgetExceeded(AgentrtError):
+class ModelCallBudgetExceeded(ModelError):
     """The run asked for more model calls than ``max_model_calls`` allows; the run fails.
 
     ``cause`` is ``"max-model-calls"`` (also in the failed run's error record).
@@ -597,7 +633,7 @@ class ModelCallBudgetExceeded(AgentrtError):
         return (ModelCallBudgetExceeded, (self.run_id, self.limit, self.src, str(self)))
 
 
-class TokenBudgetExceeded(AgentrtError):
+class TokenBudgetExceeded(ModelError):
     """A ``with_token_budget`` wrapper refused a request: the run has used ``used`` of ``limit`` tokens."""
 
     cause = "max-tokens"
@@ -619,7 +655,7 @@ class TokenBudgetExceeded(AgentrtError):
         return (TokenBudgetExceeded, (self.run_id, self.limit, self.used, self.src, str(self)))
 
 
-class ModelProviderError(AgentrtError):
+class ModelProviderError(ModelError):
     """A model provider answered with an error that retries did not cure (or that retrying cannot cure).
 
     ``status`` is the HTTP status (None for a transport failure, or for an error event inside a
@@ -713,7 +749,7 @@ def _rebuild_provider_error(
     )
 
 
-class ModelAnswerError(AgentrtError):
+class ModelAnswerError(ModelError):
     """The model answered, but the answer cannot stand as a result: refused, cut off, or filtered.
 
     Not retried (asking the same again gets the same answer) and not journaled as a result:
@@ -802,7 +838,7 @@ class ModelContentFiltered(ModelAnswerError):
         )
 
 
-class ToolLoopExhausted(AgentrtError):
+class ToolLoopExhausted(ModelError):
     """The model still asked for tools after ``max_steps`` model calls; ``messages`` is the conversation."""
 
     def __init__(self, src: str, max_steps: int, messages: list[dict[str, Any]], message: str = "") -> None:
@@ -821,7 +857,7 @@ class ToolLoopExhausted(AgentrtError):
         return (ToolLoopExhausted, (self.src, self.max_steps, self.messages, str(self)))
 
 
-class MaxTurnsExceeded(AgentrtError):
+class MaxTurnsExceeded(ModelError):
     """An ``llm_agent`` used ``max_turns`` model turns without finishing; ``messages`` is the conversation."""
 
     cause = "max-turns"
@@ -846,7 +882,7 @@ class MaxTurnsExceeded(AgentrtError):
 # ------------------------------------------------------------------ teams
 
 
-class ContractError(AgentrtError, ValueError):
+class ContractError(TeamError, ValueError):
     """A value broke a rule of one of the reference's wire contracts.
 
     ``key`` names the offending key (or ``None`` for the whole value) and ``rule`` the rule it
@@ -866,7 +902,7 @@ class GateBlocked(ContractError):
     stale or tampered decision trail)."""
 
 
-class TeamRunNotFound(AgentrtError, LookupError):
+class TeamRunNotFound(TeamError, LookupError):
     """No team run of this id in the project: ``.agentrt/runs/<run>/handoffs/`` is not there.
 
     A ``LookupError``, so the command line exits with its "not found" status (2), as for an
@@ -885,7 +921,7 @@ class TeamRunNotFound(AgentrtError, LookupError):
         return (TeamRunNotFound, (self.run_id, self.project, self.looked_in))
 
 
-class BusLockTimeout(AgentrtError, TimeoutError):
+class BusLockTimeout(TeamError, TimeoutError):
     """``Bus.publish`` could not take ``bus/.lock`` in time; nothing was published (fails closed)."""
 
     def __init__(self, lock_path: str, timeout_seconds: float) -> None:
@@ -901,18 +937,18 @@ class BusLockTimeout(AgentrtError, TimeoutError):
 # ------------------------------------------------------------------ inspection
 
 
-class CheckpointNotFound(AgentrtError, LookupError):
+class CheckpointNotFound(InspectionError, LookupError):
     """The run has no checkpoint with that sequence number (never written, or no longer kept)."""
 
 
-class ForkError(AgentrtError, LookupError):
+class ForkError(InspectionError, LookupError):
     """The run cannot be forked at that checkpoint (it is not kept, or the agent cannot be loaded)."""
 
 
 # ------------------------------------------------------------------ adapters
 
 
-class AdapterDiverged(AgentrtError):
+class AdapterDiverged(AgentCodeError):
     """A framework run an adapter resumed from its journal reached a different call than the journal's.
 
     ``agentrt.adapters`` replays a framework's loop (pydantic-ai, the OpenAI Agents SDK) over the

@@ -41,7 +41,6 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, TypeGuard  # Any: trace event data holds the agent's values
 
 try:
@@ -50,6 +49,8 @@ try:
     from opentelemetry.util.types import AttributeValue
 except ImportError as exc:  # pragma: no cover - exercised by a test that hides the package
     raise ImportError("agentrt.otel needs opentelemetry-api: pip install agentrt[otel]") from exc
+
+import attrs
 
 from agentrt.observe import TraceEvent
 
@@ -70,17 +71,17 @@ _RUN_EVENTS = frozenset({"checkpoint", "emit", "notify", "log", "reply"})
 _REQUEST_KEYS = ("seq", "idx", "method", "src", "model", "tool", "key")
 
 
-@dataclass
+@attrs.define
 class _Stretch:
     """A run's open span in this process, and its requests' open spans by ``(seq, idx)``."""
 
     span: Span
     agent: str | None
     parent: str | None
-    requests: dict[tuple[int, int], Span] = field(default_factory=dict)
+    requests: dict[tuple[int, int], Span] = attrs.field(factory=dict)
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class _Past:
     """What is kept of a run whose span ended while the run goes on: enough to link to it."""
 

@@ -14,6 +14,7 @@ an already-completed awaitable, so ``await task.ui.notify(...)`` and a bare
 from __future__ import annotations
 
 import inspect
+import logging
 import threading
 import time
 from collections.abc import Generator, Iterable
@@ -75,10 +76,11 @@ def _record(run_id: str, event: Event) -> None:
     if recorder is not None and recorder.run_id == run_id:
         recorder.events.append(event)
         return
-    # Outside a runtime step (an agent driven by hand): log it rather than lose it.
-    import structlog
-
-    structlog.get_logger("agentrt.agent").info(event.kind, run_id=run_id, level=event.level, **event.data)
+    # Outside a runtime step (an agent driven by hand): log it rather than lose it (stdlib
+    # logging, as everywhere in the library; docs/architecture.md, "Logging").
+    logging.getLogger("agentrt.agent").info(
+        "%s", event.kind, extra={"run_id": run_id, "event_level": event.level, "event_data": event.data}
+    )
 
 
 @serializable

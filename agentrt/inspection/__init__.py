@@ -1,8 +1,5 @@
 """Read a suspended run like a stack in a debugger: what ``agentrt dump``, ``diff`` and ``fork`` show.
 
-(Formerly ``agentrt.inspect``, which shadowed the standard library; that name
-still works as a silent alias.)
-
 - :func:`dump_blob` decodes a checkpoint (without stepping it) into a :class:`Dump`;
   :func:`dump_chain` does the same for a live suspended coroutine chain.
 - :func:`render_text` / :func:`to_json` print a dump; ``disasm=True`` adds the

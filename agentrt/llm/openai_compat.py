@@ -33,12 +33,18 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar, cast  # Any: JSON from the provider, checked where it is read
 
+import attrs
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from agentrt.exceptions import (
+    ModelContentFiltered,
+    ModelOutputTruncated,
+    ModelProviderError,
+    ModelRefused,
+)
 from agentrt.llm._contract import (
     DecideResult,
     ExecutorRequest,
@@ -46,12 +52,6 @@ from agentrt.llm._contract import (
     ModelToolCall,
     Usage,
     envelope_schema,
-)
-from agentrt.llm.errors import (
-    ModelContentFiltered,
-    ModelOutputTruncated,
-    ModelProviderError,
-    ModelRefused,
 )
 
 __all__ = ["OpenAICompatExecutors"]
@@ -82,7 +82,7 @@ FORWARDED_METADATA = ("temperature", "max_tokens", "top_p", "seed", "stop")
 _T = TypeVar("_T")
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class _ProviderError:
     """The OpenAI-style error object of an answer: ``{"error": {"message", "type", "code"}}``."""
 
@@ -602,13 +602,13 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, value) if math.isfinite(value) else None
 
 
-@dataclass
+@attrs.define
 class _StreamState:
     """What a stream delivered so far; ``emitted`` counts the chunks given to ``on_chunk``."""
 
-    content: list[str] = field(default_factory=list)
-    refusal: list[str] = field(default_factory=list)
-    tools: dict[int, dict[str, str]] = field(default_factory=dict)
+    content: list[str] = attrs.field(factory=list)
+    refusal: list[str] = attrs.field(factory=list)
+    tools: dict[int, dict[str, str]] = attrs.field(factory=dict)
     usage: Any = None
     finish_reason: str | None = None
     model: str | None = None

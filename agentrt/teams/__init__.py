@@ -6,6 +6,9 @@ the durable team itself (:mod:`agentrt.teams.team`): a lead agent that proposes 
 gate as a durable ``task.ui.ask``, and runs each lane as a child run.
 """
 
+from agentrt.exceptions import BusLockTimeout as BusLockTimeout
+from agentrt.exceptions import ContractError as ContractError
+from agentrt.exceptions import GateBlocked as GateBlocked
 from agentrt.teams.bundle import build_bundle as build_bundle
 from agentrt.teams.bundle import estimate_tokens as estimate_tokens
 from agentrt.teams.bundle import lint_bundle as lint_bundle
@@ -16,9 +19,6 @@ from agentrt.teams.bus import matches as matches
 from agentrt.teams.contracts import Handoff as Handoff
 from agentrt.teams.contracts import validate_contract as validate_contract
 from agentrt.teams.contracts import validate_handoff as validate_handoff
-from agentrt.teams.errors import BusLockTimeout as BusLockTimeout
-from agentrt.teams.errors import ContractError as ContractError
-from agentrt.teams.errors import GateBlocked as GateBlocked
 from agentrt.teams.escalation import EscalationConfig as EscalationConfig
 from agentrt.teams.escalation import advisor_prompt as advisor_prompt
 from agentrt.teams.escalation import escalation_trigger as escalation_trigger

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any  # Any: PyYAML is untyped and loads any shape
 
-from agentrt.teams.errors import ContractError
+from agentrt.exceptions import ContractError
 
 __all__ = ["MAX_ALIASES", "MAX_EXPANDED_NODES", "MAX_YAML_CHARS", "dump", "load", "split_front_matter"]
 

@@ -30,9 +30,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any  # Any: JSON envelopes and records
 
+from agentrt.exceptions import ContractError
 from agentrt.teams.bus import Bus
 from agentrt.teams.contracts import validate_handoff
-from agentrt.teams.errors import ContractError
 from agentrt.teams.names import check_name, confined
 from agentrt.teams.receipts import receipt_path, render_receipt, status_line
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any  # Any: parsed YAML/JSON documents
 
-from agentrt.teams.errors import ContractError
+from agentrt.exceptions import ContractError
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

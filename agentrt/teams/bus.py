@@ -31,9 +31,9 @@ from typing import Any  # Any: JSON documents
 
 import attrs
 
+from agentrt.exceptions import BusLockTimeout, ContractError
 from agentrt.teams import _yaml, jsonl
 from agentrt.teams.contracts import TIERS
-from agentrt.teams.errors import BusLockTimeout, ContractError
 from agentrt.teams.names import check_name, confined
 
 __all__ = ["CALLBACKS", "EVENTS", "TOPIC_TYPES", "Bus", "BusEvent", "matches"]

@@ -13,7 +13,7 @@ from typing import Any  # Any: parsed YAML/JSON, checked field by field here
 
 import attrs
 
-from agentrt.teams.errors import ContractError
+from agentrt.exceptions import ContractError
 
 __all__ = [
     "CONTRACTS",

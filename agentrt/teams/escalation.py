@@ -15,8 +15,8 @@ from typing import Any  # Any: YAML configuration of any shape, checked here
 import attrs
 
 from agentrt._codec._serializable import serializable
+from agentrt.exceptions import ContractError
 from agentrt.teams.contracts import Handoff
-from agentrt.teams.errors import ContractError
 
 __all__ = [
     "CRITIQUE_INSTRUCTION",

@@ -17,8 +17,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any  # Any: proposals and decisions are JSON from a model or person
 
+from agentrt.exceptions import ContractError, GateBlocked
 from agentrt.teams.contracts import TIERS
-from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.names import check_name
 from agentrt.teams.options import OPTION_KEYS, apply_option
 from agentrt.teams.skills import SKILL_KEYS, add_skill

@@ -25,8 +25,8 @@ import re
 from collections.abc import Mapping
 from typing import Any  # Any: answers are JSON from a person
 
+from agentrt.exceptions import ContractError
 from agentrt.teams.contracts import TIERS
-from agentrt.teams.errors import ContractError
 
 __all__ = [
     "BOUNDARY_SCHEMA",

@@ -24,8 +24,8 @@ import attrs
 
 import agentrt
 from agentrt._sdk.task import Task
+from agentrt.exceptions import ContractError
 from agentrt.teams.bundle import build_bundle, universal_layer
-from agentrt.teams.errors import ContractError
 from agentrt.teams.recall import DEFAULT_THRESHOLD, recall_section
 from agentrt.teams.routing import route_lane
 from agentrt.teams.skills import skill_section

@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from agentrt.teams.errors import ContractError
+from agentrt.exceptions import ContractError
 
 __all__ = ["MAX_NAME_CHARS", "check_name", "confined", "is_plain_name"]
 

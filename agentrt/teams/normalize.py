@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping
 from typing import Any  # Any: results are JSON of any shape
 
+from agentrt.exceptions import ContractError
 from agentrt.teams.contracts import CONTRACTS, validate_contract
-from agentrt.teams.errors import ContractError
 
 __all__ = ["normalize_contract"]
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any  # Any: specs and proposals are parsed YAML/JSON
 
+from agentrt.exceptions import ContractError
 from agentrt.teams import _yaml
-from agentrt.teams.errors import ContractError
 from agentrt.teams.gate import OPTIONS, PROPOSAL_SCHEMA, validate_proposal
 from agentrt.teams.registry import Registry, Specialist
 from agentrt.teams.tiers import Lane, TierConfig, score_lane, unscored_lane

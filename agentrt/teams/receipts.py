@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any  # Any: parsed JSON/YAML envelopes
 
+from agentrt.exceptions import ContractError
 from agentrt.teams import _yaml
 from agentrt.teams.contracts import HANDOFF_SCHEMA, Handoff, validate_handoff
-from agentrt.teams.errors import ContractError
 from agentrt.teams.names import check_name, confined
 
 __all__ = [

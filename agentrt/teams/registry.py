@@ -18,9 +18,9 @@ from typing import Any  # Any: JSON documents and gate decisions
 
 import attrs
 
+from agentrt.exceptions import ContractError
 from agentrt.teams import _yaml
 from agentrt.teams.contracts import TIERS
-from agentrt.teams.errors import ContractError
 from agentrt.teams.names import check_name, confined
 
 __all__ = [

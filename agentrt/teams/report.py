@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any  # Any: JSON documents (usage per lane)
 
-from agentrt.exceptions import RunNotFound
+from agentrt.exceptions import ContractError, RunNotFound, TeamRunNotFound
 from agentrt.stores import Store
 from agentrt.stores.base import RunRecord
 from agentrt.stores.views import team_object
 from agentrt.teams import _yaml
-from agentrt.teams.errors import ContractError, TeamRunNotFound
 from agentrt.teams.receipts import parse_receipt
 
 __all__ = ["lint_receipts", "team_stats", "team_status"]

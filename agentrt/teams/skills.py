@@ -20,7 +20,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any  # Any: proposals and decisions are JSON
 
-from agentrt.teams.errors import GateBlocked
+from agentrt.exceptions import GateBlocked
 from agentrt.teams.names import is_plain_name
 
 __all__ = ["SKILL_KEYS", "add_skill", "render_skill", "skill_section"]

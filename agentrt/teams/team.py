@@ -24,8 +24,8 @@ import agentrt
 from agentrt._sdk.agent import agent
 from agentrt._sdk.task import Task
 from agentrt._sdk.tools import ui_tools
+from agentrt.exceptions import ContractError, GateBlocked
 from agentrt.teams.contracts import SUMMARY_MAX_CHARS, validate_handoff
-from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.escalation import INCONCLUSIVE, EscalationConfig, advisor_prompt, escalation_trigger
 from agentrt.teams.gate import DECISION_SCHEMA, VERBS, apply_decision, canonical_hash
 from agentrt.teams.interview import boundary_prompt, draft_from_answers, interview_prompt

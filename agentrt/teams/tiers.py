@@ -14,8 +14,8 @@ from typing import Any  # Any: YAML configuration of any shape, checked here
 
 import attrs
 
+from agentrt.exceptions import ContractError
 from agentrt.teams.contracts import TIERS
-from agentrt.teams.errors import ContractError
 
 __all__ = [
     "BLAST_RADIUS_WEIGHTS",

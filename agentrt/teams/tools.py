@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any  # Any: JSON/YAML documents in and out of the team tools
 
 from agentrt._sdk.tools import tool
+from agentrt.exceptions import ContractError, GateBlocked
 from agentrt.teams import _yaml
 from agentrt.teams.acceptance import accept_receipt, acceptance_path, at_step, check_accepted
 from agentrt.teams.contracts import validate_contract
-from agentrt.teams.errors import ContractError, GateBlocked
 from agentrt.teams.gate import chain_entry, team_file, verify_trail
 from agentrt.teams.interview import boundary_scan
 from agentrt.teams.names import check_name, confined

@@ -30,9 +30,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple  # Any: request and answer bodies are JSON
+
+import attrs
 
 __all__ = [
     "FakeOpenAIServer",
@@ -59,7 +60,7 @@ class ReceivedRequest(NamedTuple):
 # --------------------------------------------------------------------------- scripted responses
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class _Reply:
     content: str | None
     tool_calls: tuple[dict[str, Any], ...]
@@ -68,7 +69,7 @@ class _Reply:
     refusal: str | None = None
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class _Stream:
     chunks: tuple[str, ...]
     usage: Mapping[str, int] | None
@@ -80,7 +81,7 @@ class _Stream:
     refusal: str | None = None
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class _Error:
     status: int
     body: str
@@ -88,10 +89,10 @@ class _Error:
     headers: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class _Delay:
     seconds: float
-    then: Response | None = field(default=None)
+    then: Response | None = None
 
 
 Response = _Reply | _Stream | _Error | _Delay

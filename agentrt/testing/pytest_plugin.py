@@ -19,11 +19,11 @@ runtime turns it into a failed run, for example).
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from collections.abc import Callable, Generator, Iterator
 from typing import Any  # Any: xdist's worker node and its output, untyped
 
+import attrs
 import pytest
 
 from agentrt.lowlevel import Machine
@@ -130,11 +130,11 @@ def agentrt_roundtrip() -> Iterator[RoundTripper]:
 
 #: Under pytest-xdist: what each worker round-tripped, summed by the controller (whose own tripper
 #: runs no test), so the closing line counts the whole session.
-@dataclasses.dataclass
+@attrs.define
 class _WorkerTotals:
     count: int = 0
     failed: int = 0
-    unreported: list[str] = dataclasses.field(default_factory=list)
+    unreported: list[str] = attrs.field(factory=list)
 
 
 _WORKERS = pytest.StashKey[_WorkerTotals]()

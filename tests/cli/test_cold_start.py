@@ -56,7 +56,13 @@ def test_agentrt_runs_imports_only_what_it_runs(tmp_path: Path) -> None:
     SqliteStore(tmp_path / "empty.db").close()  # `agentrt runs` reads a store, never creates one
     modules = _modules_after(code, str(tmp_path / "empty.db"))
     assert "agentrt._cli.inspect_cmds" in modules  # the command really ran
-    unwanted = ("agentrt._runtime", "agentrt._frames", "agentrt.validate", "agentrt.teams", "agentrt.inspect")
+    unwanted = (
+        "agentrt._runtime",
+        "agentrt._frames",
+        "agentrt.validate",
+        "agentrt.teams",
+        "agentrt.inspection",
+    )
     assert not [m for m in modules if m.startswith(unwanted)], sorted(
         m for m in modules if m.startswith(unwanted)
     )

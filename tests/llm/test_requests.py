@@ -11,8 +11,8 @@ import pytest
 import agentrt
 from agentrt import Task, agent, tool
 from agentrt._codec import dumps, loads
+from agentrt._sdk.llm import DEFAULT_MAX_ATTEMPTS, event_type_name
 from agentrt.llm import LLM, ModelCall, TextResult
-from agentrt.llm.requests import DEFAULT_MAX_ATTEMPTS, event_type_name
 from agentrt.lowlevel import Done, Machine
 
 

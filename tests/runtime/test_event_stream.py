@@ -9,7 +9,7 @@ import pytest
 
 import tests.runtime.agents as A
 from agentrt import Runtime
-from agentrt._sdk.errors import NotWaiting, RunExists, RunNotFound
+from agentrt.exceptions import NotWaiting, RunExists, RunNotFound
 from agentrt.stores import MemoryStore, SqliteStore
 from tests.cli.helpers import cli
 

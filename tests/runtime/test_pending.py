@@ -18,7 +18,7 @@ from agentrt._runtime.pending import (
 )
 from agentrt._sdk.llm import ModelCall
 from agentrt._sdk.requests import Ask, ChildRun, Fulfilled, Gather, Rejected, Sleep, ToolCall
-from agentrt.llm.errors import ModelCallBudgetExceeded
+from agentrt.exceptions import ModelCallBudgetExceeded
 
 TOOL = ToolCall("search", {"q": "x"})
 CHILD = ChildRun("helper", {"n": 1})

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from agentrt import LeaseHeld, RunNotFound
-from agentrt._sdk.errors import RunExists
+from agentrt.exceptions import RunExists
 from agentrt.stores import (
     MemoryStore,
     NewRun,
