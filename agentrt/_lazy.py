@@ -1,6 +1,7 @@
 """Lazy re-exports for package ``__init__`` modules (PEP 562), so ``import agentrt`` does no work.
 
-A package lists ``{name: defining module}`` and gets a module ``__getattr__`` that imports the
+A package lists ``{name: defining module}`` (or ``"module:attribute"`` to export an attribute under
+another name) and gets a module ``__getattr__`` that imports the
 defining module on first access of the name and caches the value in the package's namespace
 (later accesses are plain attribute reads).  ``__dir__`` lists the exports too.  The names are
 also imported under ``typing.TYPE_CHECKING`` in each package, for type checkers and editors.
@@ -23,10 +24,11 @@ def lazy_exports(
     """``(__getattr__, __dir__)`` for ``package`` whose names live in ``exports``' modules."""
 
     def __getattr__(name: str) -> Any:
-        module = exports.get(name)
-        if module is None:
+        where = exports.get(name)
+        if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        module, _, attribute = where.partition(":")  # "module:attr" exports attr under another name
+        value = getattr(importlib.import_module(module), attribute or name)
         namespace[name] = value
         return value
 

@@ -19,8 +19,8 @@ import attrs
 
 from agentrt import _codec
 from agentrt import keys as _keys
-from agentrt._codec._decode import Requirement as _Requirement
-from agentrt._codec._format import Bind
+from agentrt._codec import Bind
+from agentrt._codec import Requirement as _Requirement
 from agentrt._context import Restored as _Restored
 from agentrt._context import RunContext as _RunContext
 from agentrt._context import carry as _carry
@@ -28,8 +28,8 @@ from agentrt._context import install as _install_context
 from agentrt._context import split_root as _split_root
 from agentrt._frames import abandon as _abandon
 from agentrt._frames import install as _install_frames
+from agentrt._frames import register_trap as _register_trap
 from agentrt._frames import restored_pending
-from agentrt._frames._trap import register_trap as _register_trap
 from agentrt.exceptions import CorruptBlob, ForeignAwaitable
 
 __all__ = ["Done", "Machine", "suspend"]

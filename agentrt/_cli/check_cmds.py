@@ -14,10 +14,18 @@ import os
 import sys
 from pathlib import Path
 
-from agentrt.validate import check_file, iter_python_files
-from agentrt.validate._model import Finding, Profile
-from agentrt.validate._report import exit_status, render_json, render_text
-from agentrt.validate._resolve import Project, find_module_file, project_roots
+from agentrt.validate import (
+    Finding,
+    Profile,
+    Project,
+    check_file,
+    exit_status,
+    find_module_file,
+    iter_python_files,
+    project_roots,
+    render_json,
+    render_text,
+)
 
 __all__ = ["register", "run_check"]
 

@@ -27,8 +27,7 @@ from agentrt._cli.common import (
     load_agent_option,
 )
 from agentrt.exceptions import AgentrtError
-from agentrt.inspection._model import Dump
-from agentrt.inspection._runs import dump_run
+from agentrt.inspection import Dump, dump_run
 
 if TYPE_CHECKING:
     from agentrt.stores.base import Store
@@ -130,9 +129,7 @@ def _looks_like_path(target: str) -> bool:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
-    from agentrt.inspection._build import dump_blob
-    from agentrt.inspection._model import Source
-    from agentrt.inspection._render import render_text, to_json
+    from agentrt.inspection import Source, dump_blob, render_text, to_json
 
     target = args.target
     if os.path.exists(target) or _looks_like_path(target):
@@ -201,7 +198,7 @@ def _with_cli_hint(dump: Dump, args: argparse.Namespace) -> Dump:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from agentrt.inspection._diff import diff_dumps, diff_to_json, render_diff
+    from agentrt.inspection import diff_dumps, diff_to_json, render_diff
 
     store = _open_store(args, read_only=True)
     try:
@@ -235,9 +232,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def _diff_upgrade(store: Store, args: argparse.Namespace) -> int:
     """``agentrt diff ID N N``: checkpoint N before its upgrade (the kept blob) and after it."""
-    from agentrt.inspection._build import dump_blob
-    from agentrt.inspection._model import Source
-    from agentrt.inspection._upgrades import render_upgrade_diff, upgrade_diff, upgrade_diff_to_json
+    from agentrt.inspection import Source, dump_blob, render_upgrade_diff, upgrade_diff, upgrade_diff_to_json
     from agentrt.keys import keyring_for_store
 
     after = dump_run(store, args.run_id, args.a, args.allow_modules)
@@ -260,7 +255,7 @@ def _diff_upgrade(store: Store, args: argparse.Namespace) -> int:
 
 
 def cmd_fork(args: argparse.Namespace) -> int:
-    from agentrt.inspection._fork import fork_run
+    from agentrt.inspection import fork_run
 
     store = _open_store(args, read_only=False, create=False)
     try:

@@ -30,7 +30,7 @@ from agentrt.stores.views import result_object as result_object
 from agentrt.stores.views import show_object as show_object
 
 if TYPE_CHECKING:  # types only: agentrt.observe is not needed by `agentrt runs`/`show` (start-up)
-    from agentrt.llm._contract import Executors
+    from agentrt.llm import Executors
     from agentrt.observe import TraceEvent
 
 __all__ = [
@@ -239,7 +239,7 @@ def step_budget(args: argparse.Namespace) -> float | None:
 def executors(args: argparse.Namespace) -> Executors | None:
     """The executors named by ``--executors`` / ``$AGENTRT_EXECUTORS`` (None: the runtime has none)."""
     from agentrt._sdk.agent import load_object
-    from agentrt.llm._contract import as_executors
+    from agentrt.llm import as_executors
 
     spec = getattr(args, "executors", None) or os.environ.get("AGENTRT_EXECUTORS")
     if not spec:

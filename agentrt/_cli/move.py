@@ -29,7 +29,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def cmd_move(args: argparse.Namespace) -> int:
-    from agentrt.inspection._move import move_run
+    from agentrt.inspection import move_run
 
     source = open_store(args.source, create=False)
     try:

@@ -104,8 +104,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from agentrt.asgi import create_app
-        from agentrt.asgi._guard import LOOPBACK_HOSTS
+        from agentrt.asgi import LOOPBACK_HOSTS, create_app
     except ImportError as exc:
         return fail(f"{exc}", EXIT_USAGE)
     from agentrt._runtime.runtime import Runtime

@@ -7,9 +7,9 @@ import json
 import sys
 
 from agentrt._cli.common import EXIT_OK, add_store_option, guarded, open_cli_store
-from agentrt._codec._code_identity import short
+from agentrt._codec import short
 from agentrt._frames._migrate import Verdict
-from agentrt._upgrade._runs import RunReport, upgrade_store
+from agentrt._upgrade import RunReport, upgrade_store
 
 #: Exit status when some unfinished run is blocked or needs a migration (the deploy would strand it).
 EXIT_STRANDED = 1
@@ -77,8 +77,7 @@ def _print(reports: list[RunReport], dry_run: bool) -> None:
 def cmd_check_against(store_location: str, as_json: bool) -> int:
     """``agentrt check --against STORE``: ``upgrade --dry-run`` before a deploy, compiling the new
     code from the working directory and ``sys.path`` instead of importing it."""
-    from agentrt._upgrade._runs import check_store
-    from agentrt._upgrade._static import StaticResolver
+    from agentrt._upgrade import StaticResolver, check_store
 
     store = open_cli_store(argparse.Namespace(store=store_location), read_only=True)
     try:

@@ -30,8 +30,7 @@ import types
 from collections.abc import Collection, Iterator
 from typing import Any  # Any: a context variable holds any value
 
-from agentrt._codec._extension import DecodeContext, EncodeContext, Location, register_extension
-from agentrt._codec._format import CONTEXT_FORMAT_VERSION
+from agentrt._codec import CONTEXT_FORMAT_VERSION, DecodeContext, EncodeContext, Location, register_extension
 from agentrt._context._adapters import adapter_for, adapter_named, private_copies
 from agentrt._context._names import MAX_NAMES, describe, find_global, global_names
 from agentrt.exceptions import CannotCrossAwait, CorruptBlob

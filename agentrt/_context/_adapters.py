@@ -32,7 +32,7 @@ import sys
 from collections.abc import Collection
 from typing import Any, Protocol  # Any: a context variable holds any value
 
-from agentrt._codec._refs import find_module, imported_module, module_dict
+from agentrt._codec import find_module, imported_module, module_dict
 from agentrt.exceptions import CorruptBlob
 
 __all__ = ["ADAPTERS", "Adapter", "adapter_for", "adapter_named", "private_copies"]

@@ -22,7 +22,7 @@ import types
 from collections.abc import Collection
 from typing import Any  # Any: a context variable holds any value
 
-from agentrt._codec._refs import MISSING, class_dict, find_module, imported_module, lookup, module_dict
+from agentrt._codec import MISSING, class_dict, find_module, imported_module, lookup, module_dict
 from agentrt.exceptions import IncompatibleBlob
 
 __all__ = ["MAX_NAMES", "describe", "find_global", "global_names"]

@@ -26,7 +26,10 @@ import sys
 import types
 import weakref
 from collections.abc import Iterator
-from typing import Any  # Any: frames hold any Python object
+from typing import (
+    TYPE_CHECKING,
+    Any,  # Any: frames hold any Python object
+)
 
 import attrs
 
@@ -52,6 +55,7 @@ from agentrt._frames._resume import forget as forget_resume_code
 from agentrt._frames._shape import FINISHED_SHAPE_INDEX, pack_shape, record_fields, unpack_shape
 from agentrt._frames._sites import record_info_text
 from agentrt._frames._trap import STORED_TYPES, fresh_trap, is_trap, stored_trap, trap_payload
+from agentrt._lazy import lazy_exports
 from agentrt.exceptions import (
     AgentrtError,
     CorruptBlob,
@@ -60,7 +64,36 @@ from agentrt.exceptions import (
     UnsupportedSuspension,
 )
 
-__all__ = ["abandon", "install", "restored_pending"]
+__all__ = [
+    "FINISHED",
+    "NOT_STARTED",
+    "RECORD_TYPES",
+    "Analysis",
+    "AnextRecord",
+    "FrameRecord",
+    "FrameState",
+    "InstrRef",
+    "Kind",
+    "Site",
+    "SiteKind",
+    "SiteRef",
+    "StepRecord",
+    "abandon",
+    "analyze",
+    "capture",
+    "describe_slots",
+    "install",
+    "is_stored_trap",
+    "is_trap",
+    "normalized",
+    "real_instructions",
+    "record_owner",
+    "register_trap",
+    "restored_pending",
+    "successors",
+    "trap_payload",
+    "uses_defs",
+]
 
 _CODE_FLAG_OF_KIND = {
     Kind.COROUTINE: inspect.CO_COROUTINE,
@@ -833,3 +866,33 @@ def install() -> None:
         register_extension(AsendObjects())
         register_extension(AnextObjects())
         _installed = True
+
+
+# What other packages use, imported on first access (agentrt._lazy): the front of this package.
+if TYPE_CHECKING:
+    from agentrt._frames._liveness import Analysis as Analysis
+    from agentrt._frames._liveness import _instructions as real_instructions
+    from agentrt._frames._liveness import _successors as successors
+    from agentrt._frames._liveness import _uses_defs as uses_defs
+    from agentrt._frames._records import RECORD_TYPES as RECORD_TYPES
+    from agentrt._frames._sites import SiteRef as SiteRef
+    from agentrt._frames._sites import normalized as normalized
+    from agentrt._frames._stack import InstrRef as InstrRef
+    from agentrt._frames._stack import describe_slots as describe_slots
+    from agentrt._frames._trap import is_stored_trap as is_stored_trap
+    from agentrt._frames._trap import register_trap as register_trap
+
+_FRONT = {
+    "SiteRef": "agentrt._frames._sites",
+    "normalized": "agentrt._frames._sites",
+    "Analysis": "agentrt._frames._liveness",
+    "real_instructions": "agentrt._frames._liveness:_instructions",
+    "successors": "agentrt._frames._liveness:_successors",
+    "uses_defs": "agentrt._frames._liveness:_uses_defs",
+    "RECORD_TYPES": "agentrt._frames._records",
+    "InstrRef": "agentrt._frames._stack",
+    "describe_slots": "agentrt._frames._stack",
+    "is_stored_trap": "agentrt._frames._trap",
+    "register_trap": "agentrt._frames._trap",
+}
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _FRONT)

@@ -19,7 +19,7 @@ from typing import Any  # Any: model outputs and messages are JSON of any shape
 
 import attrs
 
-from agentrt._codec._serializable import is_serializable, serializable
+from agentrt._codec import is_serializable, serializable
 from agentrt._sdk.requests import _Awaitable
 from agentrt._sdk.tools import tool_name
 

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar  # Any: request arguments and answers a
 
 import attrs
 
-from agentrt._codec._serializable import serializable
+from agentrt._codec import serializable
 from agentrt.lowlevel import _suspend_iterator
 
 __all__ = [

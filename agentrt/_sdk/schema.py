@@ -27,7 +27,7 @@ from typing import Any  # Any: type hints of any shape become JSON Schema
 
 import attrs
 
-from agentrt._codec._serializable import serializable
+from agentrt._codec import serializable
 from agentrt.exceptions import SchemaError
 
 __all__ = ["describe_type", "fields_of", "json_schema", "structure", "to_jsonable"]

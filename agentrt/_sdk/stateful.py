@@ -23,7 +23,7 @@ from typing import Any  # Any: an agent's state and values are its author's
 
 import attrs
 
-from agentrt._codec._serializable import serializable
+from agentrt._codec import serializable
 from agentrt._sdk.requests import Ask, ToolCall
 from agentrt.exceptions import SchemaError
 from agentrt.exceptions import StateError as StateError

@@ -22,7 +22,7 @@ from typing import Any  # Any: tool arguments, prompts and emitted values are th
 
 import attrs
 
-from agentrt._codec._serializable import serializable
+from agentrt._codec import serializable
 from agentrt._sdk.llm import LLM, ModelCall
 from agentrt._sdk.requests import MEMBER_TYPES, Ask, ChildRun, Gather, Progress, Sleep, ToolCall
 from agentrt._sdk.schema import jsonable_or_repr

@@ -25,14 +25,29 @@ from typing import Any  # Any: pickle records and user migrations; JSON reports
 import attrs
 
 from agentrt import _codec
-from agentrt._codec import _wire
-from agentrt._codec._bounds import check_bounds
-from agentrt._codec._code_identity import _index, code_digest, short
-from agentrt._codec._decode import _TOKEN, DRY, STRICT, VERIFIED, _Loader, _unpickle
-from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, Bind, CodeIdentity, unpack
-from agentrt._codec._reconstruct import RECONSTRUCTORS, DecodeContext, _apply_extension
-from agentrt._codec._refs import find_module
-from agentrt._codec._scan import check_payload
+from agentrt._codec import (
+    DRY,
+    FLAG_CLOUDPICKLE,
+    FLAG_REFERENCING,
+    RECONSTRUCTORS,
+    STRICT,
+    VERIFIED,
+    Bind,
+    CodeIdentity,
+    _wire,
+    check_bounds,
+    check_payload,
+    code_digest,
+    find_module,
+    short,
+    unpack,
+)
+from agentrt._codec import DRY_TOKEN as _TOKEN
+from agentrt._codec import ReconstructContext as DecodeContext
+from agentrt._codec import RestrictedUnpickler as _Loader
+from agentrt._codec import apply_extension as _apply_extension
+from agentrt._codec import codes_by_qualname as _index
+from agentrt._codec import unpickle_payload as _unpickle
 from agentrt._context import split_root
 from agentrt._frames import abandon, restored_pending
 from agentrt._frames._migrate import (

@@ -20,7 +20,7 @@ from typing import Any  # Any: user migrations map JSON-like frame locals
 
 import attrs
 
-from agentrt._frames._sites import SiteRef, normalized
+from agentrt._frames import SiteRef, normalized
 
 __all__ = ["Migration", "find_migration", "migrate"]
 

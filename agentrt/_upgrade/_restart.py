@@ -34,7 +34,7 @@ from typing import Any  # Any: pending summaries are JSON
 
 import attrs
 
-from agentrt._codec._format import CodeIdentity
+from agentrt._codec import CodeIdentity
 from agentrt._frames._migrate import FrameRecord, MovedFrame, Verdict
 from agentrt._runtime.encoding import checkpoint_bind, decode_result, encode_result
 from agentrt._runtime.history import newest_digest

@@ -25,9 +25,7 @@ from typing import Any  # Any: JSON documents
 
 import attrs
 
-from agentrt._codec._code_identity import short
-from agentrt._codec._format import unpack
-from agentrt._codec._requirement import code_requirement
+from agentrt._codec import code_requirement, short, unpack
 from agentrt._frames._migrate import MovedFrame, Verdict
 from agentrt._runtime.encoding import checkpoint_bind, seal_for
 from agentrt._runtime.history import check_chain, check_history, predecessor

@@ -15,9 +15,9 @@ import sys
 import types
 from pathlib import Path
 
-from agentrt._codec._code_identity import _index, code_digest
-from agentrt._codec._format import CodeIdentity
-from agentrt.validate._resolve import find_module_file
+from agentrt._codec import CodeIdentity, code_digest
+from agentrt._codec import codes_by_qualname as _index
+from agentrt.validate import find_module_file
 
 __all__ = ["StaticResolver"]
 

@@ -32,7 +32,7 @@ from typing import Any  # Any: seams carry the framework's own values (messages,
 
 import attrs
 
-from agentrt._codec._serializable import serializable
+from agentrt._codec import serializable
 from agentrt._sdk.agent import Agent, agent
 from agentrt._sdk.task import Task
 from agentrt._sdk.tools import tool, ui_tools

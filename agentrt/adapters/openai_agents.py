@@ -30,7 +30,7 @@ from typing import Any  # Any: the run context, outputs and tool results are the
 
 import attrs
 
-from agentrt._codec._serializable import serializable
+from agentrt._codec import serializable
 from agentrt._sdk.agent import Agent as AgentrtAgent
 from agentrt.adapters._session import Session, durable_agent
 

@@ -27,7 +27,7 @@ from typing import Any  # Any: an agent's deps, outputs and tool results are its
 
 import attrs
 
-from agentrt._codec._serializable import serializable
+from agentrt._codec import serializable
 from agentrt._sdk.agent import Agent as AgentrtAgent
 from agentrt.adapters._session import Session, durable_agent
 

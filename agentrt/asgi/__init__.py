@@ -10,5 +10,9 @@ are the run's durable event ids), ``GET /runs/{id}/dump``, the browser page at
 """
 
 from agentrt.asgi._app import create_app as create_app
+from agentrt.asgi._guard import LOOPBACK_HOSTS as LOOPBACK_HOSTS
 
-__all__ = ["create_app"]
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "create_app",
+]

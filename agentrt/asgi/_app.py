@@ -386,8 +386,7 @@ class _Api:
         return JSONResponse(team_object(self.rt.store, rec.run_id))
 
     async def dump(self, request: Request) -> Response:
-        from agentrt.inspection._render import to_json
-        from agentrt.inspection._runs import dump_run
+        from agentrt.inspection import dump_run, to_json
 
         rec = await self.visible_run(request)
         allow = sorted({a.run.__module__ for a in self.agents.values()})

@@ -19,8 +19,13 @@ from agentrt.inspection._fork import fork_run as fork_run
 from agentrt.inspection._model import Dump as Dump
 from agentrt.inspection._model import FrameView as FrameView
 from agentrt.inspection._model import Source as Source
+from agentrt.inspection._move import move_run as move_run
 from agentrt.inspection._render import render_text as render_text
 from agentrt.inspection._render import to_json as to_json
+from agentrt.inspection._runs import dump_run as dump_run
+from agentrt.inspection._upgrades import render_upgrade_diff as render_upgrade_diff
+from agentrt.inspection._upgrades import upgrade_diff as upgrade_diff
+from agentrt.inspection._upgrades import upgrade_diff_to_json as upgrade_diff_to_json
 from agentrt.inspection._values import Limits as Limits
 
 __all__ = [
@@ -34,8 +39,13 @@ __all__ = [
     "diff_to_json",
     "dump_blob",
     "dump_chain",
+    "dump_run",
     "fork_run",
+    "move_run",
     "render_diff",
     "render_text",
+    "render_upgrade_diff",
     "to_json",
+    "upgrade_diff",
+    "upgrade_diff_to_json",
 ]

@@ -18,14 +18,24 @@ from collections.abc import Iterable
 from typing import Any  # Any: a checkpoint holds any Python value
 
 from agentrt import _codec
-from agentrt._codec._decode import Requirement, unsigned_allowed
-from agentrt._codec._extension import extension_for_type
+from agentrt._codec import Requirement, extension_for_type, unsigned_allowed
 from agentrt._context import labelled, split_root
-from agentrt._frames._capture import FINISHED, NOT_STARTED, FrameState, Kind, capture
-from agentrt._frames._liveness import SiteKind
-from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
-from agentrt._frames._stack import describe_slots
-from agentrt._frames._trap import is_stored_trap, is_trap, trap_payload
+from agentrt._frames import (
+    FINISHED,
+    NOT_STARTED,
+    AnextRecord,
+    FrameRecord,
+    FrameState,
+    Kind,
+    SiteKind,
+    StepRecord,
+    capture,
+    describe_slots,
+    is_stored_trap,
+    is_trap,
+    record_owner,
+    trap_payload,
+)
 from agentrt.exceptions import IncompatibleBlob
 from agentrt.inspection._model import (
     CodeEntry,

@@ -30,11 +30,9 @@ from typing import TYPE_CHECKING, Any  # Any: a pending request's payload is the
 import attrs
 
 from agentrt import _codec
-from agentrt._codec._decode import Requirement
-from agentrt._codec._format import Bind
+from agentrt._codec import Bind, Requirement
 from agentrt._context import Carried, split_root
-from agentrt._frames import abandon, restored_pending
-from agentrt._frames._capture import FINISHED, capture
+from agentrt._frames import FINISHED, abandon, capture, restored_pending
 from agentrt._runtime.encoding import store_id_of
 from agentrt.exceptions import ForkError as ForkError
 from agentrt.keys import Keyring, keyring_for_store
@@ -101,7 +99,7 @@ def fork_run(store: Store, run_id: str, seq: int, new_run_id: str | None = None)
                 "from_seq": seq,
             },
         )
-        from agentrt._codec._requirement import code_requirement
+        from agentrt._codec import code_requirement
 
         store.save_checkpoint(
             new_id, owner, seq, new_blob, pending, [event], code_required=code_requirement(new_blob)

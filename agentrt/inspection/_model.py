@@ -11,7 +11,7 @@ from typing import Any  # Any: JSON summaries of any shape
 
 import attrs
 
-from agentrt._frames._stack import InstrRef
+from agentrt._frames import InstrRef
 from agentrt.inspection._values import ValueView
 
 __all__ = [

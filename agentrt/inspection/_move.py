@@ -27,13 +27,12 @@ from typing import Any  # Any: run inputs and outputs are JSON
 
 import attrs
 
-from agentrt._codec._format import Bind, reseal, unpack
-from agentrt._codec._requirement import code_requirement
+from agentrt._codec import Bind, code_requirement, reseal, unpack
 from agentrt._runtime.encoding import seal_for, store_id_of
 from agentrt._runtime.history import check_history
 from agentrt.exceptions import CorruptBlob, RunExists, RunNotFound, StoreError
 from agentrt.keys import keyring_for_store
-from agentrt.stores._identity import blob_digest
+from agentrt.stores import blob_digest
 from agentrt.stores.base import FINAL, NewRun, RunRecord, Store, make_owner
 
 __all__ = ["MoveResult", "move_run"]

@@ -6,7 +6,7 @@ import dis
 import inspect
 from typing import Any  # Any: JSON documents; code objects of any frame
 
-from agentrt._frames._stack import InstrRef
+from agentrt._frames import InstrRef
 from agentrt.inspection._model import Dump, FrameView, HeaderView, StackEntry, UpgradeView, Variable
 from agentrt.inspection._values import ValueView
 

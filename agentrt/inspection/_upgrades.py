@@ -21,7 +21,7 @@ from typing import Any  # Any: JSON documents
 import attrs
 
 from agentrt._frames._migrate import FrameRecord
-from agentrt._upgrade._blob import frame_records
+from agentrt._upgrade import frame_records
 from agentrt.exceptions import CheckpointNotFound
 from agentrt.inspection._model import Dump, FrameView, UpgradeFrame, UpgradeView
 from agentrt.inspection._render import upgrade_json

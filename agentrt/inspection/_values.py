@@ -25,7 +25,7 @@ from typing import Any  # Any: renders any Python value
 
 import attrs
 
-from agentrt._frames._records import RECORD_TYPES
+from agentrt._frames import RECORD_TYPES
 
 __all__ = ["Limits", "ValueRenderer", "ValueView", "iterator_position", "type_name"]
 

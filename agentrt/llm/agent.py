@@ -26,7 +26,7 @@ from typing import Any  # Any: messages and tool results are JSON or user values
 
 import attrs
 
-from agentrt._codec._serializable import serializable
+from agentrt._codec import serializable
 from agentrt.exceptions import MaxTurnsExceeded as MaxTurnsExceeded
 
 __all__ = ["MODES", "SUBMIT", "LLMAgentSpec", "MaxTurnsExceeded", "llm_agent"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from agentrt.stores._identity import blob_digest as blob_digest
 from agentrt.stores.base import CheckpointInfo as CheckpointInfo
 from agentrt.stores.base import EventRecord as EventRecord
 from agentrt.stores.base import LeaseLost as LeaseLost
@@ -39,6 +40,7 @@ __all__ = [
     "StoreLocked",
     "StoreNotFound",
     "StoreSchemaTooNew",
+    "blob_digest",
     "default_store_location",
     "open_store",
 ]

@@ -14,7 +14,7 @@ from typing import Any  # Any: YAML configuration of any shape, checked here
 
 import attrs
 
-from agentrt._codec._serializable import serializable
+from agentrt._codec import serializable
 from agentrt.exceptions import ContractError
 from agentrt.teams.contracts import Handoff
 

@@ -24,18 +24,28 @@ from pathlib import Path
 
 from agentrt.validate._check import check_file, check_source
 from agentrt.validate._model import ERROR, PORTABILITY, Finding, Profile, Severity
+from agentrt.validate._report import exit_status as exit_status
+from agentrt.validate._report import render_json as render_json
+from agentrt.validate._report import render_text as render_text
 from agentrt.validate._resolve import Project, project_roots
+from agentrt.validate._resolve import find_module_file as find_module_file
 
 __all__ = [
     "ERROR",
     "PORTABILITY",
     "Finding",
     "Profile",
+    "Project",
     "Severity",
     "check_file",
     "check_path",
     "check_source",
+    "exit_status",
+    "find_module_file",
     "iter_python_files",
+    "project_roots",
+    "render_json",
+    "render_text",
 ]
 
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})

@@ -204,7 +204,7 @@ def is_reopenable(dotted: str | None) -> bool:
     the built-in httpx, openai and anthropic clients and whatever this process registered)."""
     if dotted is None:
         return False
-    from agentrt._codec._reopen import _REGISTRY
+    from agentrt._codec import REOPENABLE_REGISTRY as _REGISTRY
 
     return any(name.replace(":", ".") == dotted for name in _REGISTRY)
 

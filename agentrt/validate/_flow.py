@@ -24,7 +24,10 @@ from types import CodeType
 
 import attrs
 
-from agentrt._frames._liveness import Analysis, Site, _instructions, _successors, _uses_defs, analyze
+from agentrt._frames import Analysis, Site, analyze
+from agentrt._frames import real_instructions as _instructions
+from agentrt._frames import successors as _successors
+from agentrt._frames import uses_defs as _uses_defs
 
 __all__ = ["CodeFlow", "Crossing"]
 
