@@ -99,8 +99,10 @@ def _lazy_exports(tree: ast.Module) -> set[str]:
             and node.args[2].id in tables
         ):
             table = tables[node.args[2].id]
-            found.update(
-                v.value for v in table.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+            found.update(  # "module" or "module:attribute"
+                v.value.partition(":")[0]
+                for v in table.values
+                if isinstance(v, ast.Constant) and isinstance(v.value, str)
             )
     return found
 
