@@ -77,6 +77,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable  # Any: input and output are user values
 
 import attrs
@@ -94,12 +95,17 @@ from agentrt.exceptions import StoreSchemaTooNew as StoreSchemaTooNew
 from agentrt.stores.registry import WorkerInfo
 
 __all__ = [
+    "FINAL",
+    "STATUSES",
+    "Capability",
     "CheckpointInfo",
     "EventRecord",
     "LeaseLost",
     "NewRun",
+    "QueuedStream",
     "ReplacedCheckpoint",
     "RunRecord",
+    "RunStatus",
     "Store",
     "StoreCorrupt",
     "StoreError",
@@ -109,6 +115,7 @@ __all__ = [
     "StreamEvent",
     "WorkerInfo",
     "add_usage",
+    "capabilities",
     "check_limits",
     "claim_within_limits",
     "is_answered",
@@ -120,8 +127,58 @@ __all__ = [
     "take_within_limits",
 ]
 
-STATUSES = ("queued", "running", "waiting", "blocked", "completed", "failed", "cancelled")
-FINAL = ("completed", "failed", "cancelled")
+
+class RunStatus(StrEnum):
+    """A run's status.  Each member is equal to the text a run row, ``RunRecord.status`` and the JSON
+    views hold (``RunStatus.WAITING == "waiting"``), so stored rows and documents do not change."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    WAITING = "waiting"
+    BLOCKED = "blocked"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+#: Every status as plain text (command-line choices, the HTTP API's documents).
+STATUSES = tuple(status.value for status in RunStatus)
+#: The statuses a run never leaves by itself (``reopen_run`` is the way back).
+FINAL = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
+#: The statuses of a run a worker may still drive (claims look only among these).
+UNFINISHED = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING)
+
+
+class Capability(StrEnum):
+    """What a store can do beyond the core of the :class:`Store` protocol, declared in its
+    ``capabilities`` (read with :func:`capabilities`) instead of probed for with ``getattr``."""
+
+    #: ``save_checkpoint(..., journal=...)`` journals results in the checkpoint's own transaction, so
+    #: the runtime may hold a driver's result back until the checkpoint it leads to (one commit a step)
+    JOURNAL_WITH_CHECKPOINT = "journal_with_checkpoint"
+    #: ``queue_stream`` / ``flush_stream``: stream events ride on the store's next write transaction
+    QUEUED_STREAM = "queued_stream"
+    #: ``advertise_worker`` / ``list_workers`` / ``forget_worker`` keep the worker registry
+    WORKER_REGISTRY = "worker_registry"
+
+
+class QueuedStream(Protocol):
+    """What a store that declares :attr:`Capability.QUEUED_STREAM` has beside the :class:`Store` protocol."""
+
+    def queue_stream(self, run_id: str, kind: str, data_json: str) -> None:
+        """Queue one stream event (its data already JSON text) for the store's next write transaction."""
+        ...
+
+    def flush_stream(self) -> None:
+        """Write the queued stream events now (one transaction), if there are any."""
+        ...
+
+
+def capabilities(store: object) -> frozenset[Capability]:
+    """The capabilities ``store`` declares; a store that declares none (one written before they were
+    declared) has none, and the runtime uses the protocol's core only."""
+    declared = getattr(store, "capabilities", None)
+    return declared if isinstance(declared, frozenset) else frozenset()
 
 
 def lease_lost(run_id: str, held_by: str | None, epoch: int, mine: int | None) -> LeaseLost:
@@ -275,6 +332,11 @@ class Store(Protocol):
     location: str
     retention: int | None
 
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """What the store can do beyond this protocol's core (see :class:`Capability`)."""
+        ...
+
     def create_run(self, run: NewRun) -> RunRecord: ...
     def get_run(self, run_id: str) -> RunRecord | None: ...
     def list_runs(self, status: str | None = None, limit: int | None = None) -> list[RunRecord]: ...
@@ -334,10 +396,14 @@ class Store(Protocol):
         events: list[EventRow],
         *,
         epoch: int | None = None,
+        journal: Sequence[tuple[int, int, bool, bytes]] = (),
         code_required: str | None = None,
     ) -> None:
         """Store checkpoint ``seq`` (fenced) and make it the run's newest; ``code_required`` is what
-        restoring it needs (the run row keeps the newest checkpoint's; None: unknown)."""
+        restoring it needs (the run row keeps the newest checkpoint's; None: unknown).  ``journal``
+        holds ``(seq, idx, ok, blob)`` results journaled in the same transaction (a
+        :class:`StoreError` if one is there already); the runtime passes one only to a store that
+        declares :attr:`Capability.JOURNAL_WITH_CHECKPOINT`."""
         ...
 
     def rewrite_checkpoint(

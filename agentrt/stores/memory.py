@@ -20,6 +20,7 @@ from agentrt.keys import keyring_for_store
 from agentrt.stores import _identity
 from agentrt.stores.base import (
     FINAL,
+    Capability,
     CheckpointInfo,
     EventRecord,
     EventRow,
@@ -40,6 +41,8 @@ __all__ = ["MemoryStore"]
 
 class MemoryStore:
     """Keeps everything in dictionaries; same semantics as :class:`SqliteStore`, within one process."""
+
+    capabilities = frozenset({Capability.WORKER_REGISTRY})
 
     def __init__(self, *, retention: int | None = 100) -> None:
         self.location = "memory"
@@ -276,10 +279,19 @@ class MemoryStore:
         events: list[EventRow],
         *,
         epoch: int | None = None,
+        journal: Sequence[tuple[int, int, bool, bytes]] = (),
         code_required: str | None = None,
     ) -> None:
         with self._lock:
             rec = self._owned(run_id, owner, epoch)
+            for r_seq, idx, _ok, _blob in journal:
+                if idx in self._results.get((run_id, r_seq), {}):
+                    raise StoreError(
+                        f"store {self.location}: run {run_id!r} already has a result for seq {r_seq} "
+                        f"member {idx}, journaled by another driver; nothing was written"
+                    )
+            for r_seq, idx, ok, r_blob in journal:
+                self._results.setdefault((run_id, r_seq), {})[idx] = (ok, bytes(r_blob))
             now = time.time()
             cps = self._checkpoints.setdefault(run_id, {})
             cps[seq] = (bytes(blob), pending, now)
