@@ -76,7 +76,7 @@ import shlex
 import socket
 import time
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable  # Any: input and output are user values
 
@@ -92,6 +92,9 @@ from agentrt.exceptions import StoreError as StoreError
 from agentrt.exceptions import StoreLocked as StoreLocked
 from agentrt.exceptions import StoreNotFound as StoreNotFound
 from agentrt.exceptions import StoreSchemaTooNew as StoreSchemaTooNew
+from agentrt.stores._limits import check_limits as check_limits
+from agentrt.stores._limits import claim_within_limits as claim_within_limits
+from agentrt.stores._limits import take_within_limits as take_within_limits
 from agentrt.stores.registry import WorkerInfo
 
 __all__ = [
@@ -611,60 +614,6 @@ def require_blob_key(location: str) -> Keyring:
                 f"`agentrt keygen --file {shlex.quote(path)}`"
             )
     return require_key(location, path or None)
-
-
-def take_within_limits(
-    candidates: list[tuple[str, str]], driven: Mapping[str, int], limits: Mapping[str, int], want: int
-) -> tuple[list[str], dict[str, int]]:
-    """Which of ``candidates`` (``(run_id, agent)``, best first, none leased) a claim may take, up to
-    ``want``, when ``driven`` runs of each limited agent are driven already; and the counts after.
-    """
-    taken: list[str] = []
-    used = dict(driven)
-    for run_id, agent in candidates:
-        if len(taken) >= want:
-            break
-        cap = limits.get(agent)
-        if cap is not None:
-            if used.get(agent, 0) >= cap:
-                continue
-            used[agent] = used.get(agent, 0) + 1
-        taken.append(run_id)
-    return taken, used
-
-
-def claim_within_limits(
-    runnable: Callable[[set[str], list[str], int], list[tuple[str, str]]],
-    driven: Mapping[str, int],
-    limits: Mapping[str, int],
-    limit: int,
-) -> list[str]:
-    """The run ids a claim takes, up to ``limit``, when ``driven`` runs of each limited agent are
-    driven already: ``runnable(full, skip, want)`` is the store's query -- up to ``want`` runnable
-    ``(run_id, agent)``, best first, of no agent in ``full`` and no run in ``skip``.  The query is
-    made again only when a limit passed over some candidates and filled up meanwhile."""
-    full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap}
-    ids: list[str] = []
-    while len(ids) < limit:
-        want = limit - len(ids)
-        candidates = runnable(full, ids, want)
-        taken, driven = take_within_limits(candidates, driven, limits, want)
-        ids += taken
-        newly_full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap} - full
-        if len(candidates) < want or not newly_full:
-            break
-        full |= newly_full
-    return ids
-
-
-def check_limits(limits: Mapping[str, int] | None) -> dict[str, int]:
-    """``limits`` as a plain dict, each value an int >= 1 (the error names the agent)."""
-    out: dict[str, int] = {}
-    for agent, cap in (limits or {}).items():
-        if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
-            raise ValueError(f"the concurrency limit of agent {agent!r} must be an int >= 1, got {cap!r}")
-        out[agent] = cap
-    return out
 
 
 def make_owner() -> str:
