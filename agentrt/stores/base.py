@@ -5,10 +5,11 @@ request, the lease), its checkpoints (``seq`` -> blob, newest ``retention``
 kept; pruned in batches while a run runs, see :func:`prune_due`), the journal of
 results (``seq``, ``idx`` -> encoded value or error) and the non-blocking events
 (``seq``, ``n``).  All methods are synchronous and fast; the runtime calls them
-from its event loop thread.  Three implementations:
-:class:`~agentrt.stores.MemoryStore` (tests, embedding),
+from its event loop thread.  Three implementations, one state machine
+(:mod:`agentrt.stores._sql`) over two engines:
 :class:`~agentrt.stores.SqliteStore` (the default, safe across processes on one
-machine) and :class:`~agentrt.stores.postgres.PostgresStore` (a fleet of workers).
+machine), :class:`~agentrt.stores.MemoryStore` (SQLite in memory: tests, embedding)
+and :class:`~agentrt.stores.postgres.PostgresStore` (a fleet of workers).
 
 Leases and fencing.  A process drives a run only while it holds the run's lease
 (owner + expiry).  Every acquisition by a new owner bumps the run's ``epoch``, a

@@ -306,6 +306,8 @@ class SqliteStore(SqlStore):
             raise self._store_error(exc) from None
 
     def _connect(self) -> sqlite3.Connection:
+        if self.path == ":memory:":  # a private in-memory database (MemoryStore)
+            return sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         directory = os.path.dirname(os.path.abspath(self.path))
         try:
             os.makedirs(directory, exist_ok=True)
@@ -393,7 +395,7 @@ class SqliteStore(SqlStore):
             # measured faster for checkpoints up to a few KiB; 7% slower at 16 KiB (issue 16).
             conn.execute(f"PRAGMA page_size={PAGE_SIZE_BYTES}")
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if str(mode).lower() != "wal":
+        if str(mode).lower() != "wal" and self.path != ":memory:":  # in memory: journal_mode=memory
             raise StoreError(f"store {self.path!r}: cannot switch to WAL journal mode (got {mode!r})")
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
