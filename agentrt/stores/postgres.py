@@ -37,7 +37,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Any  # Any: psycopg rows and connections; JSON columns
 
 from agentrt.exceptions import RunNotFound
@@ -337,6 +337,10 @@ class PostgresStore(SqlStore):
         with self._pool.connection() as conn:
             rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
             return rows
+
+    def _statement(self) -> AbstractContextManager[Any]:
+        """A pooled connection in autocommit: a one-statement write is one round trip."""
+        return self._pool.connection()
 
     def _may_retry(self, exc: BaseException) -> bool:
         """A call that failed because its pooled connection was dead (connections are checked only

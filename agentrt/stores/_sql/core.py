@@ -4,14 +4,16 @@ the rest): the engine's hooks, the store's identity, runs, leases, claims and ca
 The whole state machine -- create, claim (with per-agent limits), lease and fence, checkpoint,
 rewrite, journal, park, block, reopen, finish, retention, events, the durable stream, tenants,
 the worker registry and the store's identity -- is written once, in these two modules;
-:class:`~agentrt.stores.SqliteStore` and
-:class:`~agentrt.stores.postgres.PostgresStore` add only what is their engine's: connecting, the
-schema and its migrations, transactions, wake-ups and error translation, and a :class:`Dialect`
+:class:`~agentrt.stores.SqliteStore` and :class:`~agentrt.stores.postgres.PostgresStore` add
+only what is their engine's: connecting, the schema and its migrations, transactions, wake-ups,
+error translation, a faster path for a step where the engine has one (SQLite's queued stream
+events, PostgreSQL's one-statement checkpoint and result), and a :class:`Dialect`
 (:mod:`agentrt.stores._sql.dialect`) that spells each statement for them.
 
 Hooks an engine provides: ``_tx()`` (a write transaction, ``with``-ed, yielding a connection;
 every statement a fenced write makes runs in it, after the run row is locked), ``_q()`` (a read),
-``_notify(conn)`` (work may be runnable: said inside the transaction that made it so),
+``_statement()`` (a connection for a one-statement write), ``_notify(conn)`` (work may be
+runnable: said inside the transaction that made it so),
 ``_driver_errors`` with ``_store_error()`` and ``_may_retry()`` (how :func:`translated` turns a
 driver's error into a :class:`StoreError`), and ``_serialize_claims()`` (what makes claims of
 limited agents take turns beyond the engine's own write lock).
@@ -107,6 +109,11 @@ class SqlCore:
 
     def _q(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         raise NotImplementedError
+
+    def _statement(self) -> AbstractContextManager[Any]:
+        """A connection for a write that is one statement (it commits by itself where the engine
+        can: one round trip); by default a transaction."""
+        return self._tx()
 
     def _notify(self, conn: Any) -> None:
         raise NotImplementedError

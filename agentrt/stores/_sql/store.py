@@ -451,7 +451,7 @@ class SqlStore(SqlCore):
         # to one run at once may compute the same id: the primary key makes the later one insert
         # nothing, and it tries again with the id after.
         payload, now = json.dumps(data, default=repr), time.time()
-        with self._tx() as conn:
+        with self._statement() as conn:
             while True:
                 rows = conn.execute(
                     self._sql(
