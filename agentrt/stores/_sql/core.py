@@ -128,8 +128,13 @@ class SqlCore:
         """Make claims that may take runs of ``agents`` (limited) take turns; the engine's write lock
         may already do so."""
 
-    def _sql(self, text: str) -> str:
-        return self.dialect.sql(text)
+    #: the statement ``text`` in the engine's spelling (``dialect.sql``, bound once per engine class)
+    _sql: Callable[[str], str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "dialect" in cls.__dict__:
+            cls._sql = staticmethod(cls.dialect.sql)
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self._q(self.dialect.sql(sql), params)

@@ -55,23 +55,22 @@ class Dialect:
     executemany: Callable[[Any, str, Sequence[Sequence[Any]]], None]
     #: what the store lives in, for messages ("file", "database")
     container: str
-    _cache: dict[str, str] = attrs.field(factory=dict, init=False, repr=False, eq=False)
+    #: ``sql(text)``: ``text`` (the store's one form of a statement) in this engine's spelling --
+    #: a dictionary lookup once a text was spelled (a step makes several; see :class:`_Spellings`)
+    sql: Callable[[str], str] = attrs.field(init=False, repr=False, eq=False)
 
-    def sql(self, text: str) -> str:
-        """``text`` (the store's one form of a statement) in this engine's spelling."""
-        out = self._cache.get(text)
-        if out is None:
-            out = text
-            if not self.row_locks:
-                out = _ROW_LOCK.sub("", out)
-            if self.table_prefix:
-                out = _TABLE.sub(self.table_prefix + r"\1", out)
-            if self.placeholder != "?":
-                out = out.replace("%", "%%").replace("?", self.placeholder)
-            if len(self._cache) >= _MAX_CACHED:
-                self._cache.clear()
-            self._cache[text] = out
-        return out
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "sql", _Spellings(self.spell).__getitem__)
+
+    def spell(self, text: str) -> str:
+        """``text`` in this engine's spelling, made anew (:attr:`sql` remembers it)."""
+        if not self.row_locks:
+            text = _ROW_LOCK.sub("", text)
+        if self.table_prefix:
+            text = _TABLE.sub(self.table_prefix + r"\1", text)
+        if self.placeholder != "?":
+            text = text.replace("%", "%%").replace("?", self.placeholder)
+        return text
 
     def table(self, name: str) -> str:
         """The table ``name`` as this engine names it (for messages)."""
@@ -82,3 +81,17 @@ class Dialect:
         if self.arrays:
             return f"{column} = ANY(?)", [list(values)]
         return f"{column} IN ({', '.join('?' * len(values))})", list(values)
+
+
+class _Spellings(dict[str, str]):
+    """Statement text -> its spelling, made on first use: a hit is one C-level lookup, no Python call."""
+
+    def __init__(self, spell: Callable[[str], str]) -> None:
+        super().__init__()
+        self._spell = spell
+
+    def __missing__(self, text: str) -> str:
+        if len(self) >= _MAX_CACHED:
+            self.clear()
+        out = self[text] = self._spell(text)
+        return out
