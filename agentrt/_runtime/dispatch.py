@@ -40,7 +40,7 @@ from agentrt._sdk.tools import IDEMPOTENCY_PARAM, Tool
 from agentrt.exceptions import ModelCallBudgetExceeded, SchemaError, ToolError
 from agentrt.llm._contract import ExecutorRequest, Executors, Usage
 from agentrt.llm._host import Outcome, build_request, execute
-from agentrt.stores.base import LeaseLost, NewRun, RunRecord, Store, add_usage
+from agentrt.stores.base import Capability, LeaseLost, NewRun, RunRecord, Store, add_usage, capabilities
 
 __all__ = ["DispatchHost", "Dispatcher", "cancelled_from_outside", "start_task"]
 
@@ -112,7 +112,7 @@ class Dispatcher:
         self._pool = ToolThreads(max_workers, thread_name_prefix="agentrt-tool")
         self._timers: dict[tuple[str, int, int], asyncio.TimerHandle] = {}
         #: whether the store journals a result in the transaction of the next checkpoint
-        self._defers = bool(getattr(host.store, "journals_with_checkpoint", False))
+        self._defers = Capability.JOURNAL_WITH_CHECKPOINT in capabilities(host.store)
 
     @property
     def timers_armed(self) -> bool:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from agentrt._codec._code_identity import code_digest
 from agentrt._codec._format import FORMAT_VERSION, READABLE_VERSIONS
 from agentrt._version import __version__
+from agentrt.stores.base import Capability, capabilities
 from agentrt.stores.registry import AgentCode, CodeVerdict, WorkerInfo, requirement_key, requirement_summary
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ class Advertiser:
         self._written_at: float | None = None
         self._written: tuple[int, int] | None = None  # (judged version, agents loaded) last written
         self._failing = False
-        self._supported = callable(getattr(runtime.store, "advertise_worker", None))
+        self._supported = Capability.WORKER_REGISTRY in capabilities(runtime.store)
 
     def tick(self, *, force: bool = False) -> None:
         """Write the row if it changed, or if the last write is a lease old (or ``force``)."""

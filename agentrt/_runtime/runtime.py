@@ -1127,8 +1127,7 @@ class Runtime:
         code = live.code_required = code_requirement(blob)
         live.checkpoint_digest = blob_digest(blob)
         if live.unjournaled:
-            store: Any = self.store  # journals_with_checkpoint: save_checkpoint takes journal=
-            store.save_checkpoint(
+            self.store.save_checkpoint(  # the store declares Capability.JOURNAL_WITH_CHECKPOINT
                 live.run_id,
                 self.owner,
                 live.seq,

@@ -11,7 +11,7 @@ exactly the events after ``N`` -- nothing lost, nothing twice.
 Streamed model chunks are not stored (there can be thousands per call); they
 stay on ``Runtime(on_chunk=...)`` / ``on_trace``.
 
-On a store that can queue stream events (``SqliteStore.queue_stream``), an event
+On a store that can queue stream events (``Capability.QUEUED_STREAM``: SQLite's), an event
 is not committed on its own: it is written by the store's next write
 transaction -- the journal entry or checkpoint that follows it, so a step's
 events cost no commit of their own -- and at the latest :data:`FLUSH_SECONDS`
@@ -30,10 +30,10 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]  # c_make_encoder: the C accelerator, untyped
-from typing import Any  # Any: event data are JSON values
+from typing import Any, cast  # Any: event data are JSON values
 
 from agentrt.observe import TraceEvent
-from agentrt.stores.base import Store, StreamEvent
+from agentrt.stores.base import Capability, QueuedStream, Store, StreamEvent, capabilities
 
 __all__ = ["END_KINDS", "FLUSH_SECONDS", "MAX_EVENT_ID", "UNSTORED_KINDS", "EventStream", "check_event_id"]
 
@@ -95,7 +95,10 @@ class EventStream:
         self._wakeups: dict[str, asyncio.Event] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread = threading.get_ident()
-        self._queue = getattr(store, "queue_stream", None)
+        #: the store's own queue (``Capability.QUEUED_STREAM``), else None: every event is appended
+        self._queued_stream = (
+            cast(QueuedStream, store) if Capability.QUEUED_STREAM in capabilities(store) else None
+        )
         self._queued_runs: set[str] = set()
         self._flush_armed = False
 
@@ -114,13 +117,13 @@ class EventStream:
             return
         on_loop = threading.get_ident() == self._thread
         if (
-            self._queue is not None
+            self._queued_stream is not None
             and on_loop
             and self._loop is not None
             and not self._loop.is_closed()
             and kind not in WRITE_NOW_KINDS
         ):
-            self._queue(run_id, kind, _json_text(data))
+            self._queued_stream.queue_stream(run_id, kind, _json_text(data))
             self._queued_runs.add(run_id)
             if not self._flush_armed:
                 self._loop.call_later(FLUSH_SECONDS, self.flush)
@@ -137,10 +140,9 @@ class EventStream:
     def flush(self) -> None:
         """Write the queued events (if the store has not already) and wake their runs' subscribers."""
         self._flush_armed = False
-        flush = getattr(self.store, "flush_stream", None)
-        if flush is not None:
+        if self._queued_stream is not None:
             try:
-                flush()
+                self._queued_stream.flush_stream()
             except Exception:
                 logger.warning("agentrt: queued stream events could not be stored", exc_info=True)
         self._wake_queued()

@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 
 from agentrt.stores._identity import blob_digest as blob_digest
+from agentrt.stores.base import Capability as Capability
 from agentrt.stores.base import CheckpointInfo as CheckpointInfo
 from agentrt.stores.base import EventRecord as EventRecord
 from agentrt.stores.base import LeaseLost as LeaseLost
 from agentrt.stores.base import NewRun as NewRun
 from agentrt.stores.base import RunRecord as RunRecord
+from agentrt.stores.base import RunStatus as RunStatus
 from agentrt.stores.base import Store as Store
 from agentrt.stores.base import StoreCorrupt as StoreCorrupt
 from agentrt.stores.base import StoreError as StoreError
@@ -27,12 +29,14 @@ from agentrt.stores.sqlite import SqliteStore as SqliteStore
 
 __all__ = [
     "DEFAULT_STORE_PATH",
+    "Capability",
     "CheckpointInfo",
     "EventRecord",
     "LeaseLost",
     "MemoryStore",
     "NewRun",
     "RunRecord",
+    "RunStatus",
     "SqliteStore",
     "Store",
     "StoreCorrupt",

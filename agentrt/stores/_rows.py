@@ -1,4 +1,4 @@
-"""Decoding a stored row's columns without letting one bad value break every view of the store.
+"""Encoding a row's columns, and decoding them without letting one bad value break every view of the store.
 
 A row is data someone may have damaged (a disk fault, a hand edit, an attacker with write access
 to the database).  Raising while building one record would stop ``agentrt runs``, ``workers``,
@@ -12,7 +12,35 @@ from __future__ import annotations
 import json
 from typing import Any  # Any: decoded JSON column values
 
-__all__ = ["RowDecoder", "json_column", "load_json_or_damaged"]
+import attrs
+
+from agentrt.stores.base import RunRecord
+
+__all__ = ["RUN_COLUMNS", "RowDecoder", "dumps", "json_column", "load_json_or_damaged", "run_record"]
+
+#: The columns of a run row, in the order :func:`run_record` takes them.
+RUN_COLUMNS = (
+    "run_id, agent, status, input, output, error, error_blob, seq, pending, waiting_on, wake_at, "
+    "parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage, "
+    "epoch, priority, cancel_requested, deadline, code_required, blocked, head"
+)
+
+#: ``json.dumps(value, separators=(",", ":"))``'s encoder, without building it at every call
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # the C accelerator, when there is one
+
+
+def dumps(value: Any) -> str | None:
+    """Compact JSON text (the same as ``json.dumps(value, separators=(",", ":"))``), or None."""
+    if value is None:
+        return None
+    if _C_MAKE_ENCODER is None or type(value) is not dict:
+        return _COMPACT.encode(value)
+    # a dict (every JSON column but a run's input): the C encoder with a fresh cycle check
+    encode = _C_MAKE_ENCODER(
+        {}, _COMPACT.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True
+    )
+    return "".join(encode(value, 0))
 
 
 class RowDecoder:
@@ -113,3 +141,52 @@ def load_json_or_damaged(text: object, column: str) -> Any:
     if decoder.damaged is not None:
         return {"damaged": {"column": decoder.damaged[0], "why": decoder.damaged[1]}}
     return value
+
+
+def run_record(row: tuple[Any, ...]) -> RunRecord:
+    """The record of a run row (its :data:`RUN_COLUMNS`): a damaged column is defaulted and named in
+    ``RunRecord.damaged``, never raised."""
+    (run_id, agent, status, input_, output, error, error_blob, seq, pending, waiting_on, wake_at,
+     parent_id, parent_seq, parent_idx, created_at, updated_at, lease_owner, lease_expires, usage,
+     epoch, priority, cancel_requested, deadline, code_required, blocked, head,
+     ) = row  # fmt: skip
+    d = RowDecoder()
+    number = (int, float)
+    rec = RunRecord(
+        run_id=d.required("run_id", run_id, str, str(run_id)),
+        agent=d.required("agent", agent, str, "?"),
+        status=d.required("status", status, str, "?"),
+        input=d.json("input", input_),
+        output=d.json("output", output),
+        error=d.json("error", error, dict),
+        error_blob=d.of("error_blob", error_blob, (bytes, memoryview)),
+        seq=d.of("seq", seq, int, 0),
+        pending=d.json("pending", pending, dict),
+        waiting_on=d.of("waiting_on", waiting_on, str),
+        wake_at=d.of("wake_at", wake_at, number),
+        parent_id=d.of("parent_id", parent_id, str),
+        parent_seq=d.of("parent_seq", parent_seq, int),
+        parent_idx=d.of("parent_idx", parent_idx, int),
+        created_at=d.of("created_at", created_at, number, 0.0),
+        updated_at=d.of("updated_at", updated_at, number, 0.0),
+        lease_owner=d.of("lease_owner", lease_owner, str),
+        lease_expires=d.of("lease_expires", lease_expires, number),
+        usage=_usage(d, usage),
+        epoch=d.of("epoch", epoch, int, 0),
+        priority=d.of("priority", priority, int, 0),
+        cancel_requested=bool(d.of("cancel_requested", cancel_requested, (int, bool), 0)),
+        deadline=d.of("deadline", deadline, number),
+        code_required=d.of("code_required", code_required, str),
+        blocked=d.json("blocked", blocked, dict),
+        head=head if isinstance(head, str) else None,
+    )
+    return rec if d.damaged is None else attrs.evolve(rec, damaged=d.damaged)
+
+
+def _usage(d: RowDecoder, text: object) -> dict[str, int]:
+    """The ``usage`` column: a JSON object of counts (anything else is damage)."""
+    usage = d.json("usage", text, dict) or {}
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values()):
+        d.mark("usage", "a JSON object whose values are not all integer counts")
+        return {}
+    return usage

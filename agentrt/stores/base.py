@@ -5,10 +5,11 @@ request, the lease), its checkpoints (``seq`` -> blob, newest ``retention``
 kept; pruned in batches while a run runs, see :func:`prune_due`), the journal of
 results (``seq``, ``idx`` -> encoded value or error) and the non-blocking events
 (``seq``, ``n``).  All methods are synchronous and fast; the runtime calls them
-from its event loop thread.  Three implementations:
-:class:`~agentrt.stores.MemoryStore` (tests, embedding),
+from its event loop thread.  Three implementations, one state machine
+(:mod:`agentrt.stores._sql`) over two engines:
 :class:`~agentrt.stores.SqliteStore` (the default, safe across processes on one
-machine) and :class:`~agentrt.stores.postgres.PostgresStore` (a fleet of workers).
+machine), :class:`~agentrt.stores.MemoryStore` (SQLite in memory: tests, embedding)
+and :class:`~agentrt.stores.postgres.PostgresStore` (a fleet of workers).
 
 Leases and fencing.  A process drives a run only while it holds the run's lease
 (owner + expiry).  Every acquisition by a new owner bumps the run's ``epoch``, a
@@ -76,7 +77,8 @@ import shlex
 import socket
 import time
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable  # Any: input and output are user values
 
 import attrs
@@ -91,15 +93,23 @@ from agentrt.exceptions import StoreError as StoreError
 from agentrt.exceptions import StoreLocked as StoreLocked
 from agentrt.exceptions import StoreNotFound as StoreNotFound
 from agentrt.exceptions import StoreSchemaTooNew as StoreSchemaTooNew
+from agentrt.stores._limits import check_limits as check_limits
+from agentrt.stores._limits import claim_within_limits as claim_within_limits
+from agentrt.stores._limits import take_within_limits as take_within_limits
 from agentrt.stores.registry import WorkerInfo
 
 __all__ = [
+    "FINAL",
+    "STATUSES",
+    "Capability",
     "CheckpointInfo",
     "EventRecord",
     "LeaseLost",
     "NewRun",
+    "QueuedStream",
     "ReplacedCheckpoint",
     "RunRecord",
+    "RunStatus",
     "Store",
     "StoreCorrupt",
     "StoreError",
@@ -109,6 +119,7 @@ __all__ = [
     "StreamEvent",
     "WorkerInfo",
     "add_usage",
+    "capabilities",
     "check_limits",
     "claim_within_limits",
     "is_answered",
@@ -120,8 +131,58 @@ __all__ = [
     "take_within_limits",
 ]
 
-STATUSES = ("queued", "running", "waiting", "blocked", "completed", "failed", "cancelled")
-FINAL = ("completed", "failed", "cancelled")
+
+class RunStatus(StrEnum):
+    """A run's status.  Each member is equal to the text a run row, ``RunRecord.status`` and the JSON
+    views hold (``RunStatus.WAITING == "waiting"``), so stored rows and documents do not change."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    WAITING = "waiting"
+    BLOCKED = "blocked"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+#: Every status as plain text (command-line choices, the HTTP API's documents).
+STATUSES = tuple(status.value for status in RunStatus)
+#: The statuses a run never leaves by itself (``reopen_run`` is the way back).
+FINAL = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
+#: The statuses of a run a worker may still drive (claims look only among these).
+UNFINISHED = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING)
+
+
+class Capability(StrEnum):
+    """What a store can do beyond the core of the :class:`Store` protocol, declared in its
+    ``capabilities`` (read with :func:`capabilities`) instead of probed for with ``getattr``."""
+
+    #: ``save_checkpoint(..., journal=...)`` journals results in the checkpoint's own transaction, so
+    #: the runtime may hold a driver's result back until the checkpoint it leads to (one commit a step)
+    JOURNAL_WITH_CHECKPOINT = "journal_with_checkpoint"
+    #: ``queue_stream`` / ``flush_stream``: stream events ride on the store's next write transaction
+    QUEUED_STREAM = "queued_stream"
+    #: ``advertise_worker`` / ``list_workers`` / ``forget_worker`` keep the worker registry
+    WORKER_REGISTRY = "worker_registry"
+
+
+class QueuedStream(Protocol):
+    """What a store that declares :attr:`Capability.QUEUED_STREAM` has beside the :class:`Store` protocol."""
+
+    def queue_stream(self, run_id: str, kind: str, data_json: str) -> None:
+        """Queue one stream event (its data already JSON text) for the store's next write transaction."""
+        ...
+
+    def flush_stream(self) -> None:
+        """Write the queued stream events now (one transaction), if there are any."""
+        ...
+
+
+def capabilities(store: object) -> frozenset[Capability]:
+    """The capabilities ``store`` declares; a store that declares none (one written before they were
+    declared) has none, and the runtime uses the protocol's core only."""
+    declared = getattr(store, "capabilities", None)
+    return declared if isinstance(declared, frozenset) else frozenset()
 
 
 def lease_lost(run_id: str, held_by: str | None, epoch: int, mine: int | None) -> LeaseLost:
@@ -275,6 +336,11 @@ class Store(Protocol):
     location: str
     retention: int | None
 
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """What the store can do beyond this protocol's core (see :class:`Capability`)."""
+        ...
+
     def create_run(self, run: NewRun) -> RunRecord: ...
     def get_run(self, run_id: str) -> RunRecord | None: ...
     def list_runs(self, status: str | None = None, limit: int | None = None) -> list[RunRecord]: ...
@@ -334,10 +400,14 @@ class Store(Protocol):
         events: list[EventRow],
         *,
         epoch: int | None = None,
+        journal: Sequence[tuple[int, int, bool, bytes]] = (),
         code_required: str | None = None,
     ) -> None:
         """Store checkpoint ``seq`` (fenced) and make it the run's newest; ``code_required`` is what
-        restoring it needs (the run row keeps the newest checkpoint's; None: unknown)."""
+        restoring it needs (the run row keeps the newest checkpoint's; None: unknown).  ``journal``
+        holds ``(seq, idx, ok, blob)`` results journaled in the same transaction (a
+        :class:`StoreError` if one is there already); the runtime passes one only to a store that
+        declares :attr:`Capability.JOURNAL_WITH_CHECKPOINT`."""
         ...
 
     def rewrite_checkpoint(
@@ -545,60 +615,6 @@ def require_blob_key(location: str) -> Keyring:
                 f"`agentrt keygen --file {shlex.quote(path)}`"
             )
     return require_key(location, path or None)
-
-
-def take_within_limits(
-    candidates: list[tuple[str, str]], driven: Mapping[str, int], limits: Mapping[str, int], want: int
-) -> tuple[list[str], dict[str, int]]:
-    """Which of ``candidates`` (``(run_id, agent)``, best first, none leased) a claim may take, up to
-    ``want``, when ``driven`` runs of each limited agent are driven already; and the counts after.
-    """
-    taken: list[str] = []
-    used = dict(driven)
-    for run_id, agent in candidates:
-        if len(taken) >= want:
-            break
-        cap = limits.get(agent)
-        if cap is not None:
-            if used.get(agent, 0) >= cap:
-                continue
-            used[agent] = used.get(agent, 0) + 1
-        taken.append(run_id)
-    return taken, used
-
-
-def claim_within_limits(
-    runnable: Callable[[set[str], list[str], int], list[tuple[str, str]]],
-    driven: Mapping[str, int],
-    limits: Mapping[str, int],
-    limit: int,
-) -> list[str]:
-    """The run ids a claim takes, up to ``limit``, when ``driven`` runs of each limited agent are
-    driven already: ``runnable(full, skip, want)`` is the store's query -- up to ``want`` runnable
-    ``(run_id, agent)``, best first, of no agent in ``full`` and no run in ``skip``.  The query is
-    made again only when a limit passed over some candidates and filled up meanwhile."""
-    full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap}
-    ids: list[str] = []
-    while len(ids) < limit:
-        want = limit - len(ids)
-        candidates = runnable(full, ids, want)
-        taken, driven = take_within_limits(candidates, driven, limits, want)
-        ids += taken
-        newly_full = {agent for agent, cap in limits.items() if driven.get(agent, 0) >= cap} - full
-        if len(candidates) < want or not newly_full:
-            break
-        full |= newly_full
-    return ids
-
-
-def check_limits(limits: Mapping[str, int] | None) -> dict[str, int]:
-    """``limits`` as a plain dict, each value an int >= 1 (the error names the agent)."""
-    out: dict[str, int] = {}
-    for agent, cap in (limits or {}).items():
-        if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
-            raise ValueError(f"the concurrency limit of agent {agent!r} must be an int >= 1, got {cap!r}")
-        out[agent] = cap
-    return out
 
 
 def make_owner() -> str:

@@ -44,12 +44,12 @@ def test_a_step_is_one_commit_and_every_result_is_journaled(sqlite_path):
     txs = _transactions(store)
     run_id, out = run(_run(store, A.summer, {"n": 12}))
     assert out == A.Total(66)
-    with_result = [tx for tx in txs if any(q.startswith("INSERT OR IGNORE INTO results") for q in tx)]
+    with_result = [tx for tx in txs if any(q.startswith("INSERT INTO results") for q in tx)]
     assert len(with_result) == 12
     # each result shares its transaction with the checkpoint it leads to; the last (the run then
     # returns: no checkpoint follows) is journaled before the run's outcome
     for tx in with_result[:-1]:
-        assert any(q.startswith("INSERT OR REPLACE INTO checkpoints") for q in tx), tx
+        assert any(q.startswith("INSERT INTO checkpoints") for q in tx), tx
     store._conn.set_trace_callback(None)
     for seq in range(1, 13):
         assert set(store.get_results(run_id, seq)) == {0}

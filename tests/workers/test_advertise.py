@@ -62,7 +62,7 @@ def test_a_durable_step_writes_no_registry_row(tmp_path):
 
 
 class _NoRegistry(MemoryStore):
-    advertise_worker = None  # a store written before the registry existed
+    capabilities = frozenset()  # a store written before the registry existed: it declares none
 
 
 class _FailingRegistry(MemoryStore):

@@ -187,7 +187,6 @@ def test_a_driver_whose_lease_lapsed_is_fenced_even_when_its_process_claims_the_
     """The process was 'paused' inside a call: its lease lapsed, another worker took the run
     (epoch + 1) and handed it back; this process's worker claims it again (epoch + 2).  The old
     driver must not inherit the new epoch: its write is refused and a fresh driver goes on."""
-    import attrs
 
     from agentrt.testing import capture_trace
 
@@ -200,9 +199,10 @@ def test_a_driver_whose_lease_lapsed_is_fenced_even_when_its_process_claims_the_
             run_id = await rt.start(agents.gate, {"i": 0})
             await until(lambda: agents.GATED)
             rec = store.get_run(run_id)
-            with store._lock:  # another worker claimed it and released it meanwhile
-                store._runs[run_id] = attrs.evolve(
-                    rec, lease_owner=None, lease_expires=None, epoch=rec.epoch + 1
+            with store._tx() as conn:  # another worker claimed it and released it meanwhile
+                conn.execute(
+                    "UPDATE runs SET lease_owner = NULL, lease_expires = NULL, epoch = ? WHERE run_id = ?",
+                    (rec.epoch + 1, run_id),
                 )
             await until(lambda: store.get_run(run_id).epoch == rec.epoch + 2)  # claimed again here
             agents.GATE.set()
