@@ -46,6 +46,7 @@ from agentrt.stores import _identity
 from agentrt.stores._rows import dumps
 from agentrt.stores._sql.core import translated
 from agentrt.stores._sql.dialect import Dialect
+from agentrt.stores._sql.packing import pack
 from agentrt.stores._sql.store import SqlStore
 from agentrt.stores.base import (
     EventRow,
@@ -185,6 +186,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE agentrt_runs ADD COLUMN head TEXT;
     DELETE FROM agentrt_tenants t WHERE NOT EXISTS (SELECT 1 FROM agentrt_runs r WHERE r.run_id = t.run_id);
+    """,
+    # 7 -> 8: blobs are kept packed (see the SQLite store's migration 11 -> 12)
+    """
+    INSERT INTO agentrt_meta (key, value) VALUES ('blob_packing', '1')
+        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -491,7 +497,7 @@ class PostgresStore(SqlStore):
         # (which takes its lock, as a claim does) feeds every other write, so none lands unless the
         # writer still holds the lease at its epoch.
         params: dict[str, Any] = {
-            "run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "blob": blob,
+            "run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "blob": pack(blob),
             "pending": pending_json, "now": now, "cutoff": cutoff, "code": code_required,
             "head": self._head(run_id, seq, blob, False),
             "eseq": [e[0] for e in events], "en": [e[1] for e in events], "ekind": [e[2] for e in events],
@@ -581,7 +587,7 @@ class PostgresStore(SqlStore):
                 "ON CONFLICT DO NOTHING RETURNING idx) "
                 "SELECT (SELECT status FROM fenced), (SELECT count(*) FROM ins)",
                 {"run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "idx": idx, "ok": bool(ok),
-                 "blob": blob, "now": now},
+                 "blob": pack(blob), "now": now},
             ).fetchone()  # fmt: skip
             assert row is not None
             status, inserted = row

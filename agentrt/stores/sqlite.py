@@ -205,6 +205,13 @@ MIGRATIONS: list[str] = [
     INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', lower(hex(randomblob(16))));
     DELETE FROM tenants WHERE run_id NOT IN (SELECT run_id FROM runs);
     """,
+    # 11 -> 12: blobs are kept packed (deflated against a fixed dictionary when that is smaller,
+    # agentrt.stores._sql.packing; issue 26). No column changes: the rows already here stay plain
+    # blobs, which are read as before; the version is what stops an older agentrt from reading a
+    # packed row as a damaged blob.
+    """
+    INSERT OR REPLACE INTO meta (key, value) VALUES ('blob_packing', '1');
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 #: The page size of a new store file (an existing one keeps its own).

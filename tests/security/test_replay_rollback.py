@@ -25,6 +25,7 @@ import pytest
 
 from agentrt import Runtime
 from agentrt.stores import open_store
+from agentrt.stores._sql.packing import unpack
 from tests import pgcluster
 from tests.conftest import PG_BLOB_KEY
 from tests.security import replay_agents as A
@@ -335,7 +336,7 @@ def test_an_older_checkpoint_swapped_in_breaks_the_chain(one_store: str) -> None
         from agentrt.exceptions import HistoryRefused
 
         with pytest.raises(HistoryRefused, match="checkpoint 1 was swapped"):
-            check_chain(store, run_id, 2, bytes(blob2))
+            check_chain(store, run_id, 2, unpack(blob2))
     finally:
         store.close()
 

@@ -14,6 +14,7 @@ from agentrt.cli import main as cli_main
 from agentrt.exceptions import IncompatibleBlob
 from agentrt.keys import keyring_for_store
 from agentrt.stores import open_store
+from agentrt.stores._sql.packing import unpack
 from tests.security import replay_agents as A
 from tests.security.test_replay_rollback import (
     KINDS,
@@ -58,7 +59,7 @@ def _downgrade(location: str) -> None:
         store.close()
 
     def legacy(blob: bytes, kind: str, run_id: str, seq: int | None) -> bytes:
-        return _format.reseal(bytes(blob), ring.read, "test", ring.write, (kind, run_id, seq))
+        return _format.reseal(unpack(blob), ring.read, "test", ring.write, (kind, run_id, seq))
 
     for run_id, seq, blob in raw("SELECT run_id, seq, blob FROM {checkpoints}"):
         raw("UPDATE {checkpoints} SET blob = ? WHERE run_id = ? AND seq = ?",
@@ -109,7 +110,7 @@ def test_a_new_store_refuses_a_blob_sealed_for_no_store(location: str, tmp_path:
         store.close()
     raw = Raw(location)
     ((seq, blob),) = raw("SELECT seq, blob FROM {checkpoints} WHERE run_id = ?", (run_id,))
-    legacy = _format.reseal(bytes(blob), ring.read, "test", ring.write, ("checkpoint", run_id, seq))
+    legacy = _format.reseal(unpack(blob), ring.read, "test", ring.write, ("checkpoint", run_id, seq))
     raw("UPDATE {checkpoints} SET blob = ? WHERE run_id = ? AND seq = ?", (legacy, run_id, seq))
     raw("INSERT INTO {meta} (key, value) VALUES ('legacy_blobs', 'forged')")  # an unsigned note: ignored
 

@@ -33,6 +33,7 @@ from agentrt.keys import keyring_for_store
 from agentrt.stores import _identity
 from agentrt.stores._rows import RUN_COLUMNS, dumps, run_record
 from agentrt.stores._sql.dialect import Dialect
+from agentrt.stores._sql.packing import unpack
 from agentrt.stores.base import (
     FINAL,
     UNFINISHED,
@@ -168,7 +169,7 @@ class SqlCore:
             )
         ).fetchall()
         for run_id, seq, status, blob in rows:
-            digest = _identity.blob_digest(bytes(blob)) if blob is not None else b""
+            digest = _identity.blob_digest(unpack(blob)) if blob is not None else b""
             head = _identity.make_head(ring, store_id, run_id, int(seq), digest, status in FINAL)
             conn.execute(self._sql("UPDATE runs SET head = ? WHERE run_id = ?"), (head, run_id))
         conn.execute(
@@ -188,7 +189,7 @@ class SqlCore:
         row = conn.execute(
             self._sql("SELECT blob FROM checkpoints WHERE run_id = ? AND seq = ?"), (run_id, seq)
         ).fetchone()
-        return self._head(run_id, seq, bytes(row[0]) if row else None, finished)
+        return self._head(run_id, seq, unpack(row[0]) if row else None, finished)
 
     # ------------------------------------------------------------------ runs
 

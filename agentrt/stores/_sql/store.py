@@ -15,6 +15,7 @@ from typing import Any  # Any: driver rows and connections; JSON columns
 from agentrt.exceptions import RunNotFound
 from agentrt.stores._rows import dumps, json_column, load_json_or_damaged
 from agentrt.stores._sql.core import SqlCore, translated
+from agentrt.stores._sql.packing import pack, unpack
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -103,7 +104,9 @@ class SqlStore(SqlCore):
                     (seq, pending_json, now, code_required, head, run_id),
                 )
             for r_seq, idx, ok, r_blob in journal:
-                cur = conn.execute(self._sql(_INSERT_RESULT), (run_id, r_seq, idx, bool(ok), r_blob, now))
+                cur = conn.execute(
+                    self._sql(_INSERT_RESULT), (run_id, r_seq, idx, bool(ok), pack(r_blob), now)
+                )
                 if cur.rowcount != 1:  # only a driver that lost its lease could meet this
                     raise StoreError(
                         f"store {self._label}: run {run_id!r} already has a result for seq {r_seq} "
@@ -116,7 +119,7 @@ class SqlStore(SqlCore):
                     "ON CONFLICT (run_id, seq) DO UPDATE SET blob = excluded.blob, "
                     "pending = excluded.pending, created_at = excluded.created_at"
                 ),
-                (run_id, seq, blob, pending_json, now),
+                (run_id, seq, pack(blob), pending_json, now),
             )
             self._insert_events(conn, run_id, events, now)
             if prune_due(seq, self.retention):
@@ -171,7 +174,7 @@ class SqlStore(SqlCore):
                 )
                 conn.execute(
                     self._sql("UPDATE checkpoints SET blob = ?, pending = ? WHERE run_id = ? AND seq = ?"),
-                    (blob, pending_json, run_id, seq),
+                    (pack(blob), pending_json, run_id, seq),
                 )
                 conn.execute(
                     self._sql("UPDATE runs SET code_required = ?, head = ? WHERE run_id = ?"),
@@ -179,13 +182,13 @@ class SqlStore(SqlCore):
                 )
             elif newest is None or seq > newest:
                 for idx, ok, r_blob in journal:
-                    conn.execute(self._sql(_INSERT_RESULT), (run_id, seq, idx, bool(ok), r_blob, now))
+                    conn.execute(self._sql(_INSERT_RESULT), (run_id, seq, idx, bool(ok), pack(r_blob), now))
                 conn.execute(
                     self._sql(
                         "INSERT INTO checkpoints (run_id, seq, blob, pending, created_at) "
                         "VALUES (?, ?, ?, ?, ?)"
                     ),
-                    (run_id, seq, blob, pending_json, now),
+                    (run_id, seq, pack(blob), pending_json, now),
                 )
                 conn.execute(
                     self._sql(
@@ -254,27 +257,28 @@ class SqlStore(SqlCore):
             "SELECT seq, n, blob, created_at FROM replaced_checkpoints WHERE run_id = ? ORDER BY seq, n",
             (run_id,),
         )
-        return [ReplacedCheckpoint(s, n, bytes(b), t) for s, n, b, t in rows]
+        return [ReplacedCheckpoint(s, n, unpack(b), t) for s, n, b, t in rows]
 
     @translated
     def latest_checkpoint(self, run_id: str) -> tuple[int, bytes] | None:
         rows = self._read(
             "SELECT seq, blob FROM checkpoints WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,)
         )
-        return (rows[0][0], bytes(rows[0][1])) if rows else None
+        return (rows[0][0], unpack(rows[0][1])) if rows else None
 
     @translated
     def get_checkpoint(self, run_id: str, seq: int) -> bytes | None:
         rows = self._read("SELECT blob FROM checkpoints WHERE run_id = ? AND seq = ?", (run_id, seq))
-        return bytes(rows[0][0]) if rows else None
+        return unpack(rows[0][0]) if rows else None
 
     @translated
     def list_checkpoints(self, run_id: str) -> list[CheckpointInfo]:
         rows = self._read(
-            "SELECT seq, length(blob), created_at, pending FROM checkpoints WHERE run_id = ? ORDER BY seq",
-            (run_id,),
-        )
-        return [CheckpointInfo(s, n, t, load_json_or_damaged(p, "pending")) for s, n, t, p in rows]
+            "SELECT seq, blob, created_at, pending FROM checkpoints WHERE run_id = ? ORDER BY seq", (run_id,)
+        )  # the size of each blob, not of the row that keeps it (packing)
+        return [
+            CheckpointInfo(s, len(unpack(b)), t, load_json_or_damaged(p, "pending")) for s, b, t, p in rows
+        ]
 
     # ------------------------------------------------------------------ journal
 
@@ -302,7 +306,7 @@ class SqlStore(SqlCore):
                     row = self._locked(conn, run_id)
                 except RunNotFound:
                     row = None
-            cur = conn.execute(self._sql(_INSERT_RESULT), (run_id, seq, idx, bool(ok), blob, now))
+            cur = conn.execute(self._sql(_INSERT_RESULT), (run_id, seq, idx, bool(ok), pack(blob), now))
             if cur.rowcount != 1:
                 return False
             if row is None:
@@ -330,7 +334,7 @@ class SqlStore(SqlCore):
     @translated
     def get_results(self, run_id: str, seq: int) -> dict[int, tuple[bool, bytes]]:
         rows = self._read("SELECT idx, ok, blob FROM results WHERE run_id = ? AND seq = ?", (run_id, seq))
-        return {idx: (bool(ok), bytes(blob)) for idx, ok, blob in rows}
+        return {idx: (bool(ok), unpack(blob)) for idx, ok, blob in rows}
 
     # ------------------------------------------------------------------ status
 
