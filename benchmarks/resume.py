@@ -320,6 +320,7 @@ def bench_agentrt_memory(runs: int, work: Path) -> dict[str, Any]:
             await asyncio.sleep(0.05)
             gc.collect()
             size_before = _store_bytes(db)
+            tables_before = _store_bytes_by_table(db)
             tracemalloc.start()
             before = tracemalloc.take_snapshot()
             ids = [await rt.start(agent, {"n": 2, "hang": hang}) for _ in range(runs)]
@@ -334,12 +335,24 @@ def bench_agentrt_memory(runs: int, work: Path) -> dict[str, Any]:
             grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
             waiting = sum(1 for i in ids if store.get_run(i).status == "waiting")
             size_after = _store_bytes(db)
+            tables_after = _store_bytes_by_table(db)
             assert warm
         store.close()
         return {
             "runs": runs,
             "python_bytes_per_run": grown / runs,
             "store_bytes_per_run": (size_after - size_before) / runs,
+            # where they are: the pages of each table and index (SQLite's dbstat, where compiled in)
+            "store_bytes_per_run_by_table": {
+                name: (tables_after[name] - tables_before.get(name, 0)) / runs
+                for name in sorted(tables_after, key=lambda n: tables_before.get(n, 0) - tables_after[n])
+                if tables_after[name] != tables_before.get(name, 0)
+            },
+            "store_settings": {
+                "retention": store.retention,
+                "synchronous": "NORMAL",
+                "page_size": _page_size(db),
+            },
             "runs_waiting": waiting,
         }
 
@@ -365,6 +378,26 @@ def _store_bytes(db: Path) -> int:
             for name in ("page_count", "freelist_count", "page_size")
         )
         return int((pages - free) * size)
+    finally:
+        conn.close()
+
+
+def _store_bytes_by_table(db: Path) -> dict[str, int]:
+    """The bytes of the pages of each table and index ({} where SQLite has no ``dbstat``)."""
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name").fetchall()
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()
+    return {str(name): int(size) for name, size in rows}
+
+
+def _page_size(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute("PRAGMA page_size").fetchone()[0])
     finally:
         conn.close()
 
