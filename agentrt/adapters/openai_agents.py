@@ -12,7 +12,12 @@ the agent graph (the starting agent, its handoff targets and their tools, made w
 - every input and output guardrail function is a journaled step, run before the model call
   (``run_in_parallel=False``: two calls in flight at once would have no order to replay);
 - every pending tool approval (``needs_approval``) is an agentrt ask: the run waits, ``agentrt
-  reply`` answers it, and the run goes on from ``result.to_state()`` with the approvals.
+  reply`` answers it, and the run goes on from ``result.to_state()`` with the approvals;
+- with ``durable(..., session=factory)``, the run's ``Session`` (conversation memory: ``SQLiteSession``
+  or any other implementation of the SDK's protocol) is the one ``factory(session_id)`` returns, and
+  each of its ``get_items`` / ``add_items`` / ``pop_item`` / ``clear_session`` calls is a journaled
+  step: after a crash the framework reads the history it read before, and items journaled as added
+  are not added again.
 
 Function tools run one at a time (``ToolExecutionConfig(max_function_tool_concurrency=1)``), so
 the calls come in the same order on every run.  An agent whose ``model`` is a ``Model`` instance
@@ -39,6 +44,8 @@ try:
     from agents import Agent, FunctionTool, Handoff, Runner
     from agents.guardrail import InputGuardrail, OutputGuardrail
     from agents.items import ModelResponse, ToolApprovalItem
+    from agents.memory import OpenAIConversationsSession, SessionABC
+    from agents.memory import Session as AgentsSession
     from agents.models.interface import Model, ModelProvider
     from agents.models.multi_provider import MultiProvider
     from agents.run_config import RunConfig, ToolExecutionConfig
@@ -54,10 +61,13 @@ __all__ = ["OpenAIAgentsInput", "OpenAIAgentsOutput", "durable"]
 @serializable
 @attrs.frozen
 class OpenAIAgentsInput:
-    """The input of a durable Agents SDK agent: the user's input, and the run context as JSON (or None)."""
+    """The input of a durable Agents SDK agent: the user's input, the run context as JSON (or None), and
+    the conversation (``Session``) it belongs to when the agent was made durable with ``session=``
+    (None: the run's own id)."""
 
     input: str
     context: Any = None
+    session_id: str | None = None
 
 
 @serializable
@@ -178,12 +188,45 @@ class _Graph:
         return dataclasses.replace(original, **changes)
 
 
+class _SeamSession(SessionABC):
+    """The run's ``Session``, each call a seam: made once in the host, answered from the journal after."""
+
+    def __init__(self, wrapped: AgentsSession, session: Session) -> None:
+        self._wrapped = wrapped
+        self._session = session
+        self.session_id = wrapped.session_id
+        self.session_settings = getattr(wrapped, "session_settings", None)
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        items: list[Any] = await self._session.seam(
+            "session", "get_items", limit, lambda: self._wrapped.get_items(limit)
+        )
+        return items
+
+    async def add_items(self, items: list[Any]) -> None:
+        await self._session.seam("session", "add_items", len(items), lambda: self._wrapped.add_items(items))
+
+    async def pop_item(self) -> Any:
+        return await self._session.seam("session", "pop_item", None, self._wrapped.pop_item)
+
+    async def clear_session(self) -> None:
+        await self._session.seam("session", "clear_session", None, self._wrapped.clear_session)
+
+    def close(self) -> None:
+        """The session the factory made for this run is closed when the run's session in this process ends
+        (``SQLiteSession.close``, if it has one)."""
+        close = getattr(self._wrapped, "close", None)
+        if callable(close):
+            close()
+
+
 @attrs.frozen
 class _Options:
     agent: Agent[Any]
     context: Callable[[Any], Any] | None
     run_config: RunConfig | None
     max_turns: int | None
+    session: Callable[[str], AgentsSession] | None = None
 
 
 def _approval_prompt(items: list[ToolApprovalItem]) -> dict[str, Any]:
@@ -242,13 +285,26 @@ async def _program(options: _Options, request: OpenAIAgentsInput, session: Sessi
     context = options.context(request.context) if options.context is not None else request.context
     run_config = _run_config(options, session)
     turns: dict[str, Any] = {} if options.max_turns is None else {"max_turns": options.max_turns}
-    result = await Runner.run(starting, request.input, context=context, run_config=run_config, **turns)
-    while result.interruptions:
-        items = list(result.interruptions)
-        reply = await session.seam("ask", "tool_approvals", _approval_prompt(items))
-        state = result.to_state()
-        _decide(state, items, reply)
-        result = await Runner.run(starting, state, context=context, run_config=run_config, **turns)
+    if options.session is not None:
+        memory = options.session(request.session_id or session.run_id)
+        if isinstance(memory, OpenAIConversationsSession):
+            raise TypeError(
+                "durable(..., session=...): an OpenAIConversationsSession keeps the conversation on OpenAI's "
+                "servers, where its calls cannot be journaled; use SQLiteSession or another Session"
+            )
+        turns["session"] = _SeamSession(memory, session)
+    try:
+        result = await Runner.run(starting, request.input, context=context, run_config=run_config, **turns)
+        while result.interruptions:
+            items = list(result.interruptions)
+            reply = await session.seam("ask", "tool_approvals", _approval_prompt(items))
+            state = result.to_state()
+            _decide(state, items, reply)
+            result = await Runner.run(starting, state, context=context, run_config=run_config, **turns)
+    finally:
+        close = getattr(turns.get("session"), "close", None)
+        if close is not None:
+            close()
     return OpenAIAgentsOutput(pydantic_core.to_jsonable_python(result.final_output), result.last_agent.name)
 
 
@@ -275,6 +331,7 @@ def durable(
     context: Callable[[Any], Any] | None = None,
     run_config: RunConfig | None = None,
     max_turns: int | None = None,
+    session: Callable[[str], AgentsSession] | None = None,
 ) -> AgentrtAgent:
     """``agent`` as an agentrt agent: ``Runtime.start``, ``agentrt run MODULE:ATTR``, workers, serve.
 
@@ -284,11 +341,23 @@ def durable(
     context.  ``run_config`` (its ``model_provider`` answers the model names; tracing is off unless
     you pass one) and ``max_turns`` go to every ``Runner.run``.  Its output is
     :class:`OpenAIAgentsOutput`.
+
+    ``session(session_id)`` builds the run's ``Session`` in the host (``SQLiteSession(session_id,
+    "conversations.db")``: the conversation memory ``Runner.run(..., session=...)`` reads and extends),
+    for the input's ``session_id`` (the run's id when it has none); its calls are journaled steps.  It
+    is made for the run (again in each process that continues it) and closed (``close()``, when it has
+    one) when the framework's run ends there.
     """
     if not isinstance(agent, Agent):
         raise TypeError(f"agentrt.adapters.openai_agents.durable() takes an agents.Agent, got {agent!r}")
     _refuse_model_instances(agent, set())
-    options = _Options(agent, context, run_config, max_turns)
+    if session is not None and not callable(session):
+        raise TypeError(
+            "durable(..., session=...) takes a function of the session id that returns the Session "
+            '(session=lambda sid: SQLiteSession(sid, "conversations.db")), not a Session: a run may go on '
+            "in another process"
+        )
+    options = _Options(agent, context, run_config, max_turns, session)
 
     async def program(request: OpenAIAgentsInput, session: Session) -> OpenAIAgentsOutput:
         return await _program(options, request, session)
