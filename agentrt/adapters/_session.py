@@ -131,11 +131,16 @@ class Session:
     """A framework run in this process, blocked at a seam or ended (see the module docstring)."""
 
     def __init__(
-        self, run_id: str, program: Callable[[Session], Awaitable[Any]], journal: Sequence[Record]
+        self,
+        run_id: str,
+        program: Callable[[Session], Awaitable[Any]],
+        journal: Sequence[Record],
+        replaying: bool = False,
     ) -> None:
         self.run_id = run_id  # the agentrt run's id: stable ids for the framework's own runs
         self.loop = asyncio.get_running_loop()
         self.journal = list(journal)
+        self.replaying = replaying  # started again after a crash (or elsewhere), not by the run's first step
         self.reached = 0  # how many seams the framework has reached
         self.outcomes: dict[int, Outcome] = {}
         self.ended = False
@@ -193,8 +198,9 @@ class Session:
 
     @property
     def live(self) -> bool:
-        """Whether the framework is past its journal: what it does now was not done before the crash."""
-        return self.reached > len(self.journal)
+        """Whether the framework is past its journal: what it does now was not done before the crash
+        (in a session started again, what came before seam ``k`` went out with the step that reached it)."""
+        return not self.replaying or self.reached > len(self.journal)
 
     def record_event(self, event: Any) -> None:
         """An event the framework streamed (a JSON value), for the run's durable event stream.  While the
@@ -231,7 +237,7 @@ class Sessions:
         self._program = program
         self._live: dict[str, Session] = {}
 
-    def _fresh(self, run: str, request: Any, journal: Sequence[Record]) -> Session:
+    def _fresh(self, run: str, request: Any, journal: Sequence[Record], replaying: bool) -> Session:
         old = self._live.pop(run, None)
         if old is not None:
             old.close()
@@ -239,11 +245,11 @@ class Sessions:
         async def program(session: Session) -> Any:
             return await self._program(request, session)
 
-        session = self._live[run] = Session(run, program, journal)
+        session = self._live[run] = Session(run, program, journal, replaying)
         return session
 
     async def start(self, run: str, request: Any) -> Step:
-        session = self._fresh(run, request, ())
+        session = self._fresh(run, request, (), replaying=False)
         reached = await session.next_seam()
         return self._settle(run, Step(None, reached, session.take_events()))
 
@@ -251,7 +257,7 @@ class Sessions:
         k = len(journal)
         session = self._live.get(run)
         if session is None or session.loop is not asyncio.get_running_loop() or not session.waits_at(k):
-            session = self._fresh(run, request, journal.records)  # after a crash: replay the journal
+            session = self._fresh(run, request, journal.records, replaying=True)  # after a crash
             reached = await session.next_seam()
             if session.diverged is not None:
                 session.close()

@@ -55,3 +55,50 @@ def lookup(city: str) -> str:
 durable_weather = durable(weather_agent, name="weather", event_stream_handler=handler)
 #: the same agent streamed with no handler of its own: events on the durable stream only
 durable_weather_quiet = durable(weather_agent, name="weather_quiet", stream=True)
+
+
+# --------------------------------------------------------------------------- the OpenAI Agents SDK
+
+
+def _oai_streamed() -> Any:
+    """The SDK's weather agent (tests/adapters/oai_corpus.py) on a fake model that streams: each output
+    item as a ``response.output_item.done`` event, then ``response.completed``."""
+    from agents import ModelProvider, RunConfig
+    from openai.types.responses import Response, ResponseCompletedEvent, ResponseOutputItemDoneEvent
+
+    from agentrt.adapters.openai_agents import durable as oai_durable
+    from tests.adapters import oai_corpus
+
+    class Streaming(oai_corpus.FakeModel):
+        async def stream_response(
+            self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+        ) -> Any:
+            response = await self.get_response(system_instructions, input, *args, **kwargs)
+            for n, item in enumerate(response.output):
+                yield ResponseOutputItemDoneEvent(
+                    item=item, output_index=n, sequence_number=n, type="response.output_item.done"
+                )
+            done = Response(
+                id="resp",
+                created_at=0,
+                model=self.name,
+                object="response",
+                output=response.output,
+                parallel_tool_calls=False,
+                tool_choice="auto",
+                tools=[],
+            )
+            yield ResponseCompletedEvent(
+                response=done, sequence_number=len(response.output), type="response.completed"
+            )
+
+    class Provider(ModelProvider):
+        def get_model(self, model_name: str | None) -> Any:
+            return Streaming(model_name or "default", oai_corpus.SCRIPTS[model_name or "default"])
+
+    run_config = RunConfig(model_provider=Provider(), tracing_disabled=True)
+    agent = oai_corpus.weather_agent
+    return agent, run_config, oai_durable(agent, name="weather_streamed", run_config=run_config, stream=True)
+
+
+oai_weather_agent, oai_run_config, durable_oai_weather = _oai_streamed()

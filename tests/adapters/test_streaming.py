@@ -142,3 +142,77 @@ def test_killed_at_every_call_each_event_once(kill_at, tmp_path):
     assert "part_start" in resumed
     if kill_at == 2:  # the tool call and its result were journaled: not handled again
         assert "function_tool_call" not in resumed and "function_tool_result" not in resumed
+
+
+# --------------------------------------------------------------------------- the OpenAI Agents SDK
+
+#: what Runner.run_streamed gives for the SDK's weather agent, raw model events left out
+OAI_KINDS = ["agent_updated", "tool_called", "tool_output", "message_output_created"]
+
+
+def _oai_stream(store_path: Path, run_id: str) -> list[dict[str, Any]]:
+    store = SqliteStore(store_path)
+
+    async def read() -> list[dict[str, Any]]:
+        async with Runtime(store, worker=False) as rt:
+            return [
+                e.data["data"]
+                for e in rt.events(run_id)
+                if e.kind == "emit" and e.data["type"].startswith("openai_agents.")
+            ]
+
+    try:
+        return asyncio.run(read())
+    finally:
+        store.close()
+
+
+def test_agents_sdk_events_as_in_plain_run_streamed():
+    from agents import Runner
+
+    async def plain() -> list[str]:
+        result = Runner.run_streamed(
+            stream_corpus.oai_weather_agent, "weather?", run_config=stream_corpus.oai_run_config
+        )
+        kinds = []
+        async for event in result.stream_events():
+            if event.type == "agent_updated_stream_event":
+                kinds.append("agent_updated")
+            elif event.type == "run_item_stream_event":
+                kinds.append(event.name)
+        return kinds
+
+    assert asyncio.run(plain()) == OAI_KINDS
+
+
+def test_agents_sdk_streamed_events_on_the_durable_stream(tmp_path):
+    store = SqliteStore(tmp_path / "s.db")
+
+    async def go() -> Any:
+        async with Runtime(store) as rt:
+            run_id = await rt.start(stream_corpus.durable_oai_weather, {"input": "weather?"})
+            return run_id, await rt.wait(run_id, timeout=30)
+
+    run_id, out = asyncio.run(go())
+    store.close()
+    assert out.output == "Tokyo: The weather in Tokyo is sunny"
+    events = _oai_stream(tmp_path / "s.db", run_id)
+    assert [e["type"].split(".", 1)[1] for e in events] == OAI_KINDS
+    assert events[2]["item"]["output"] == "The weather in Tokyo is sunny"
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("kill_at", [0, 1, 2])
+def test_agents_sdk_killed_at_every_call_each_event_once(kill_at, tmp_path):
+    store, log = tmp_path / "s.db", tmp_path / "calls.jsonl"
+    env = cli_env(AGENTRT_TEST_CALLS=str(log), AGENTRT_TEST_KILL_AT=str(kill_at))
+    spec = "tests.adapters.stream_corpus:durable_oai_weather"
+    base = ["--store", str(store), "--json", "--log-format", "none"]
+    proc = _cli("run", spec, "--input", json.dumps({"input": "weather?"}), "--run-id", "r", *base, env=env)
+    assert proc.returncode == -9, proc.stderr
+    proc = _cli("resume", "r", *base, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["output"]["output"] == "Tokyo: The weather in Tokyo is sunny"
+    reference = ["model:weather#0", 'tool:get_weather({"city": "Tokyo"})', "model:weather#1"]
+    assert calls(log) == reference[: kill_at + 1] + reference[kill_at:]
+    assert [e["type"].split(".", 1)[1] for e in _oai_stream(store, "r")] == OAI_KINDS
