@@ -85,11 +85,13 @@ class Record:
 @serializable
 @attrs.frozen
 class Step:
-    """What one durable step returns: the outcome of the seam it answered (None for the first step)
-    and the seam the framework reached next."""
+    """What one durable step returns: the outcome of the seam it answered (None for the first step),
+    the seam the framework reached next, and the events the framework streamed on the way (JSON
+    values, put on the run's durable event stream by :func:`run_framework`)."""
 
     outcome: Outcome | None
     next: Seam
+    events: tuple[Any, ...] = ()
 
 
 @serializable
@@ -129,15 +131,21 @@ class Session:
     """A framework run in this process, blocked at a seam or ended (see the module docstring)."""
 
     def __init__(
-        self, run_id: str, program: Callable[[Session], Awaitable[Any]], journal: Sequence[Record]
+        self,
+        run_id: str,
+        program: Callable[[Session], Awaitable[Any]],
+        journal: Sequence[Record],
+        replaying: bool = False,
     ) -> None:
         self.run_id = run_id  # the agentrt run's id: stable ids for the framework's own runs
         self.loop = asyncio.get_running_loop()
         self.journal = list(journal)
+        self.replaying = replaying  # started again after a crash (or elsewhere), not by the run's first step
         self.reached = 0  # how many seams the framework has reached
         self.outcomes: dict[int, Outcome] = {}
         self.ended = False
         self.diverged: AdapterDiverged | None = None
+        self._events: list[Any] = []
         self._waiting: tuple[int, asyncio.Future[Any]] | None = None
         self._announced: asyncio.Queue[Seam] = asyncio.Queue()
         self.task = self.loop.create_task(self._main(program))
@@ -188,6 +196,22 @@ class Session:
         self.outcomes[k] = outcome
         return outcome.unwrap()
 
+    @property
+    def live(self) -> bool:
+        """Whether the framework is past its journal: what it does now was not done before the crash
+        (in a session started again, what came before seam ``k`` went out with the step that reached it)."""
+        return not self.replaying or self.reached > len(self.journal)
+
+    def record_event(self, event: Any) -> None:
+        """An event the framework streamed (a JSON value), for the run's durable event stream.  While the
+        framework replays its journal the events are dropped: they went on the stream when journaled."""
+        if self.live:
+            self._events.append(event)
+
+    def take_events(self) -> tuple[Any, ...]:
+        events, self._events = tuple(self._events), []
+        return events
+
     def waits_at(self, k: int) -> bool:
         return self._waiting is not None and self._waiting[0] == k and not self._waiting[1].done()
 
@@ -199,7 +223,7 @@ class Session:
         assert self._waiting is not None and self._waiting[0] == k
         self._waiting[1].set_result(given)
         nxt = await self.next_seam()
-        return Step(self.outcomes.pop(k), nxt)
+        return Step(self.outcomes.pop(k), nxt, self.take_events())
 
     def close(self) -> None:
         if not self.task.done():
@@ -213,7 +237,7 @@ class Sessions:
         self._program = program
         self._live: dict[str, Session] = {}
 
-    def _fresh(self, run: str, request: Any, journal: Sequence[Record]) -> Session:
+    def _fresh(self, run: str, request: Any, journal: Sequence[Record], replaying: bool) -> Session:
         old = self._live.pop(run, None)
         if old is not None:
             old.close()
@@ -221,27 +245,31 @@ class Sessions:
         async def program(session: Session) -> Any:
             return await self._program(request, session)
 
-        session = self._live[run] = Session(run, program, journal)
+        session = self._live[run] = Session(run, program, journal, replaying)
         return session
 
     async def start(self, run: str, request: Any) -> Step:
-        session = self._fresh(run, request, ())
-        return self._settle(run, Step(None, await session.next_seam()))
+        session = self._fresh(run, request, (), replaying=False)
+        reached = await session.next_seam()
+        return self._settle(run, Step(None, reached, session.take_events()))
 
     async def answer(self, run: str, request: Any, journal: Journal, given: Any) -> Step:
         k = len(journal)
         session = self._live.get(run)
         if session is None or session.loop is not asyncio.get_running_loop() or not session.waits_at(k):
-            session = self._fresh(run, request, journal.records)  # after a crash: replay the journal
+            session = self._fresh(run, request, journal.records, replaying=True)  # after a crash
             reached = await session.next_seam()
             if session.diverged is not None:
                 session.close()
                 self._live.pop(run, None)
                 raise session.diverged
             if session.ended or not session.waits_at(k):
+                why = (
+                    f" ({type(reached.value).__name__}: {reached.value})" if reached.kind == "failed" else ""
+                )
                 raise AdapterDiverged(
-                    f"replaying {k} journaled seams of run {run!r}, the agent reached {reached!r} instead "
-                    f"of waiting at seam {k}: its code (or what it decides on) changed under the run"
+                    f"replaying {k} journaled seams of run {run!r}, the agent reached {reached!r}{why} "
+                    f"instead of waiting at seam {k}: its code (or what it decides on) changed under the run"
                 )
         return self._settle(run, await session.answer(k, given))
 
@@ -266,6 +294,8 @@ async def run_framework(input: Any, task: Task) -> Any:
     """
     journal = Journal()
     step = await task.tools.framework_start(run=task.run_id, request=input)
+    for event in step.events:  # recorded with this step of the run: on the stream once, crash or not
+        task.emit(event)
     seam = step.next
     while seam.kind != "done":  # a framework that failed made its step fail
         if seam.kind == "ask":
@@ -278,6 +308,8 @@ async def run_framework(input: Any, task: Task) -> Any:
         else:
             step = await task.tools.framework_tool(run=task.run_id, request=input, journal=journal)
         journal.append(Record(seam, step.outcome))
+        for event in step.events:
+            task.emit(event)
         seam = step.next
     return seam.value
 

@@ -22,7 +22,8 @@ imports pydantic-ai; ``import agentrt`` does not.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any  # Any: an agent's deps, outputs and tool results are its author's values
 
 import attrs
@@ -35,9 +36,11 @@ try:
     import pydantic_core
     from pydantic import TypeAdapter
     from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
+    from pydantic_ai.agent import EventStreamHandler
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
-    from pydantic_ai.models import Model, ModelRequestParameters
+    from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
+    from pydantic_ai.models._request_timeout import open_durable_unit_stream
     from pydantic_ai.models.wrapper import WrapperModel
     from pydantic_ai.settings import ModelSettings
     from pydantic_ai.tool_manager import ToolManager
@@ -76,14 +79,52 @@ class _Options:
     deps: Callable[[Any], Any] | None
     usage_limits: UsageLimits | None
     model_settings: ModelSettings | None
+    stream: bool = False
+    event_stream_handler: EventStreamHandler[Any] | None = None
+
+
+#: pydantic-ai's events that go on the durable event stream: all but the text and argument deltas
+#: (thousands per response; ``part_end`` carries each part whole).  Deltas reach the agent's
+#: ``event_stream_handler`` live.
+UNSTORED_EVENTS = frozenset({"part_delta"})
+
+
+class _Events:
+    """The ``event_stream_handler`` of a streamed durable run: each live event goes to the run's durable
+    stream (``pydantic_ai.<event_kind>``, the event as JSON) and to the agent's own handler; events of
+    journaled calls, met again while the framework replays its journal, go to neither (as in
+    pydantic-ai's DBOS and Temporal integrations: a handler sees each event once)."""
+
+    def __init__(self, session: Session, handler: EventStreamHandler[Any] | None) -> None:
+        self._session = session
+        self._handler = handler
+
+    async def __call__(self, ctx: RunContext[Any], events: AsyncIterable[Any]) -> None:
+        async def recorded() -> AsyncGenerator[Any]:
+            async for event in events:
+                if not self._session.live:  # judged per event: a tool's call is replayed, its result live
+                    continue
+                kind = getattr(event, "event_kind", type(event).__name__)
+                if kind not in UNSTORED_EVENTS:
+                    self._session.record_event(
+                        {"type": f"pydantic_ai.{kind}", "event": pydantic_core.to_jsonable_python(event)}
+                    )
+                yield event
+
+        if self._handler is not None:
+            await self._handler(ctx, recorded())
+        else:
+            async for _ in recorded():
+                pass
 
 
 class _SeamModel(WrapperModel):
     """The agent's model, each request a seam: made once in the host, answered from the journal after."""
 
-    def __init__(self, wrapped: Model, session: Session) -> None:
+    def __init__(self, wrapped: Model, session: Session, events: _Events | None) -> None:
         super().__init__(wrapped)
         self._session = session
+        self._events = events
 
     async def request(
         self,
@@ -97,23 +138,46 @@ class _SeamModel(WrapperModel):
         response: ModelResponse = await self._session.seam("model", self.wrapped.model_name, None, call)
         return response
 
-    def request_stream(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(
-            "agentrt.adapters.pydantic_ai: streamed model requests (run_stream, event_stream_handler) are "
-            "not journaled yet; run the durable agent without streaming"
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        """A streamed request, one seam: live, the stream is read to its end inside the seam's call, its
+        events handed to the run's handler (:class:`_Events`) as they come, and the whole response is
+        journaled; pydantic-ai then gets that response as an already completed stream (no events again)."""
+        events = self._events
+
+        async def call() -> ModelResponse:
+            async with open_durable_unit_stream(
+                self.wrapped, messages, model_settings, model_request_parameters, run_context
+            ) as streamed:
+                if events is not None and run_context is not None:
+                    await events(run_context, streamed)
+                async for _ in streamed:
+                    pass
+            return streamed.get()
+
+        response: ModelResponse = await self._session.seam("model", self.wrapped.model_name, None, call)
+        yield CompletedStreamedResponse(
+            response, model_request_parameters=model_request_parameters, replay_events=events is None
         )
 
 
 class _Seams(AbstractCapability[Any]):
     """The capability agentrt adds to each run: model requests and function-tool calls as seams."""
 
-    def __init__(self, session: Session, run_id: str) -> None:
+    def __init__(self, session: Session, run_id: str, events: _Events | None) -> None:
         super().__init__()
         self._session = session
         self._run_id = run_id
+        self._events = events
 
     def get_wrapper_model(self, model: Model) -> Model | None:
-        return _SeamModel(model, self._session)
+        return _SeamModel(model, self._session, self._events)
 
     def get_default_run_id(self) -> str | None:
         return self._run_id
@@ -214,6 +278,7 @@ async def _program(options: _Options, request: PydanticAIInput, session: Session
     results: DeferredToolResults | None = None
     total = RunUsage()
     rounds = 0
+    events = _Events(session, options.event_stream_handler) if options.stream else None
     with ToolManager.parallel_execution_mode("sequential"):
         while True:
             run_id = f"{session.run_id}.{rounds}"
@@ -225,7 +290,8 @@ async def _program(options: _Options, request: PydanticAIInput, session: Session
                 usage_limits=options.usage_limits,
                 model_settings=options.model_settings,
                 conversation_id=session.run_id if history is None else None,
-                capabilities=[_Seams(session, run_id)],
+                capabilities=[_Seams(session, run_id, events)],
+                event_stream_handler=events,
             )
             total = total + result.usage
             if not isinstance(result.output, DeferredToolRequests):
@@ -244,6 +310,8 @@ def durable(
     deps: Callable[[Any], Any] | None = None,
     usage_limits: UsageLimits | None = None,
     model_settings: ModelSettings | None = None,
+    stream: bool = False,
+    event_stream_handler: EventStreamHandler[Any] | None = None,
 ) -> AgentrtAgent:
     """``agent`` as an agentrt agent: ``Runtime.start``, ``agentrt run MODULE:ATTR``, workers, serve.
 
@@ -253,15 +321,18 @@ def durable(
     (clients, connections: they are made again after a restart, never checkpointed).  Its output is
     :class:`PydanticAIOutput`.  ``usage_limits`` and ``model_settings`` are passed to every
     ``agent.run``.
+
+    ``stream=True`` streams every model request (pydantic-ai's ``request_stream``) and puts the run's
+    events on agentrt's durable event stream, as ``emit`` events of type ``pydantic_ai.<event_kind>``
+    (``part_start``, ``part_end``, ``function_tool_call``, ``function_tool_result``, ``final_result``...;
+    text deltas are not stored).  ``event_stream_handler`` (or the agent's own), called live with every
+    event, deltas included, implies it.  Each event is delivered once: a journaled call's events are
+    not produced again after a crash.
     """
     if not isinstance(agent, Agent):
         raise TypeError(f"agentrt.adapters.pydantic_ai.durable() takes a pydantic_ai.Agent, got {agent!r}")
-    if agent.event_stream_handler is not None:
-        raise ValueError(
-            f"agent {agent.name!r} has an event_stream_handler: streamed model requests are not journaled "
-            "by agentrt.adapters.pydantic_ai yet; build the agent without it"
-        )
-    options = _Options(agent, deps, usage_limits, model_settings)
+    handler = event_stream_handler or agent.event_stream_handler
+    options = _Options(agent, deps, usage_limits, model_settings, stream or handler is not None, handler)
 
     async def program(request: PydanticAIInput, session: Session) -> PydanticAIOutput:
         return await _program(options, request, session)
