@@ -10,7 +10,7 @@ import types
 
 from agentrt._codec._code_identity import code_digest, findable
 from agentrt._codec._format import FORMAT_VERSION
-from agentrt._codec._reduce import Unresolvable
+from agentrt._codec._reduce import CONST_FLOAT_IDS, Unresolvable
 
 __all__ = ["PROTOCOL", "CodeTable"]
 
@@ -54,6 +54,7 @@ class CodeTable:
             self.format_version = version
 
 
+#: every code named so far, held for good (so ids stay unique; see also ``CONST_FLOAT_IDS``)
 _IDENTITIES: dict[tuple[int, str], tuple[types.CodeType, tuple[str, str, str]]] = {}
 
 
@@ -61,7 +62,9 @@ def _identity(code: types.CodeType, module: str) -> tuple[str, str, str]:
     """The header entry for ``code``, after checking ``resolve_code`` will find it again.
 
     ``findable`` caches its positive answers per module object; the digest is cached
-    here, so a chain checkpointed again and again pays two dict lookups per frame.
+    here, so a chain checkpointed again and again pays two dict lookups per frame.  A code met
+    for the first time adds the ids of its float constants to ``CONST_FLOAT_IDS`` (valid for
+    good: ``_IDENTITIES`` keeps the code, so its constants, alive).
     """
     reason = findable(code, module)
     if reason is not None:
@@ -71,4 +74,5 @@ def _identity(code: types.CodeType, module: str) -> tuple[str, str, str]:
         return known[1]
     identity = (module, code.co_qualname, code_digest(code))
     _IDENTITIES[(id(code), module)] = (code, identity)
+    CONST_FLOAT_IDS.update(id(const) for const in code.co_consts if type(const) is float)
     return identity

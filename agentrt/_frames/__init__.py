@@ -566,6 +566,7 @@ class FrameObjects:
 
     name = "frame"
     types = tuple(KIND_OF_TYPE)
+    state_items_held = True  # every item of the state list is held by the frame too (a slot)
 
     def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]:
         if type(obj) is types.GeneratorType:
