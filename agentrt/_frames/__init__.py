@@ -325,19 +325,30 @@ def abandon(obj: Any) -> None:
     directly in locals, cells and the value stack; the objects are collected first
     and marked afterwards, because a marked frame can no longer be read.
     """
-    found: dict[int, Any] = {}
+    # id -> (object, its state word): the object is kept so that ids stay unique during the walk;
+    # the word (one ctypes view per object) is read for the lifecycle and written to mark it
+    found: dict[int, tuple[Any, Any]] = {}
+    paused = L.PAUSED_STATES
     todo = [obj]
     while todo:
-        current = _delegate_of(todo.pop())
+        current = todo.pop()
         tp = type(current)
-        if tp not in FrameObjects.types or id(current) in found:
+        if tp not in _FRAME_TYPES:
+            current = _delegate_of(current)
+            tp = type(current)
+            if tp not in _FRAME_TYPES:
+                continue
+        if id(current) in found:
             continue
         if tp is types.GeneratorType and is_trap(current):
             continue  # it holds only its payload, and closing it runs nothing but the trap's own code
-        found[id(current)] = current
-        if L.lifecycle(current) not in ("SUSPENDED", "CREATED"):
+        word = L.state_word(current)
+        found[id(current)] = (current, word)
+        if word.value not in paused:  # running, finished: nothing to follow, nothing to mark
             continue
-        held = L.held_objects(current)  # its slots and a few more objects (code, function, names)
+        # its slots and a few more objects (code, function, names), by its own traverse in C
+        # (L.held_objects; self_check verifies that every slot is among them)
+        held = gc.get_referents(current)
         # only the generator-like objects and cells among them, picked in C (most slots are neither)
         for value in itertools.compress(held, map(_HELD_TYPES.__contains__, map(type, held))):
             if type(value) is types.CellType:
@@ -345,10 +356,13 @@ def abandon(obj: Any) -> None:
             tp = type(value)
             if tp in _ABANDON_FOLLOWS and not (tp is types.GeneratorType and is_trap(value)):
                 todo.append(value)
-    for current in found.values():
-        L.mark_completed(current)
+    completed = L.FRAME_COMPLETED
+    for _current, word in found.values():
+        if word.value in paused:  # as mark_completed: only a suspended or created object
+            word.value = completed
 
 
+_FRAME_TYPES = frozenset(KIND_OF_TYPE)
 #: what ``abandon`` follows from a frame's slots (a suspend() trap excepted: see there)
 _ABANDON_FOLLOWS = frozenset({*KIND_OF_TYPE, ASEND_TYPE, ANEXT_TYPE})
 
