@@ -575,6 +575,23 @@ def _shape_bytes(
     return shape
 
 
+#: (id(code), kind, status, bound, null_mask, has_exc) -> (code, shape, record info text): the
+#: parts of a frame record that depend only on its shape, one lookup per checkpointed frame
+_RECORDS: dict[tuple[Any, ...], tuple[Any, bytes, str]] = {}
+
+
+def _record_parts(key: tuple[Any, ...], code: Any) -> tuple[Any, bytes, str]:
+    _, kind, status, bound, null_mask, has_exc = key
+    if len(_RECORDS) >= _MAX_SHAPES:
+        _RECORDS.clear()
+    parts = _RECORDS[key] = (
+        code,
+        _shape_bytes(int(kind), status, bound, null_mask, has_exc),
+        record_info_text(code, status),
+    )
+    return parts
+
+
 class FrameObjects:
     """Codec extension for coroutines, generators and async generators."""
 
@@ -589,7 +606,9 @@ class FrameObjects:
                 return STORED_AS, stored
         # Pickle asks again for an object it has not memoised yet only while encoding that
         # object's own constructor arguments: here, its closure cells reach back to it.
-        reducing: set[int] = ctx.__dict__.setdefault("frames_reducing", set())
+        reducing: set[int] | None = ctx.__dict__.get("frames_reducing")
+        if reducing is None:
+            reducing = ctx.__dict__["frames_reducing"] = set()
         if id(obj) in reducing:
             code = L.gen_code(obj)
             raise UnsupportedSuspension(
@@ -606,15 +625,14 @@ class FrameObjects:
                 (),
                 "",
             ), None
-        index = ctx.code_ref(state.code, state.module)
-        args = (
-            index,
-            _shape_bytes(
-                int(state.kind), state.status, state.bound_locals, state.null_mask, state.exc is not None
-            ),
-            state.cells,
-            record_info_text(state.code, state.status),  # names and site, for `agentrt upgrade` (_sites)
-        )
+        code = state.code
+        index = ctx.code_ref(code, state.module)
+        key = (id(code), state.kind, state.status, state.bound_locals, state.null_mask, state.exc is not None)
+        record = _RECORDS.get(key)
+        if record is None or record[0] is not code:
+            record = _record_parts(key, code)
+        # (code index, shape, cells, names and site for `agentrt upgrade` (_sites))
+        args = (index, record[1], state.cells, record[2])
         return args, [state.exc, *state.local_values, *state.stack_values]
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any:
