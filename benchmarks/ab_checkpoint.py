@@ -9,7 +9,8 @@ process per checkout, in alternating order, each timing the same operations on t
 agents (benchmarks/checkpoint_agents.py of its own checkout): ``m.get()``, ``Machine.set(blob)``
 + ``step`` of a signed blob (the default), the same of an unsigned blob with
 ``allow_unsigned=True``, and ``cloudpickle.dumps`` + ``loads`` of the live locals, for scenario
-(a) one frame with 20 locals and (b) a 5-deep chain.  A measure's value in a round is the median
+(a) one frame with 20 locals and (b) a 5-deep chain; a restored machine is dropped inside the
+timed loop (its cleanup is part of a restore).  A measure's value in a round is the median
 of its batches (gc disabled while timing; results freed after the clock stops); the report gives,
 per measure, the median over rounds for each checkout, the ratio this / base (median of the
 per-round ratios, with its spread), and each side's (get + set + step) / cloudpickle ratio.
@@ -73,15 +74,16 @@ for case, make in CASES:
     unsigned = m._signed_get(b"", ("checkpoint", None, None))
     values = live(m._coro)
     pickled = cloudpickle.dumps(values)
+    # the restored machine is dropped inside the timed loop: its cleanup (discard) is timed
     def set_step(blob=blob):
-        r = Machine.set(blob); r.step(1); return r
+        Machine.set(blob).step(1)
     def set_step_unsigned(blob=unsigned):
-        r = Machine.set(blob, allow_unsigned=True); r.step(1); return r
+        Machine.set(blob, allow_unsigned=True).step(1)
     out[case] = {
         "get": timed(m.get),
         "set_step": timed(set_step),
         "set_step_unsigned": timed(set_step_unsigned),
-        "cloudpickle": timed(lambda: cloudpickle.loads(cloudpickle.dumps(values))),
+        "cloudpickle": timed(lambda: None if cloudpickle.loads(cloudpickle.dumps(values)) else None),
     }
 print(json.dumps(out))
 """

@@ -6,11 +6,13 @@ asked for) and ``_encode`` (which imports ``_cloud`` then) do not import each ot
 
 from __future__ import annotations
 
+import sys
 import types
 
 from agentrt._codec._code_identity import code_digest, findable
 from agentrt._codec._format import FORMAT_VERSION
-from agentrt._codec._reduce import Unresolvable
+from agentrt._codec._reduce import CONST_FLOAT_IDS, Unresolvable
+from agentrt._codec._refs import imported_module
 
 __all__ = ["PROTOCOL", "CodeTable"]
 
@@ -54,21 +56,27 @@ class CodeTable:
             self.format_version = version
 
 
-_IDENTITIES: dict[tuple[int, str], tuple[types.CodeType, tuple[str, str, str]]] = {}
+#: every code named so far, with the module object it was found in, held for good (so ids stay
+#: unique; see also ``CONST_FLOAT_IDS``)
+_IDENTITIES: dict[tuple[int, str], tuple[types.CodeType, object, tuple[str, str, str]]] = {}
+_modules = sys.modules
 
 
 def _identity(code: types.CodeType, module: str) -> tuple[str, str, str]:
     """The header entry for ``code``, after checking ``resolve_code`` will find it again.
 
-    ``findable`` caches its positive answers per module object; the digest is cached
-    here, so a chain checkpointed again and again pays two dict lookups per frame.
+    ``findable``'s answer is remembered here with the entry, per (code, module object) as
+    ``findable`` itself remembers it, so a chain checkpointed again and again pays one dict
+    lookup per frame.  A code met for the first time adds the ids of its float constants to
+    ``CONST_FLOAT_IDS`` (valid for good: ``_IDENTITIES`` keeps the code, so its constants, alive).
     """
+    known = _IDENTITIES.get((id(code), module))
+    if known is not None and known[0] is code and known[1] is _modules.get(module):
+        return known[2]
     reason = findable(code, module)
     if reason is not None:
         raise Unresolvable(reason)
-    known = _IDENTITIES.get((id(code), module))
-    if known is not None and known[0] is code:
-        return known[1]
     identity = (module, code.co_qualname, code_digest(code))
-    _IDENTITIES[(id(code), module)] = (code, identity)
+    _IDENTITIES[(id(code), module)] = (code, imported_module(module), identity)
+    CONST_FLOAT_IDS.update(id(const) for const in code.co_consts if type(const) is float)
     return identity

@@ -15,6 +15,10 @@ Contract (both sides rely on it):
   ``(STORED_AS, (cls, value))`` instead writes the object as an instance of the
   ``@serializable`` class ``cls`` (no builtin base) whose state is ``value``, which
   decodes as such an instance: the frame engine stores a ``suspend()`` trap that way.
+* A list ``state`` may be written with some floats shared (``_reduce._share_floats``): a float
+  is shared when its reference count shows a holder besides the list.  An extension whose object
+  itself holds every item of its list state (a frame: its slots) says so with a class attribute
+  ``state_items_held = True``, so that the object's own reference is not taken for a second one.
 * ``create(ctx, *args)`` builds the object at load time.  It must validate its
   arguments and raise ``CorruptBlob`` / ``IncompatibleBlob`` for anything wrong.
 * ``set_state(ctx, obj, state)`` fills the object in.

@@ -18,6 +18,7 @@ import gc
 import re
 import types
 from collections.abc import Callable
+from sys import getrefcount
 from typing import Any, Protocol  # Any: the codec reduces any Python object
 
 from agentrt._codec import _class_paths, _pickled, _reopen, _wire
@@ -504,14 +505,32 @@ def reduce_extension(enc: EncodeState, ext: Extension, obj: Any) -> Any:
     if not extension_is_inert(ext):
         enc.flags |= FLAG_REFERENCING
     if type(state) is list:
-        positions = _share_floats(enc, state)
+        positions = _share_floats(enc, state, _alone_in(ext))
         if positions:
             return (_EXT, (ext.name, *args), (state, positions), None, None, _STATE)
     return (_EXT, (ext.name, *args), (state,), None, None, _STATE)
 
 
-def _share_floats(enc: EncodeState, state: list[Any]) -> tuple[int, ...] | None:
-    """Wrap each float of an extension's state in the encoder's one 1-tuple for that float object.
+_alone_of: dict[str, int] = {}
+#: ids of the float constants of every code object ``_codetable`` has named in a blob: it keeps
+#: those codes alive for good, so an id here is one float that a code's constants hold
+CONST_FLOAT_IDS: set[int] = set()
+
+
+def _alone_in(ext: Extension) -> int:
+    """The count ``_share_floats`` sees for a float of ``ext``'s state that nothing else in the process
+    holds: the state list's reference, plus one if the object itself holds each item of its state
+    (``Extension.state_items_held``: a frame holds its locals and stack values in its slots)."""
+    alone = _alone_of.get(ext.name)
+    if alone is None:
+        held = getattr(ext, "state_items_held", False) is True
+        alone = _alone_of[ext.name] = _HELD_BY_LIST_ONLY + held
+    return alone
+
+
+def _share_floats(enc: EncodeState, state: list[Any], alone: int) -> tuple[int, ...] | None:
+    """Wrap each float of an extension's state that something else may hold in the encoder's one
+    1-tuple for that float object.
 
     The C pickler writes floats without memoising them, so two locals bound to one float (in one
     frame, or a caller's and a callee's) would come back as two floats.  A tuple is memoised by C,
@@ -519,21 +538,51 @@ def _share_floats(enc: EncodeState, state: list[Any]) -> tuple[int, ...] | None:
     the wrapped floats travel beside the state, so the decoder unwraps them into one float
     (``_reconstruct._apply_extension``).  Returns those positions, or None if there are none.
 
-    Per checkpointed frame that holds floats, this is the one Python loop over its values (one
-    pass: find, wrap, record), so it is written for speed (benchmarks/instructions.py).
+    Only a float with a holder besides this list (and the object, see ``_alone_in``) can be bound
+    to a second name, so only those are wrapped: the float's reference count shows that holder
+    (``alone`` is the count of one without; ``_HELD_BY_LIST_ONLY`` measures it through this very
+    function).  A holder the blob does not carry (a global, a list, a cell) makes a wrap unneeded,
+    never wrong; the constants of a code object agentrt has named (``CONST_FLOAT_IDS``) are the
+    one holder recognised as such.  An earlier wrap of a float holds it (its box), so a float
+    wrapped once is wrapped at every later occurrence.
+
+    Per checkpointed frame that holds floats, this is the one Python loop over its values, so it
+    is written for speed (benchmarks/instructions.py): the float test first, the count only then.
     """
     if float not in map(type, state):  # C speed: most frames hold no float
         return None
-    boxes = enc.shared_floats  # float id -> its box, for this blob (a box keeps its float alive)
-    if boxes is None:
-        boxes = enc.shared_floats = {}
-    share = boxes.setdefault
-    positions = []
-    for i, value in enumerate(state):
-        if type(value) is float:
-            state[i] = share(id(value), (value,))
-            positions.append(i)
-    return tuple(positions)
+    positions = None
+    i = -1
+    for value in state:
+        i += 1
+        if type(value) is float and getrefcount(value) > alone:
+            if getrefcount(value) == alone + 1 and id(value) in CONST_FLOAT_IDS:
+                continue  # its one other holder is a code object's constants
+            boxes = enc.shared_floats  # float id -> its box, for this blob (it keeps its float alive)
+            if boxes is None:
+                boxes = enc.shared_floats = {}
+            state[i] = boxes.setdefault(id(value), (value,))
+            if positions is None:
+                positions = [i]
+            else:
+                positions.append(i)
+    return tuple(positions) if positions is not None else None
+
+
+class _Probe:
+    shared_floats: dict[int, tuple[float]] | None = None
+
+
+def _held_by_list_only() -> int:
+    """The count ``_share_floats`` sees for a float only its state list holds: measured through the
+    function itself (the interpreter's own temporary references are in it), never assumed."""
+    for alone in range(64):
+        if _share_floats(_Probe(), [float("0.5")], alone) is None:  # type: ignore[arg-type]  # a probe
+            return alone
+    raise RuntimeError("sys.getrefcount does not count references")  # pragma: no cover
+
+
+_HELD_BY_LIST_ONLY = _held_by_list_only()
 
 
 # --- dispatch -------------------------------------------------------------------------

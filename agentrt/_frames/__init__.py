@@ -358,19 +358,30 @@ def abandon(obj: Any) -> None:
     directly in locals, cells and the value stack; the objects are collected first
     and marked afterwards, because a marked frame can no longer be read.
     """
-    found: dict[int, Any] = {}
+    # id -> (object, its state word): the object is kept so that ids stay unique during the walk;
+    # the word (one ctypes view per object) is read for the lifecycle and written to mark it
+    found: dict[int, tuple[Any, Any]] = {}
+    paused = L.PAUSED_STATES
     todo = [obj]
     while todo:
-        current = _delegate_of(todo.pop())
+        current = todo.pop()
         tp = type(current)
-        if tp not in FrameObjects.types or id(current) in found:
+        if tp not in _FRAME_TYPES:
+            current = _delegate_of(current)
+            tp = type(current)
+            if tp not in _FRAME_TYPES:
+                continue
+        if id(current) in found:
             continue
         if tp is types.GeneratorType and is_trap(current):
             continue  # it holds only its payload, and closing it runs nothing but the trap's own code
-        found[id(current)] = current
-        if L.lifecycle(current) not in ("SUSPENDED", "CREATED"):
+        word = L.state_word(current)
+        found[id(current)] = (current, word)
+        if word.value not in paused:  # running, finished: nothing to follow, nothing to mark
             continue
-        held = L.held_objects(current)  # its slots and a few more objects (code, function, names)
+        # its slots and a few more objects (code, function, names), by its own traverse in C
+        # (L.held_objects; self_check verifies that every slot is among them)
+        held = gc.get_referents(current)
         # only the generator-like objects and cells among them, picked in C (most slots are neither)
         for value in itertools.compress(held, map(_HELD_TYPES.__contains__, map(type, held))):
             if type(value) is types.CellType:
@@ -378,10 +389,13 @@ def abandon(obj: Any) -> None:
             tp = type(value)
             if tp in _ABANDON_FOLLOWS and not (tp is types.GeneratorType and is_trap(value)):
                 todo.append(value)
-    for current in found.values():
-        L.mark_completed(current)
+    completed = L.FRAME_COMPLETED
+    for _current, word in found.values():
+        if word.value in paused:  # as mark_completed: only a suspended or created object
+            word.value = completed
 
 
+_FRAME_TYPES = frozenset(KIND_OF_TYPE)
 #: what ``abandon`` follows from a frame's slots (a suspend() trap excepted: see there)
 _ABANDON_FOLLOWS = frozenset({*KIND_OF_TYPE, ASEND_TYPE, ANEXT_TYPE})
 
@@ -594,11 +608,29 @@ def _shape_bytes(
     return shape
 
 
+#: (id(code), kind, status, bound, null_mask, has_exc) -> (code, shape, record info text): the
+#: parts of a frame record that depend only on its shape, one lookup per checkpointed frame
+_RECORDS: dict[tuple[Any, ...], tuple[Any, bytes, str]] = {}
+
+
+def _record_parts(key: tuple[Any, ...], code: Any) -> tuple[Any, bytes, str]:
+    _, kind, status, bound, null_mask, has_exc = key
+    if len(_RECORDS) >= _MAX_SHAPES:
+        _RECORDS.clear()
+    parts = _RECORDS[key] = (
+        code,
+        _shape_bytes(int(kind), status, bound, null_mask, has_exc),
+        record_info_text(code, status),
+    )
+    return parts
+
+
 class FrameObjects:
     """Codec extension for coroutines, generators and async generators."""
 
     name = "frame"
     types = tuple(KIND_OF_TYPE)
+    state_items_held = True  # every item of the state list is held by the frame too (a slot)
 
     def reduce(self, obj: Any, ctx: EncodeContext) -> tuple[tuple[Any, ...], Any]:
         if type(obj) is types.GeneratorType:
@@ -607,7 +639,9 @@ class FrameObjects:
                 return STORED_AS, stored
         # Pickle asks again for an object it has not memoised yet only while encoding that
         # object's own constructor arguments: here, its closure cells reach back to it.
-        reducing: set[int] = ctx.__dict__.setdefault("frames_reducing", set())
+        reducing: set[int] | None = ctx.__dict__.get("frames_reducing")
+        if reducing is None:
+            reducing = ctx.__dict__["frames_reducing"] = set()
         if id(obj) in reducing:
             code = L.gen_code(obj)
             raise UnsupportedSuspension(
@@ -624,15 +658,14 @@ class FrameObjects:
                 (),
                 "",
             ), None
-        index = ctx.code_ref(state.code, state.module)
-        args = (
-            index,
-            _shape_bytes(
-                int(state.kind), state.status, state.bound_locals, state.null_mask, state.exc is not None
-            ),
-            state.cells,
-            record_info_text(state.code, state.status),  # names and site, for `agentrt upgrade` (_sites)
-        )
+        code = state.code
+        index = ctx.code_ref(code, state.module)
+        key = (id(code), state.kind, state.status, state.bound_locals, state.null_mask, state.exc is not None)
+        record = _RECORDS.get(key)
+        if record is None or record[0] is not code:
+            record = _record_parts(key, code)
+        # (code index, shape, cells, names and site for `agentrt upgrade` (_sites))
+        args = (index, record[1], state.cells, record[2])
         return args, [state.exc, *state.local_values, *state.stack_values]
 
     def create(self, ctx: DecodeContext, *args: Any) -> Any:

@@ -70,6 +70,8 @@ UNCHECKED_LOADS = (
     frozenset({"LOAD_FAST", "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST"}) if PY312_PLUS else frozenset()
 )
 FRAME_COMPLETED = 1
+#: the states in which :func:`mark_completed` marks an object (CREATED or SUSPENDED)
+PAUSED_STATES = frozenset({FRAME_CREATED, *FRAME_SUSPENDED_STATES})
 # 3.13's ``bytecode`` accepts a cell or free variable as the argument of a local-slot op
 # (LOAD_FAST, STORE_FAST, LOAD_FAST_AND_CLEAR); 3.12's takes only a local's name.
 LOCAL_OPS_TAKE_CELLS = PY313_PLUS
@@ -139,6 +141,13 @@ def _iframe_address(gen: object) -> int:
 def frame_state(gen: object) -> int:
     """``gi_frame_state`` of a generator-like object."""
     return ctypes.c_int8.from_address(id(gen) + LAYOUT.frame_state_in_gen).value
+
+
+def state_word(gen: object) -> ctypes.c_int8:
+    """``gi_frame_state`` of a generator-like object as a ctypes view: read it, and write it with
+    :data:`FRAME_COMPLETED` where :func:`mark_completed` would (only while it is in
+    :data:`PAUSED_STATES`).  The view does not keep ``gen`` alive."""
+    return ctypes.c_int8.from_address(id(gen) + LAYOUT.frame_state_in_gen)
 
 
 # (frame, suspended, running) of a generator-like object, read by C getters: a suspended or

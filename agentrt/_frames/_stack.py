@@ -137,6 +137,11 @@ def _code(code: CodeType) -> _Code:
     instructions, index_of = _instructions(code)  # EXTENDED_ARG folded, as the liveness analysis does
     entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]  # exception_entries is not in typeshed
     handlers = tuple((e.start, e.end, e.target, e.depth, bool(e.lasti)) for e in entries)
+    # A float constant's instruction keeps its text (argrepr) but not the float: a cached reference
+    # to it would look like a second name bound to it to the encoder's float sharing (_reduce)
+    instructions = [
+        instr._replace(argval=None) if type(instr.argval) is float else instr for instr in instructions
+    ]
     result = _Code(tuple(instructions), index_of, handlers, code.co_consts)
     _CODES[code] = result
     return result
