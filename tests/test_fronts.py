@@ -18,12 +18,6 @@ PACKAGE = Path(agentrt.__file__).resolve().parent
 # Reaches still being moved behind a front: each entry is an importer's package and the private
 # module it reads.  The list only shrinks.
 PENDING: set[tuple[str, str]] = {
-    ("agentrt._cli", "agentrt._frames._migrate"),
-    ("agentrt._frames", "agentrt._codec._bounds"),
-    ("agentrt._frames", "agentrt._codec._code_identity"),
-    ("agentrt._frames", "agentrt._codec._extension"),
-    ("agentrt._frames", "agentrt._codec._refs"),
-    ("agentrt._frames", "agentrt._codec._serializable"),
     ("agentrt._runtime", "agentrt._codec._code_identity"),
     ("agentrt._runtime", "agentrt._codec._decode"),
     ("agentrt._runtime", "agentrt._codec._format"),
@@ -33,8 +27,6 @@ PENDING: set[tuple[str, str]] = {
     ("agentrt._runtime", "agentrt.llm._host"),
     ("agentrt._runtime", "agentrt.llm._needs"),
     ("agentrt._runtime", "agentrt.stores._identity"),
-    ("agentrt._upgrade", "agentrt._frames._migrate"),
-    ("agentrt.inspection", "agentrt._frames._migrate"),
 }
 
 

@@ -8,7 +8,7 @@ import sys
 
 from agentrt._cli.common import EXIT_OK, add_store_option, guarded, open_cli_store
 from agentrt._codec import short
-from agentrt._frames._migrate import Verdict
+from agentrt._frames import Verdict
 from agentrt._upgrade import RunReport, upgrade_store
 
 #: Exit status when some unfinished run is blocked or needs a migration (the deploy would strand it).

@@ -32,7 +32,7 @@ from typing import Any  # Any: cached analyses are marshal data of any shape
 
 import bytecode
 
-from agentrt._codec._code_identity import code_digest
+from agentrt._codec import code_digest
 
 __all__ = ["begin_deferred", "enabled", "end_deferred", "load", "store"]
 

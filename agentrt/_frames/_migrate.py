@@ -28,9 +28,9 @@ from typing import Any  # Any: frame records hold any Python object
 
 import attrs
 
-from agentrt._codec._extension import DecodeContext, Location
-from agentrt._frames import FrameObjects
+from agentrt._codec import DecodeContext, Location
 from agentrt._frames._capture import FINISHED, NOT_STARTED
+from agentrt._frames._engine import FrameObjects
 from agentrt._frames._liveness import Site, analyze
 from agentrt._frames._shape import record_fields
 from agentrt._frames._sites import RecordInfo, SiteRef, normalized, site_refs

@@ -26,7 +26,7 @@ import types
 from collections.abc import Callable
 from typing import Any  # Any: a payload is any value the blob can hold
 
-from agentrt._codec._serializable import is_serializable
+from agentrt._codec import is_serializable
 
 __all__ = [
     "STORED_TYPES",

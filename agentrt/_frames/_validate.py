@@ -35,8 +35,7 @@ import gc
 import types
 from typing import Any  # Any: restored frame state holds any Python object
 
-from agentrt._codec._refs import class_dict
-from agentrt._codec._serializable import is_serializable
+from agentrt._codec import class_dict, is_serializable
 from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
 from agentrt._frames._capture import Kind
 from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner

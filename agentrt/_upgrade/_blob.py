@@ -49,16 +49,17 @@ from agentrt._codec import apply_extension as _apply_extension
 from agentrt._codec import codes_by_qualname as _index
 from agentrt._codec import unpickle_payload as _unpickle
 from agentrt._context import split_root
-from agentrt._frames import abandon, restored_pending
-from agentrt._frames._migrate import (
+from agentrt._frames import (
     FrameMigration,
-    FrameRecord,
     MigratingFrames,
     Move,
     MovedFrame,
     Verdict,
+    abandon,
     plan_move,
+    restored_pending,
 )
+from agentrt._frames import ParsedFrameRecord as FrameRecord
 from agentrt._upgrade._registry import Migration, find_migration
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob
 from agentrt.keys import Keyring, project_keyring

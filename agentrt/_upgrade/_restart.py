@@ -35,7 +35,8 @@ from typing import Any  # Any: pending summaries are JSON
 import attrs
 
 from agentrt._codec import CodeIdentity
-from agentrt._frames._migrate import FrameRecord, MovedFrame, Verdict
+from agentrt._frames import MovedFrame, Verdict
+from agentrt._frames import ParsedFrameRecord as FrameRecord
 from agentrt._runtime.encoding import checkpoint_bind, decode_result, encode_result
 from agentrt._runtime.history import newest_digest
 from agentrt._upgrade._blob import BlobReport, RestartNeed, frame_records, judge, migrate

@@ -26,7 +26,7 @@ from typing import Any  # Any: JSON documents
 import attrs
 
 from agentrt._codec import code_requirement, short, unpack
-from agentrt._frames._migrate import MovedFrame, Verdict
+from agentrt._frames import MovedFrame, Verdict
 from agentrt._runtime.encoding import checkpoint_bind, seal_for
 from agentrt._runtime.history import check_chain, check_history, predecessor
 from agentrt._sdk.agent import load_agent

@@ -20,7 +20,7 @@ from typing import Any  # Any: JSON documents
 
 import attrs
 
-from agentrt._frames._migrate import FrameRecord
+from agentrt._frames import ParsedFrameRecord as FrameRecord
 from agentrt._upgrade import frame_records
 from agentrt.exceptions import CheckpointNotFound
 from agentrt.inspection._model import Dump, FrameView, UpgradeFrame, UpgradeView

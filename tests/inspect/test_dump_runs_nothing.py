@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrt import _frames
+from agentrt._frames import _engine as _frames  # the engine: what a dump must not call
 from tests.cli.helpers import cli
 from tests.inspect.golden_tools import BLOBS, REPO, dump_args, golden_dir, normalize, run_cli
 

@@ -323,7 +323,8 @@ def test_a_frame_record_missing_a_local_the_code_reads_unchecked_is_refused():
 
 
 def test_an_unstarted_frame_record_must_bind_every_argument():
-    from agentrt._frames import NOT_STARTED, _plan
+    from agentrt._frames import NOT_STARTED
+    from agentrt._frames._engine import _plan
 
     code = agents.add_later.__code__
     assert _plan(code, 0, NOT_STARTED, (0, 1), (), False)

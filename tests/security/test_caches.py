@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-import agentrt._frames as frames
+import agentrt._frames._engine as frames
 from agentrt._codec import dumps
 from agentrt._frames import _capture, _diskcache, _resume
 from agentrt.exceptions import CorruptBlob
