@@ -113,6 +113,8 @@ class Driver:
         self._background: set[asyncio.Task[Any]] = set()
         self._scheduling: dict[str, asyncio.Future[None]] = {}  # run id -> its schedule() under way
         self._soon: set[str] = set()  # runs schedule_soon() was asked to start
+        self._parking: set[str] = set()  # runs whose driver is storing them as waiting
+        self._woken: set[str] = set()  # ... and got a result meanwhile
         self.closed = False
 
     # ------------------------------------------------------------------ what the dispatcher needs
@@ -179,6 +181,11 @@ class Driver:
                 self._soon.discard(run_id)
 
         self.spawn(schedule())
+
+    @property
+    def idle(self) -> bool:
+        """Whether nothing is driven, started, delivered or timed here (what ``settle`` waits for)."""
+        return not (self.drivers or self._background or self._soon or self.dispatcher.timers_armed)
 
     @property
     def driving(self) -> int:
@@ -251,6 +258,8 @@ class Driver:
         """Journal a result that arrived from outside a driver (child run, timer) and wake the run."""
         if not await self.io(self.store.put_result, run_id, seq, idx, ok, blob):
             return
+        if run_id in self._parking:  # its driver is storing it as waiting: it looks again once out
+            self._woken.add(run_id)
         live = self.lives.get(run_id)
         if live is not None and live.seq == seq and idx not in live.results:
             live.results[idx] = decode_result(self.store, run_id, seq, idx, ok, blob)
@@ -291,12 +300,12 @@ class Driver:
             stepper = self.stepper
             command: Command | None = None
             while True:
-                if time.monotonic() >= slice_end:  # steps whose calls never waited: let the loop run
-                    await asyncio.sleep(0)
-                    slice_end = time.monotonic() + SLICE_SECONDS
-                if live.lease_lost is not None:
-                    raise live.lease_lost
-                if command is None:
+                if command is None:  # never between a decision and its doing: nothing may land between
+                    if time.monotonic() >= slice_end:  # steps whose calls never waited: let the loop run
+                        await asyncio.sleep(0)
+                        slice_end = time.monotonic() + SLICE_SECONDS
+                    if live.lease_lost is not None:
+                        raise live.lease_lost
                     command = stepper.activate(live, time.time())
                 if type(command) is Dispatch:
                     if command.direct:  # the common step: one tool call
@@ -336,10 +345,15 @@ class Driver:
             self._evict(live)
         finally:
             self.drivers.pop(run_id, None)
+            self._parking.discard(run_id)
+            woken = run_id in self._woken
+            self._woken.discard(run_id)
             again = self._readopt.pop(run_id, None)
             if again is not None and not self.closed:
                 self.lives.pop(run_id, None)
                 self.adopt(*again)
+            elif woken and not self.closed:
+                self.schedule_soon(run_id)
             self.touch()
 
     async def _end(self, live: LiveRun, command: Command) -> bool:
@@ -629,7 +643,9 @@ class Driver:
         self.touch()
 
     async def _park(self, live: LiveRun, command: Park) -> None:
-        """The run waits on something that is not a tool call: store it, drop it from memory."""
+        """The run waits on something that is not a tool call: store it, drop it from memory.  A result
+        delivered while this is written (the writes are off the loop) wakes it again once it is out."""
+        self._parking.add(live.run_id)
         await self._journal_deferred(live)
         await self.io(
             self.store.set_waiting,

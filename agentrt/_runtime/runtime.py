@@ -552,7 +552,7 @@ class Runtime:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             rec = await self._read(run_id)
-            if rec.finished or (not self.driver.drivers and not self.driver.dispatcher.timers_armed):
+            if rec.finished or self.driver.idle:
                 await self._settled(run_id)
                 return rec
             await self._wait_change(deadline)
