@@ -551,11 +551,13 @@ class Runtime:
         self._ensure_started()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            rec = await self._read(run_id)
-            if rec.finished or self.driver.idle:
+            changed, idle = self._changed, self.driver.idle
+            rec = await self._read(run_id)  # off the loop: runs may move meanwhile
+            if rec.finished or (idle and self.driver.idle and self._changed is changed):
                 await self._settled(run_id)
                 return rec
-            await self._wait_change(deadline)
+            if self._changed is changed or (deadline is not None and time.monotonic() >= deadline):
+                await self._wait_change(deadline)
 
     async def _wait_change(self, deadline: float | None) -> None:
         assert self._changed is not None
