@@ -35,10 +35,7 @@ pickle with their fields (keyword-only or computed messages would not).
 from __future__ import annotations
 
 import datetime
-from typing import TYPE_CHECKING, Any  # Any: errors carry user values and pickle themselves
-
-if TYPE_CHECKING:
-    from agentrt._sdk.llm import Usage
+from typing import Any  # Any: errors carry user values and pickle themselves
 
 __all__ = [
     "AdapterDiverged",
@@ -772,7 +769,7 @@ class ModelAnswerError(ModelError):
         finish_reason: str | None = None,
         message: str = "",
         *,
-        usage: Usage | None = None,
+        usage: Any = None,  # an agentrt.llm.Usage: not imported, this module imports nothing of agentrt
     ) -> None:
         self.src = src
         self.text = text
@@ -791,7 +788,7 @@ class ModelAnswerError(ModelError):
 
 
 def _rebuild_answer_error(
-    cls: type[ModelAnswerError], src: str, text: str, finish_reason: str, message: str, usage: Usage | None
+    cls: type[ModelAnswerError], src: str, text: str, finish_reason: str, message: str, usage: Any
 ) -> ModelAnswerError:
     """Unpickle a :class:`ModelAnswerError` (``usage`` is keyword-only)."""
     return cls(src, text, finish_reason, message, usage=usage)

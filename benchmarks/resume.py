@@ -327,7 +327,7 @@ def bench_agentrt_memory(runs: int, work: Path) -> dict[str, Any]:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
-                if all(store.get_run(i).seq >= 3 for i in ids) and (hang or not rt._drivers):
+                if all(store.get_run(i).seq >= 3 for i in ids) and (hang or not rt.driver.drivers):
                     break
             gc.collect()
             after = tracemalloc.take_snapshot()

@@ -350,9 +350,9 @@ _PARTS = {
 
 def _instruction_worker(row: str, n: int) -> None:
     """One row's run with ``n`` calls (the driver run under callgrind)."""
-    import agentrt._runtime.runtime as runtime
+    import agentrt._runtime.driver as driver
 
-    runtime.SLICE_SECONDS = 3600.0  # valgrind is ~50x slower: yield as rarely as a normal run does
+    driver.SLICE_SECONDS = 3600.0  # valgrind is ~50x slower: yield as rarely as a normal run does
     with tempfile.TemporaryDirectory(prefix="agentrt-step-") as tmp:
         work = Path(tmp)
         asyncio.run(_agentrt_run(work / "warm.db", 3, row == "sync", "NORMAL", None, row == "inline"))

@@ -69,19 +69,24 @@ SPEC = "workers_agents:chain"
 BENCH_KEY = "benchmark-key-926f08afae1f31d412721b54c740579e48331b295778bd07a10b289474186411"
 
 
-def env() -> dict[str, str]:
+#: Runs each worker drives at once (``--concurrency``).
+CONCURRENCY = {"n": 32}
+
+
+def env(root: Path = ROOT) -> dict[str, str]:
+    """The workers' environment; ``root``: the checkout whose ``agentrt`` they import (``--baseline``)."""
     out = dict(os.environ)
-    out["PYTHONPATH"] = os.pathsep.join([str(HERE), str(ROOT), out.get("PYTHONPATH", "")])
+    out["PYTHONPATH"] = os.pathsep.join([str(HERE), str(root), out.get("PYTHONPATH", "")])
     out.setdefault("AGENTRT_BLOB_KEY", BENCH_KEY)
     out["AGENTRT_LEASE_SECONDS"] = "5"
     return out
 
 
-def worker(store: str, poll: float = 5.0) -> subprocess.Popen[bytes]:
+def worker(store: str, poll: float = 5.0, root: Path = ROOT) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "agentrt", "worker", "--store", store, "--concurrency", "32",
+        [sys.executable, "-m", "agentrt", "worker", "--store", store, "--concurrency", str(CONCURRENCY["n"]),
          "--poll-seconds", str(poll), "--log-format", "none"],
-        env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env(root), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
 
 
@@ -168,13 +173,19 @@ def add_counts(out: dict[str, Any], before: tuple[int, int], after: tuple[int, i
 
 
 def throughput(
-    store_url: str, n_workers: int, runs: int, steps: int, counter: PgCounter | None = None
+    store_url: str,
+    n_workers: int,
+    runs: int,
+    steps: int,
+    counter: PgCounter | None = None,
+    root: Path = ROOT,
+    label: str = "",
 ) -> dict[str, Any]:
     store = open_store(store_url)
     postgres = store_url.startswith("postgresql://")
     try:
         prefix = f"w{n_workers}-{time.time_ns()}-"
-        procs = [worker(store_url) for _ in range(n_workers)]
+        procs = [worker(store_url, root=root) for _ in range(n_workers)]
         time.sleep(3.0)  # the workers are up and idle: process start-up is not measured
         if postgres:
             import psycopg
@@ -202,7 +213,9 @@ def throughput(
                 poller.close()
         done = [r for r in store.list_runs(status="completed") if r.run_id.startswith(prefix)]
         assert len(done) == runs and all(r.output == {"n": steps} for r in done)
-        out = row("agentrt-postgres" if postgres else "agentrt-sqlite", n_workers, runs, steps, seconds)
+        system = ("agentrt-postgres" if postgres else "agentrt-sqlite") + label
+        out = row(system, n_workers, runs, steps, seconds)
+        out["concurrency"] = CONCURRENCY["n"]
         if counter:
             add_counts(out, before, after, polls)
         return out
@@ -420,7 +433,7 @@ def merge_throughput(rows: list[dict[str, Any]]) -> dict[str, Any]:
             out[key] = round(cell["median"], 2)
             if key in ("runs_per_s", "durable_steps_per_s"):
                 out[f"{key}_spread"] = cell
-    out["durability"] = DURABILITY.get(out["system"], "")
+    out["durability"] = DURABILITY.get(out["system"].split("@")[0], "")
     return out
 
 
@@ -460,7 +473,7 @@ def table(results: dict[str, Any]) -> str:
     ]
     for r in results["throughput"]:
         lines.append(
-            f"| {r['system']} | {DURABILITY.get(r['system'], '')} | {r['workers']} | "
+            f"| {r['system']} | {DURABILITY.get(r['system'].split('@')[0], '')} | {r['workers']} | "
             f"{_cell(r, 'runs_per_s')} | "
             f"{_cell(r, 'durable_steps_per_s')} | {r.get('statements_per_step', '')} | "
             f"{r.get('transactions_per_step', '')} |"
@@ -508,12 +521,33 @@ def main() -> int:
         default="sqlite,postgres,dbos",
         help="comma-separated: sqlite (agentrt), postgres (agentrt), dbos (default: all three)",
     )
+    parser.add_argument(
+        "--workers", default=None, help="comma-separated worker counts per point (default 1,2,4; quick 1)"
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=32, help="runs each worker drives at once (default 32)"
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also run agentrt's points with the agentrt package of DIR (e.g. an exported older commit), "
+        "labelled @baseline, interleaved on the same server: a before/after in one run",
+    )
+    parser.add_argument("--no-recovery", action="store_true", help="throughput points only")
     args = parser.parse_args()
     systems = set(args.systems.split(","))
     runs, steps = (20, 3) if args.quick else (400, 10)
     runs = args.runs or runs
     rounds = args.rounds or (1 if args.quick else 3)
     fleet = (1,) if args.quick else (1, 2, 4)
+    if args.workers:
+        fleet = tuple(int(n) for n in args.workers.split(","))
+    CONCURRENCY["n"] = args.concurrency
+    variants: list[tuple[Path, str]] = [(ROOT, "")]
+    if args.baseline is not None:
+        variants.append((args.baseline.resolve(), "@baseline"))
     command = " ".join(["python benchmarks/workers.py", *sys.argv[1:]])
     results: dict[str, Any] = {
         "python": sys.version.split()[0], "cores": os.cpu_count(), "runs": runs, "steps": steps,
@@ -528,8 +562,16 @@ def main() -> int:
         sqlite_url = f"sqlite:///{tmp}/bench.db"
         if "sqlite" in systems or args.quick:
             for n in fleet:
-                points.append((("agentrt-sqlite", n), lambda n=n: throughput(sqlite_url, n, runs, steps)))
-            if not args.quick:
+                for root, label in variants:
+                    points.append(
+                        (
+                            ("agentrt-sqlite" + label, n),
+                            lambda n=n, root=root, label=label: throughput(
+                                sqlite_url, n, runs, steps, root=root, label=label
+                            ),
+                        )
+                    )
+            if not args.quick and not args.no_recovery:
                 for poll in (5.0, 1.0):
                     recoveries.append(
                         (("agentrt-sqlite", f"{poll}"), lambda poll=poll: recovery(sqlite_url, poll))
@@ -548,7 +590,9 @@ def main() -> int:
                 except (FileNotFoundError, RuntimeError) as exc:
                     print(f"PostgreSQL skipped: {exc}", file=sys.stderr)
             if admin:
-                postgres(admin, runs, steps, results, systems, fleet, points, recoveries, stack)
+                postgres(admin, runs, steps, results, systems, fleet, points, recoveries, stack, variants)
+                if args.no_recovery:
+                    recoveries.clear()
         samples: dict[Any, list[dict[str, Any]]] = {}
         for r in range(rounds):
             shift = r % len(points) if points else 0
@@ -562,7 +606,9 @@ def main() -> int:
         results["throughput"] = [merge_throughput(samples["t", key]) for key, _ in points]
         results["recovery"] = [merge_recovery(samples["r", key]) for key, _ in recoveries]
     results["table"] = table(results)
-    name = "workers-quick" if args.quick else "workers" if len(systems) == 3 else "workers-partial"
+    complete = len(systems) == 3 and args.baseline is None and not args.workers and not args.no_recovery
+    complete = complete and args.concurrency == 32
+    name = "workers-quick" if args.quick else "workers" if complete else "workers-partial"
     path = _env.results_dir() / f"{name}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
     print(results["table"])
@@ -588,6 +634,7 @@ def postgres(
     points: list[tuple[tuple[str, int], Callable[[], dict[str, Any]]]],
     recoveries: list[tuple[tuple[str, str], Callable[[], dict[str, Any]]]],
     stack: contextlib.ExitStack,
+    variants: list[tuple[Path, str]],
 ) -> None:
     """Add the PostgreSQL points (agentrt, then DBOS on the same cluster) to ``points``."""
     from tests import pgcluster
@@ -597,7 +644,15 @@ def postgres(
         counter = PgCounter(admin, url)
         stack.callback(counter.close)
         for n in fleet:
-            points.append((("agentrt-postgres", n), lambda n=n: throughput(url, n, runs, steps, counter)))
+            for root, label in variants:
+                points.append(
+                    (
+                        ("agentrt-postgres" + label, n),
+                        lambda n=n, root=root, label=label: throughput(
+                            url, n, runs, steps, counter, root=root, label=label
+                        ),
+                    )
+                )
         for poll in (5.0, 1.0):
             recoveries.append((("agentrt-postgres", f"{poll}"), lambda poll=poll: recovery(url, poll)))
     if "dbos" not in systems:

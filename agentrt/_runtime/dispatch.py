@@ -14,7 +14,10 @@ Four kinds of work, one per request kind the runtime itself performs:
 journaled (run, seq, idx) before it is handed to the live run, so what the
 agent receives is what a restart would deliver: the journaled copy.
 
-The dispatcher knows the runtime only through :class:`DispatchHost`.
+There is one table of request kinds, each with one handler (:meth:`Dispatcher.dispatch`); a kind
+without one is an error, never silently ignored.  The dispatcher knows the runtime only through
+:class:`DispatchHost`, and reaches the store only through the host's I/O seam
+(:class:`~agentrt._runtime.storeio.StoreIO`).
 """
 
 from __future__ import annotations
@@ -23,18 +26,19 @@ import asyncio
 import contextvars
 import functools
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Protocol  # Any: a tool's arguments and result are the user's values
 
 from agentrt._runtime.encoding import decode_result, encode_result, encode_result_with_copy
 from agentrt._runtime.observation import Observation
 from agentrt._runtime.pending import child_run_id, idempotency_key, members
 from agentrt._runtime.state import LiveRun
+from agentrt._runtime.storeio import StoreIO
 from agentrt._runtime.threads import ToolThreads
 from agentrt._runtime.tool_context import InContext, tool_context
 from agentrt._sdk.agent import Agent
 from agentrt._sdk.llm import ModelCall
-from agentrt._sdk.requests import ChildRun, Gather, Sleep, ToolCall
+from agentrt._sdk.requests import Ask, ChildRun, Gather, Sleep, ToolCall
 from agentrt._sdk.schema import to_jsonable
 from agentrt._sdk.tools import IDEMPOTENCY_PARAM, Tool
 from agentrt.exceptions import ModelCallBudgetExceeded, SchemaError, ToolError
@@ -49,15 +53,20 @@ class DispatchHost(Protocol):
     """What the dispatcher needs from the runtime that owns it."""
 
     store: Store
+    #: Every store call goes through it (never on the event loop).
+    io: StoreIO
     observation: Observation
     #: Agent spec -> how many of its runs may be driven at once across the store's workers.
-    agent_limits: dict[str, int]
+    agent_limits: Mapping[str, int]
 
-    def schedule(self, run_id: str) -> None:
+    async def schedule(self, run_id: str) -> None:
         """Make sure ``run_id`` is driven (a new or resumed child run)."""
 
-    def deliver(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> None:
+    async def deliver(self, run_id: str, seq: int, idx: int, ok: bool, blob: bytes) -> None:
         """Journal a result that arrived from outside a driver and wake the run."""
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run ``coro`` as a task the host cancels when it closes (a timer's delivery)."""
 
     def touch(self) -> None:
         """Wake whoever waits for a change (``wait``, ``settle``)."""
@@ -111,6 +120,14 @@ class Dispatcher:
         self.max_model_calls = max_model_calls
         self._pool = ToolThreads(max_workers, thread_name_prefix="agentrt-tool")
         self._timers: dict[tuple[str, int, int], asyncio.TimerHandle] = {}
+        #: The table of request kinds: each kind the runtime carries out, and its one handler.
+        self._handlers: dict[type, Callable[[LiveRun, int, Any, bool], Awaitable[None]]] = {
+            ToolCall: self._start_tool,
+            ModelCall: self._start_model,
+            ChildRun: self._start_child,
+            Sleep: self._arm_timer,
+            Ask: self._await_reply,
+        }
         #: whether the store journals a result in the transaction of the next checkpoint
         self._defers = Capability.JOURNAL_WITH_CHECKPOINT in capabilities(host.store)
 
@@ -126,34 +143,37 @@ class Dispatcher:
         self._timers.clear()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def dispatch(self, live: LiveRun) -> None:
+    def handler(self, request: object) -> Callable[[LiveRun, int, Any, bool], Awaitable[None]]:
+        """The handler of ``request``'s kind (looked up along its classes); ``TypeError`` if none."""
+        for cls in type(request).__mro__:
+            handler = self._handlers.get(cls)
+            if handler is not None:
+                return handler
+        else:
+            raise TypeError(
+                f"agentrt cannot carry out a {type(request).__name__} request ({request!r}): no handler "
+                f"in the dispatcher's table ({', '.join(sorted(k.__name__ for k in self._handlers))})"
+            )
+
+    async def dispatch(self, live: LiveRun) -> None:
         """Start whatever the run's pending request needs that is neither answered nor in flight."""
         gather = isinstance(live.payload, Gather)
         for idx, request in enumerate(members(live.payload)):
             if idx in live.results or idx in live.inflight:
                 continue
-            if isinstance(request, ToolCall):
-                key = idempotency_key(live.run_id, live.seq, idx, gather)
-                task = start_task(self._call_tool(live, live.seq, idx, request, key))
-                if not task.done():  # a call that finished at once is journaled already: nothing in flight
-                    live.inflight[idx] = task
-            elif isinstance(request, ChildRun):
-                self._start_child(live, idx, request, gather)
-            elif isinstance(request, ModelCall):
-                live.inflight[idx] = asyncio.ensure_future(self._call_model(live, live.seq, idx, request))
-            elif isinstance(request, Sleep):
-                self._arm_timer(live.run_id, live.seq, idx, request)
-            # Ask: nothing to dispatch; the run waits for reply()
+            await self.handler(request)(live, idx, request, gather)
 
-    def calls_directly(self, live: LiveRun) -> bool:
-        """Whether the run waits on one tool call that its driver may make itself (:meth:`call`):
-        no gather, no deadline to throw while it runs, not answered or started yet."""
-        return (
-            type(live.payload) is ToolCall
-            and live.deadline is None
-            and 0 not in live.results
-            and 0 not in live.inflight
-        )
+    async def _start_tool(self, live: LiveRun, idx: int, request: ToolCall, gather: bool) -> None:
+        key = idempotency_key(live.run_id, live.seq, idx, gather)
+        task = start_task(self._call_tool(live, live.seq, idx, request, key))
+        if not task.done():  # a call that finished at once is journaled already: nothing in flight
+            live.inflight[idx] = task
+
+    async def _start_model(self, live: LiveRun, idx: int, request: ModelCall, gather: bool) -> None:
+        live.inflight[idx] = asyncio.ensure_future(self._call_model(live, live.seq, idx, request))
+
+    async def _await_reply(self, live: LiveRun, idx: int, request: Ask, gather: bool) -> None:
+        """Nothing to dispatch: the run waits for ``Runtime.reply``."""
 
     async def call(self, live: LiveRun) -> None:
         """Make the run's one tool call in its driver's task, and journal it: no task of its own and
@@ -174,7 +194,7 @@ class Dispatcher:
 
     # ------------------------------------------------------------------ journal
 
-    def journal(
+    async def journal(
         self, live: LiveRun, seq: int, idx: int, ok: bool, value: Any, usage: dict[str, int] | None = None
     ) -> None:
         """Journal the result of member ``idx`` at ``seq``, then hand the journaled copy to the live run."""
@@ -197,8 +217,16 @@ class Dispatcher:
             live.results[idx] = copy or decode_result(store, live.run_id, seq, idx, ok, blob)
             return
         try:
-            new = self.host.store.put_result(
-                live.run_id, seq, idx, ok, blob, usage, owner=self.host.owner, epoch=live.epoch
+            new = await self.host.io(
+                store.put_result,
+                live.run_id,
+                seq,
+                idx,
+                ok,
+                blob,
+                usage,
+                owner=self.host.owner,
+                epoch=live.epoch,
             )
         except LeaseLost as exc:  # another worker drives the run now: this result must not land
             live.lease_lost = exc
@@ -206,7 +234,7 @@ class Dispatcher:
         if not new:
             # A result is journaled already (written by an earlier driver before it lost the run):
             # go on with that one, never run the call again.
-            stored = self.host.store.get_results(live.run_id, seq).get(idx)
+            stored = (await self.host.io(store.get_results, live.run_id, seq)).get(idx)
             if stored is not None and live.seq == seq:
                 live.results[idx] = decode_result(store, live.run_id, seq, idx, *stored)
             return
@@ -263,7 +291,7 @@ class Dispatcher:
                 seconds=round(time.monotonic() - started, 6),  # to the microsecond: shorter to write
                 **failure,
             )
-            self.journal(live, seq, idx, ok, value)
+            await self.journal(live, seq, idx, ok, value)
         finally:
             if live.inflight.get(idx) is asyncio.current_task():
                 del live.inflight[idx]
@@ -331,7 +359,7 @@ class Dispatcher:
                 **({} if outcome.ok else {"error": f"{type(outcome.value).__name__}: {outcome.value}"}),
             )
             delta = {"model_calls": outcome.calls, **spent} if outcome.calls else None
-            self.journal(live, seq, idx, outcome.ok, outcome.value, delta)
+            await self.journal(live, seq, idx, outcome.ok, outcome.value, delta)
         finally:
             live.model_calls -= made
             if live.inflight.get(idx) is asyncio.current_task():
@@ -387,24 +415,25 @@ class Dispatcher:
 
     # ------------------------------------------------------------------ child runs
 
-    def _start_child(self, live: LiveRun, idx: int, request: ChildRun, gather: bool) -> None:
+    async def _start_child(self, live: LiveRun, idx: int, request: ChildRun, gather: bool) -> None:
         host = self.host
         seq = live.seq
         child_agent = live.agent.tools.get(request.name)
         if not isinstance(child_agent, Agent):
             exc = ToolError("LookupError", f"agent {live.agent.name!r} has no sub-agent {request.name!r}")
-            self.journal(live, seq, idx, False, exc)
+            await self.journal(live, seq, idx, False, exc)
             return
         child_id = child_run_id(live.run_id, seq, idx, gather)
-        rec = host.store.get_run(child_id)
+        rec = await host.io(host.store.get_run, child_id)
         if rec is None:
             try:
                 value = child_agent.convert_input(request.kwargs)
             except SchemaError as exc:
-                self.journal(live, seq, idx, False, exc)
+                await self.journal(live, seq, idx, False, exc)
                 return
             spec = host.register_agent(child_agent)
-            host.store.create_run(
+            await host.io(
+                host.store.create_run,
                 NewRun(
                     child_id,
                     spec,
@@ -415,34 +444,39 @@ class Dispatcher:
                     # A limited agent's sub-runs wait for a claim (which counts that agent's runs).
                     status="queued" if spec in host.agent_limits else "running",
                     deadline=live.deadline,  # a sub-run ends no later than its parent
-                )
+                ),
             )
             host.observation.emit("child_started", child_id, parent=live.run_id, agent=child_agent.name)
-            host.schedule(child_id)
+            await host.schedule(child_id)
         elif rec.status == "completed":
-            self.journal(live, seq, idx, True, child_agent.convert_output(rec.output))
+            await self.journal(live, seq, idx, True, child_agent.convert_output(rec.output))
         elif rec.status in ("failed", "cancelled"):
-            self.journal(live, seq, idx, False, host.failure(rec))
+            await self.journal(live, seq, idx, False, host.failure(rec))
         else:
             host.register_agent(child_agent, rec.agent)
-            host.schedule(child_id)
+            await host.schedule(child_id)
 
     # ------------------------------------------------------------------ timers
 
-    def _arm_timer(self, run_id: str, seq: int, idx: int, request: Sleep) -> None:
-        key = (run_id, seq, idx)
+    async def _arm_timer(self, live: LiveRun, idx: int, request: Sleep, gather: bool) -> None:
+        key = (live.run_id, live.seq, idx)
         if key in self._timers:
             return
         delay = request.until - time.time()
-        if delay <= 0:
-            self._timer_fired(key)
+        if delay <= 0:  # due already: delivered before the driver decides to park
+            await self._deliver_timer(key)
             return
         self._timers[key] = asyncio.get_running_loop().call_later(delay, self._timer_fired, key)
 
     def _timer_fired(self, key: tuple[str, int, int]) -> None:
         self._timers.pop(key, None)
+        self.host.spawn(self._deliver_timer(key))
+
+    async def _deliver_timer(self, key: tuple[str, int, int]) -> None:
         run_id, seq, idx = key
-        self.host.deliver(
-            run_id, seq, idx, True, encode_result(self.host.store, run_id, seq, idx, True, None)
-        )
-        self.host.touch()
+        try:
+            await self.host.deliver(
+                run_id, seq, idx, True, encode_result(self.host.store, run_id, seq, idx, True, None)
+            )
+        finally:
+            self.host.touch()

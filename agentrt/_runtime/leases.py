@@ -9,14 +9,18 @@ then refuses the old owner's writes (:class:`~agentrt.stores.base.LeaseLost`).
 
 Giving back or renewing can fail when the store is in trouble; that is not the
 run's failure (the lease simply expires), so it is logged, not raised.
+
+The methods here are synchronous store calls: the runtime makes them through its I/O seam
+(``await io(leases.acquire, run_id)``, :mod:`agentrt._runtime.storeio`), never on the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
+from agentrt._runtime.storeio import StoreIO
 from agentrt.stores.base import RunRecord, Store, make_owner
 
 __all__ = ["Leases"]
@@ -55,7 +59,10 @@ class Leases:
         return max(self.seconds / 3, 0.05)
 
     async def renew_forever(
-        self, held: Callable[[], list[str]], on_tick: Callable[[], None] | None = None
+        self,
+        io: StoreIO,
+        held: Callable[[], list[str]],
+        on_tick: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """Renew the leases of the runs ``held()`` returns, until cancelled; ``on_tick`` is called
         at every interval too (a worker's registry heartbeat; it handles its own errors).
@@ -67,12 +74,12 @@ class Leases:
         while True:
             await asyncio.sleep(self.renew_interval)
             if on_tick is not None:
-                on_tick()
+                await on_tick()
             run_ids = held()
             if not run_ids:
                 continue
             try:
-                self.store.renew_leases(self.owner, run_ids, self.seconds)
+                await io(self.store.renew_leases, self.owner, run_ids, self.seconds)
             except Exception as exc:
                 if not failing:
                     logger.warning(

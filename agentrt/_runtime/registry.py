@@ -19,26 +19,47 @@ import os
 import socket
 import sys
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 from agentrt._codec._code_identity import code_digest
 from agentrt._codec._format import FORMAT_VERSION, READABLE_VERSIONS
+from agentrt._runtime.storeio import StoreIO
 from agentrt._version import __version__
-from agentrt.stores.base import Capability, capabilities
+from agentrt.stores.base import Capability, Store, capabilities
 from agentrt.stores.registry import AgentCode, CodeVerdict, WorkerInfo, requirement_key, requirement_summary
 
-if TYPE_CHECKING:
-    from agentrt._runtime.runtime import Runtime
-
-__all__ = ["Advertiser"]
+__all__ = ["Advertiser", "AdvertiserHost"]
 
 logger = logging.getLogger("agentrt.worker")
+
+
+class AdvertiserHost(Protocol):
+    """What the advertiser reads of the runtime it advertises (``Runtime`` is one)."""
+
+    store: Store
+    #: Every store call goes through it (never on the event loop).
+    io: StoreIO
+    concurrency: int
+
+    @property
+    def owner(self) -> str: ...
+    @property
+    def lease_seconds(self) -> float: ...
+    @property
+    def judged_version(self) -> int:
+        """Bumped whenever a code requirement is judged."""
+        ...
+
+    @property
+    def loaded_agents(self) -> Mapping[str, object]: ...
+    def judged(self) -> tuple[list[str], list[tuple[str, str]]]: ...
 
 
 class Advertiser:
     """Keeps one runtime's registry row up to date (see the module docstring)."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: AdvertiserHost) -> None:
         self.rt = runtime
         self.started_at = time.time()
         self._written_at: float | None = None
@@ -46,7 +67,7 @@ class Advertiser:
         self._failing = False
         self._supported = Capability.WORKER_REGISTRY in capabilities(runtime.store)
 
-    def tick(self, *, force: bool = False) -> None:
+    async def tick(self, *, force: bool = False) -> None:
         """Write the row if it changed, or if the last write is a lease old (or ``force``)."""
         if not self._supported:
             return
@@ -57,7 +78,7 @@ class Advertiser:
         if not (force or due or state != self._written):
             return
         try:
-            rt.store.advertise_worker(self.info(now))
+            await rt.io(rt.store.advertise_worker, self.info(now))
         except Exception as exc:
             if not self._failing:
                 logger.warning(
@@ -65,19 +86,19 @@ class Advertiser:
                     "%.2f s (agentrt workers shows this worker as gone meanwhile)",
                     type(exc).__name__,
                     exc,
-                    rt.leases.renew_interval,
+                    max(rt.lease_seconds / 3, 0.05),
                 )
             self._failing = True
             return
         self._failing = False
         self._written_at, self._written = now, state
 
-    def forget(self) -> None:
+    async def forget(self) -> None:
         """Delete the row (a clean stop); a store in trouble leaves it to go stale."""
         if not self._supported or self._written_at is None:
             return
         try:
-            self.rt.store.forget_worker(self.rt.owner)
+            await self.rt.io(self.rt.store.forget_worker, self.rt.owner)
         except Exception as exc:
             logger.warning(
                 "agentrt worker: could not remove this worker from the registry (%s: %s); it shows as "

@@ -19,6 +19,11 @@ later, when the run's subscribers are woken.  The events that end a burst (a
 run's end, ``waiting``) are written at once.  As before, an event is stored
 after what it reports, never before; a crash can lose the events of its last
 few milliseconds (before, the one being written).
+
+No write is made on the event loop: an event is written through the runtime's I/O seam
+(:meth:`~agentrt._runtime.storeio.StoreIO.ordered`: a run's events in one lane, in order), and the
+run's subscribers are woken once it is stored.  Readers of this stream (:meth:`EventStream.events`,
+:meth:`EventStream.subscribe`, ``Runtime.wait``) first let the run's writes in flight land.
 """
 
 from __future__ import annotations
@@ -29,9 +34,11 @@ import json
 import logging
 import threading
 from collections.abc import AsyncIterator
+from concurrent.futures import Future
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]  # c_make_encoder: the C accelerator, untyped
 from typing import Any, cast  # Any: event data are JSON values
 
+from agentrt._runtime.storeio import StoreIO
 from agentrt.observe import TraceEvent
 from agentrt.stores.base import Capability, QueuedStream, Store, StreamEvent, capabilities
 
@@ -89,8 +96,13 @@ DEFAULT_POLL_SECONDS = 0.5
 class EventStream:
     """Appends runtime events to the store's per-run stream and wakes the run's subscribers."""
 
-    def __init__(self, store: Store, *, poll_seconds: float = DEFAULT_POLL_SECONDS) -> None:
+    def __init__(
+        self, store: Store, *, io: StoreIO | None = None, poll_seconds: float = DEFAULT_POLL_SECONDS
+    ) -> None:
         self.store = store
+        self.io = io if io is not None else StoreIO(store, threads=0)
+        #: run id -> its newest write in flight (the lane writes a run's events in order)
+        self._writing: dict[str, Future[Any]] = {}
         self.poll_seconds = poll_seconds
         self._wakeups: dict[str, asyncio.Event] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -126,10 +138,18 @@ class EventStream:
             self._queued_stream.queue_stream(run_id, kind, _json_text(data))
             self._queued_runs.add(run_id)
             if not self._flush_armed:
-                self._loop.call_later(FLUSH_SECONDS, self.flush)
+                self._loop.call_later(FLUSH_SECONDS, self._flush_soon)
                 self._flush_armed = True
             return
         stored = json.loads(json.dumps(data, default=repr))
+        if on_loop and self._loop is not None and not self._loop.is_closed():
+            # after anything queued before it: the queue is written by the store's next write
+            written = self.io.ordered(run_id, self.store.append_stream, run_id, kind, stored)
+            if written is not None:
+                self._writing[run_id] = written
+                loop = self._loop
+                written.add_done_callback(lambda f: loop.call_soon_threadsafe(self._landed, run_id, f))
+                return
         self.store.append_stream(run_id, kind, stored)  # after anything queued before it
         if on_loop:
             self._wake_queued()
@@ -137,9 +157,59 @@ class EventStream:
         elif self._loop is not None:
             self._loop.call_soon_threadsafe(self._wake, run_id)
 
+    def _landed(self, run_id: str, written: Future[Any]) -> None:
+        """An event written off the loop: wake the run's subscribers (on the loop)."""
+        if self._writing.get(run_id) is written:
+            del self._writing[run_id]
+        if written.exception() is not None:
+            logger.warning(
+                "agentrt: an event of run %s could not be stored in its event stream",
+                run_id,
+                exc_info=written.exception(),
+            )
+        self._wake_queued()
+        self._wake(run_id)
+
+    def settle(self, run_id: str | None = None) -> None:
+        """Wait until the events of ``run_id`` (None: of every run) written off the loop are stored."""
+        pending = list(self._writing.values()) if run_id is None else [self._writing.get(run_id)]
+        for written in pending:
+            if written is not None:
+                with contextlib.suppress(Exception):
+                    written.result()
+
+    async def settled(self, run_id: str) -> None:
+        """:meth:`settle`, awaited."""
+        written = self._writing.get(run_id)
+        if written is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wrap_future(written)
+
+    def _flush_soon(self) -> None:
+        """The queued events' deadline: written off the loop (the store's next write may take them)."""
+        self._flush_armed = False
+        flush = self._queued_stream.flush_stream if self._queued_stream is not None else None
+        if flush is None or self._loop is None or self._loop.is_closed():
+            self._wake_queued()
+            return
+        written = self.io.ordered("", self._flush_quietly, flush)
+        if written is None:
+            self.flush()
+            return
+        loop = self._loop
+        written.add_done_callback(lambda f: loop.call_soon_threadsafe(self._wake_queued))
+
+    @staticmethod
+    def _flush_quietly(flush: Any) -> None:
+        try:
+            flush()
+        except Exception:
+            logger.warning("agentrt: queued stream events could not be stored", exc_info=True)
+
     def flush(self) -> None:
         """Write the queued events (if the store has not already) and wake their runs' subscribers."""
         self._flush_armed = False
+        self.settle()
         if self._queued_stream is not None:
             try:
                 self._queued_stream.flush_stream()
@@ -160,6 +230,7 @@ class EventStream:
     # -- reading
 
     def events(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:
+        self.settle(run_id)
         return list(self.store.read_stream(run_id, after, limit))
 
     async def subscribe(self, run_id: str, after: int = 0) -> AsyncIterator[StreamEvent]:
@@ -170,17 +241,20 @@ class EventStream:
         while True:
             # Taken before reading: an event stored between the read and the wait sets this one.
             wakeup = self._wakeups.setdefault(run_id, asyncio.Event())
-            batch = self.store.read_stream(run_id, after)
+            io, store = self.io, self.store
+            await self.settled(run_id)
+            batch = await io(store.read_stream, run_id, after)
             for event in batch:
                 after = event.id
                 yield event
-                if event.kind in END_KINDS and not self.store.read_stream(run_id, event.id, 1):
+                if event.kind in END_KINDS and not await io(store.read_stream, run_id, event.id, 1):
                     return
             if batch:
                 continue
-            rec = self.store.get_run(run_id)
+            rec = await io(store.get_run, run_id)
             if rec is None or rec.finished:
-                if not self.store.read_stream(run_id, after, 1):
+                await self.settled(run_id)
+                if not await io(store.read_stream, run_id, after, 1):
                     return
                 continue
             with contextlib.suppress(TimeoutError):

@@ -37,15 +37,16 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any  # Any: the wait mixes futures of different result types
+from typing import Any, Protocol  # Any: the wait mixes futures of different result types
 
-from agentrt.stores.base import RunRecord
+from agentrt._runtime.blocking import BlockedSweep
+from agentrt._runtime.storeio import StoreIO
+from agentrt._sdk.agent import Agent
+from agentrt.stores.base import RunRecord, Store
 
-if TYPE_CHECKING:
-    from agentrt._runtime.runtime import Runtime
-
-__all__ = ["Worker"]
+__all__ = ["Worker", "WorkerHost"]
 
 logger = logging.getLogger("agentrt.worker")
 
@@ -58,10 +59,53 @@ _MAX_ROUNDS = 8
 _BLOCKED_BATCH = 1000
 
 
+class WorkerHost(Protocol):
+    """What the worker needs from the runtime that owns it (``Runtime`` is one)."""
+
+    store: Store
+    #: Every store call goes through it (never on the event loop).
+    io: StoreIO
+    concurrency: int
+    poll_seconds: float
+    blocked_sweep: BlockedSweep
+
+    @property
+    def agent_limits(self) -> Mapping[str, int]:
+        """Agent spec -> how many of its runs may be driven at once across the fleet."""
+        ...
+
+    @property
+    def owner(self) -> str: ...
+    @property
+    def lease_seconds(self) -> float: ...
+    @property
+    def driving(self) -> int:
+        """How many runs are driven now."""
+        ...
+
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def lacking(self) -> list[str]:
+        """The code requirements this process cannot meet (claims pass over them)."""
+        ...
+
+    def agent_of(self, rec: RunRecord) -> Agent: ...
+    def check_executors(self, agent: Agent) -> None: ...
+    def lacking_reason(self, code_required: str | None) -> str: ...
+    def emit(self, kind: str, run_id: str, /, **data: Any) -> None: ...
+    def note_driver_error(self, run_id: str, exc: BaseException) -> None: ...
+    def adopt(self, rec: RunRecord, agent: Agent) -> None: ...
+    async def release(self, run_id: str) -> None: ...
+    async def schedule_run(self, run_id: str) -> None: ...
+    async def changed(self) -> None:
+        """Return when some run of this runtime changed."""
+
+
 class Worker:
     """Claims and drives the runnable runs of one runtime's store (see the module docstring)."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: WorkerHost) -> None:
         self.rt = runtime
         self._task: asyncio.Task[None] | None = None
         self._stop = threading.Event()
@@ -85,8 +129,8 @@ class Worker:
         failing = False
         while not self._stop.is_set():
             try:
-                self.claim()
-                timeout = self._timeout()
+                await self.claim()
+                timeout = await self._timeout()
                 failing = False
             except Exception as exc:  # the store is in trouble: retry, do not die
                 if not failing:
@@ -98,16 +142,21 @@ class Worker:
             if timeout > 0:
                 await self._wait(timeout)
 
-    def claim(self) -> list[RunRecord]:
+    async def claim(self) -> list[RunRecord]:
         """Claim what fits in the free capacity and start driving it; returns the runs adopted."""
         rt = self.rt
         adopted: list[RunRecord] = []
         for _ in range(_MAX_ROUNDS):
             free = rt.concurrency - rt.driving
-            if free <= 0 or rt._closed:
+            if free <= 0 or rt.closed:
                 break
-            claimed = rt.store.claim_runnable(
-                rt.owner, rt.lease_seconds, free, limits=rt.agent_limits or None, lacking=rt.lacking or None
+            claimed = await rt.io(
+                rt.store.claim_runnable,
+                rt.owner,
+                rt.lease_seconds,
+                free,
+                limits=dict(rt.agent_limits) or None,
+                lacking=rt.lacking or None,
             )
             released = False
             for rec in claimed:
@@ -117,30 +166,31 @@ class Worker:
                     rt.check_executors(agent)
                 except Exception as exc:
                     # Left with its lease unrenewed: it lapses, and another worker may take the run.
-                    rt._driver_errors[rec.run_id] = exc
-                    rt._emit("driver_error", rec.run_id, error=f"{type(exc).__name__}: {exc}")
+                    rt.note_driver_error(rec.run_id, exc)
+                    rt.emit("driver_error", rec.run_id, error=f"{type(exc).__name__}: {exc}")
                     continue
                 reason = rt.lacking_reason(rec.code_required)  # its agent module is imported now
                 if reason:
-                    rt.leases.release(rec.run_id)
-                    rt._emit("released", rec.run_id, reason=reason, code_required=rec.code_required)
+                    await rt.release(rec.run_id)
+                    rt.emit("released", rec.run_id, reason=reason, code_required=rec.code_required)
                     released = True
                     continue
-                rt._emit("claimed", rec.run_id, status=rec.status, epoch=rec.epoch, seq=rec.seq)
+                rt.emit("claimed", rec.run_id, status=rec.status, epoch=rec.epoch, seq=rec.seq)
                 rt.adopt(rec, agent)
                 adopted.append(rec)
             if not released:
                 break
-        return adopted + self.take_blocked()
+        return adopted + await self.take_blocked()
 
-    def take_blocked(self) -> list[RunRecord]:
+    async def take_blocked(self) -> list[RunRecord]:
         """Start driving the blocked runs this worker may try now (see the module docstring)."""
         rt = self.rt
         sweep = rt.blocked_sweep
-        if rt._closed or rt.concurrency - rt.driving <= 0 or not sweep.due():
+        if rt.closed or rt.concurrency - rt.driving <= 0 or not sweep.due():
             return []
         taken: list[RunRecord] = []
-        for rec in sweep.untried(rt.store.list_runs(status="blocked", limit=_BLOCKED_BATCH)):
+        blocked = await rt.io(rt.store.list_runs, status="blocked", limit=_BLOCKED_BATCH)
+        for rec in sweep.untried(blocked):
             if rt.concurrency - rt.driving <= 0:
                 break
             sweep.note(rec.run_id, rec.code_required)  # tried once, whatever comes of it
@@ -150,17 +200,17 @@ class Worker:
                 continue  # not an agent this worker can load or run
             if rt.lacking_reason(rec.code_required):
                 continue  # its checkpoint needs code this worker does not carry
-            rt._emit("unblocking", rec.run_id, seq=rec.seq, blocked=rec.blocked)
-            rt.schedule(rec.run_id)
+            rt.emit("unblocking", rec.run_id, seq=rec.seq, blocked=rec.blocked)
+            await rt.schedule_run(rec.run_id)
             taken.append(rec)
         return taken
 
-    def _timeout(self) -> float:
+    async def _timeout(self) -> float:
         rt = self.rt
         if rt.concurrency - rt.driving <= 0:
             return rt.poll_seconds  # full: a driver that ends touches the runtime and wakes us
         timeout = rt.poll_seconds
-        wake = rt.store.next_wake_at()
+        wake = await rt.io(rt.store.next_wake_at)
         if wake is not None:
             timeout = min(timeout, max(wake - time.time(), 0.0) + 0.01)
         return timeout
@@ -171,14 +221,13 @@ class Worker:
         loop = asyncio.get_running_loop()
         done = threading.Event()
         waiter: asyncio.Future[None] = loop.run_in_executor(self._waiter, self._wait_in_thread, timeout, done)
-        changed = asyncio.ensure_future(rt._changed.wait()) if rt._changed is not None else None
-        waiters: list[asyncio.Future[Any]] = [waiter] if changed is None else [waiter, changed]
+        changed = asyncio.ensure_future(rt.changed())
+        waiters: list[asyncio.Future[Any]] = [waiter, changed]
         try:
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         finally:
             done.set()
-            if changed is not None:
-                changed.cancel()
+            changed.cancel()
             with contextlib.suppress(Exception):
                 await waiter
 

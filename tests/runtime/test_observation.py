@@ -53,23 +53,20 @@ def test_a_failing_observer_is_logged_once_and_switched_off(caplog):
     assert "on_trace observer" in record.getMessage() and "switched off" in record.getMessage()
 
 
-def test_the_old_observers_argument_still_reaches_the_one_registry_with_a_deprecation():
-    events: list[TraceEvent] = []
-    with pytest.warns(DeprecationWarning, match="on_trace"):
-        rt = Runtime(MemoryStore(), observers=[events.append])
-    rt.observation.emit("started", "r1", agent="a")
-    rt.add_tracer(events.append)  # the old method name: the same registry
-    rt.observation.emit("completed", "r1")
-    assert [(e.kind, e.type) for e in events] == [
-        ("started", "run"),
-        ("completed", "end"),
-        ("completed", "end"),
-    ]
-    asyncio.run(rt.close())
-
-
-def test_runtime_event_is_an_alias_of_trace_event_that_warns():
+def test_the_old_names_are_gone():
+    """``observers=``, ``add_tracer`` and ``RuntimeEvent`` were removed before the first release."""
     import agentrt._runtime as runtime_package
+    import agentrt._runtime.runtime as runtime_module
 
-    with pytest.warns(DeprecationWarning, match="TraceEvent"):
-        assert runtime_package.RuntimeEvent is TraceEvent
+    with pytest.raises(TypeError, match="observers"):
+        Runtime(MemoryStore(), observers=[print])  # type: ignore[call-arg]
+    assert not hasattr(Runtime, "add_tracer")
+    for module in (runtime_package, runtime_module):
+        with pytest.raises(AttributeError):
+            module.RuntimeEvent
+    events: list[TraceEvent] = []
+    rt = Runtime(MemoryStore())
+    rt.add_observer(events.append)  # the one name
+    rt.observation.emit("completed", "r1")
+    assert [(e.kind, e.type) for e in events] == [("completed", "end")]
+    asyncio.run(rt.close())

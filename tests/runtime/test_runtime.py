@@ -95,7 +95,7 @@ def test_ask_reply_and_timer(store):
             rec = await rt.settle(run_id, timeout=10)
             assert rec.status == "waiting" and rec.waiting_on == "reply"
             assert rec.pending == {"kind": "ask", "prompt": {"question": "approve?", "n": 7}}
-            assert run_id not in rt._lives  # a waiting run leaves memory
+            assert run_id not in rt.driver.lives  # a waiting run leaves memory
             with pytest.raises(RunNotFound):
                 await rt.reply(run_id + "x", 1)
             summer = await rt.start(A.summer, {"n": 2})

@@ -220,14 +220,17 @@ def test_a_parent_whose_child_outcome_was_lost_is_driven_again(store, monkeypatc
     """The child's worker stored the child's finish, then died before journaling its outcome for the
     parent (played by dropping that delivery): a later worker claims the parent (the store counts it
     runnable) and drives it on."""
-    from agentrt._runtime.runtime import Runtime as RuntimeImpl
+    from agentrt._runtime.driver import Driver
     from agentrt._runtime.worker import Worker
+
+    async def nothing(*args):
+        return []
 
     async def lose_delivery():
         with monkeypatch.context() as patch:
-            patch.setattr(RuntimeImpl, "_notify_parent", lambda self, run_id, ok, value: None)
+            patch.setattr(Driver, "_notify_parent", nothing)
             # This runtime drives only what it starts: its own claims would take the parent up at once.
-            patch.setattr(Worker, "claim", lambda self: [])
+            patch.setattr(Worker, "claim", nothing)
             async with Runtime(store, poll_seconds=0.1) as first:
                 run_id = await first.start(mixed, {"i": 7, "child": True})
                 await until(
