@@ -17,17 +17,7 @@ PACKAGE = Path(agentrt.__file__).resolve().parent
 
 # Reaches still being moved behind a front: each entry is an importer's package and the private
 # module it reads.  The list only shrinks.
-PENDING: set[tuple[str, str]] = {
-    ("agentrt._runtime", "agentrt._codec._code_identity"),
-    ("agentrt._runtime", "agentrt._codec._decode"),
-    ("agentrt._runtime", "agentrt._codec._format"),
-    ("agentrt._runtime", "agentrt._codec._plain"),
-    ("agentrt._runtime", "agentrt._codec._requirement"),
-    ("agentrt._runtime", "agentrt.llm._contract"),
-    ("agentrt._runtime", "agentrt.llm._host"),
-    ("agentrt._runtime", "agentrt.llm._needs"),
-    ("agentrt._runtime", "agentrt.stores._identity"),
-}
+PENDING: set[tuple[str, str]] = set()
 
 
 def _package_of(path: Path) -> str:

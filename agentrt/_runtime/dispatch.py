@@ -42,8 +42,8 @@ from agentrt._sdk.requests import Ask, ChildRun, Gather, Sleep, ToolCall
 from agentrt._sdk.schema import to_jsonable
 from agentrt._sdk.tools import IDEMPOTENCY_PARAM, Tool
 from agentrt.exceptions import ModelCallBudgetExceeded, SchemaError, ToolError
-from agentrt.llm._contract import ExecutorRequest, Executors, Usage
-from agentrt.llm._host import Outcome, build_request, execute
+from agentrt.llm import ExecutorRequest, Executors, Outcome, Usage, build_request
+from agentrt.llm import execute_request as execute
 from agentrt.stores.base import Capability, LeaseLost, NewRun, RunRecord, Store, add_usage, capabilities
 
 __all__ = ["DispatchHost", "Dispatcher", "cancelled_from_outside", "start_task"]

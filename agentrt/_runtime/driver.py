@@ -58,9 +58,9 @@ from agentrt._runtime.stepper import (
 from agentrt._runtime.storeio import StoreIO
 from agentrt._sdk.agent import Agent
 from agentrt.exceptions import Cancelled, CorruptBlob, IncompatibleBlob, LeaseHeld, RowDamaged, RunFailed
-from agentrt.llm._contract import Executors
+from agentrt.llm import Executors
 from agentrt.lowlevel import Machine
-from agentrt.stores._identity import blob_digest
+from agentrt.stores import blob_digest
 from agentrt.stores.base import LeaseLost, RunRecord, Store
 
 __all__ = ["SLICE_SECONDS", "Driver"]

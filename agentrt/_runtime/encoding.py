@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING, Any  # Any: journaled values are the agent's o
 import attrs
 
 from agentrt import _codec
-from agentrt._codec._decode import Requirement
-from agentrt._codec._format import Bind
-from agentrt._codec._plain import NOT_PLAIN, dumps_plain, dumps_plain_with_copy, loads_plain
+from agentrt._codec import NOT_PLAIN, Bind, Requirement, dumps_plain, dumps_plain_with_copy, loads_plain
 from agentrt.exceptions import ToolError
 from agentrt.keys import Keyring, keyring_for_store
 

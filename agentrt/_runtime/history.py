@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 
-from agentrt._codec._format import PREFIX_SIZE_BYTES
+from agentrt._codec import PREFIX_SIZE_BYTES
 from agentrt.exceptions import HistoryRefused
 from agentrt.keys import keyring_for_store
 from agentrt.stores import _identity

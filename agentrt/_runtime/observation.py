@@ -22,7 +22,7 @@ from typing import Any, Protocol  # Any: event data and emitted objects are the 
 
 import attrs
 
-from agentrt.llm._contract import ExecutorRequest
+from agentrt.llm import ExecutorRequest
 from agentrt.observe import TraceEvent, trace_type
 
 __all__ = ["CAPTURES", "Observation", "Recorder", "TraceObserver"]

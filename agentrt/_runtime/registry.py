@@ -22,8 +22,7 @@ import time
 from collections.abc import Mapping
 from typing import Protocol
 
-from agentrt._codec._code_identity import code_digest
-from agentrt._codec._format import FORMAT_VERSION, READABLE_VERSIONS
+from agentrt._codec import FORMAT_VERSION, READABLE_VERSIONS, code_digest
 from agentrt._runtime.storeio import StoreIO
 from agentrt._version import __version__
 from agentrt.stores.base import Capability, Store, capabilities

@@ -8,7 +8,7 @@ registry row (:mod:`agentrt._runtime.registry`) shows what it carries and lacks.
 
 from __future__ import annotations
 
-from agentrt._codec._requirement import lacking_code
+from agentrt._codec import lacking_code
 
 __all__ = ["MAX_JUDGED", "CodeJudge"]
 

@@ -22,12 +22,12 @@ from typing import Any  # Any: the retry event's data is JSON
 
 import attrs
 
-from agentrt._codec._requirement import code_requirement
+from agentrt._codec import code_requirement
 from agentrt._runtime.encoding import checkpoint_bind, decode_result, encode_result
 from agentrt.exceptions import CannotRetry, CheckpointNotFound
 from agentrt.keys import keyring_for_store
 from agentrt.lowlevel import Machine
-from agentrt.stores._identity import blob_digest
+from agentrt.stores import blob_digest
 from agentrt.stores.base import RunRecord, Store
 
 __all__ = [

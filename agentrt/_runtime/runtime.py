@@ -61,8 +61,8 @@ from agentrt.exceptions import (
     RunNotFound,
 )
 from agentrt.keys import keyring_for_store
-from agentrt.llm._contract import ExecutorRequest, as_executors
-from agentrt.llm._needs import missing
+from agentrt.llm import ExecutorRequest, as_executors
+from agentrt.llm import unserved_requests as missing
 from agentrt.lowlevel import Machine
 from agentrt.stores.base import NewRun, RunRecord, Store, StreamEvent, check_limits
 

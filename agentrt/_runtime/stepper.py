@@ -27,7 +27,7 @@ from typing import Any  # Any: the agent's values, results and exceptions
 
 import attrs
 
-from agentrt._codec._requirement import code_requirement
+from agentrt._codec import code_requirement
 from agentrt._runtime.blocking import refusal_finding
 from agentrt._runtime.budget import BudgetInterrupt, Watchdog, innermost_agent_frame
 from agentrt._runtime.pending import REQUESTS, parked_on, summarize, verdict
@@ -43,7 +43,7 @@ from agentrt.exceptions import (
     StepBudgetExceeded,
 )
 from agentrt.lowlevel import Done, Machine
-from agentrt.stores._identity import blob_digest
+from agentrt.stores import blob_digest
 from agentrt.stores.base import EventRow
 
 __all__ = [

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
     from agentrt.llm._contract import envelope_schema as envelope_schema
     from agentrt.llm._contract import feedback_messages as feedback_messages
     from agentrt.llm._contract import render_decision_attempts as render_decision_attempts
+    from agentrt.llm._host import Outcome as Outcome
+    from agentrt.llm._host import build_request as build_request
+    from agentrt.llm._host import execute as execute_request
+    from agentrt.llm._needs import missing as unserved_requests
     from agentrt.llm.budget import with_call_budget as with_call_budget
     from agentrt.llm.budget import with_token_budget as with_token_budget
     from agentrt.llm.loop import generate_with_tools as generate_with_tools
@@ -47,6 +51,10 @@ if TYPE_CHECKING:
 
 # name -> the module that defines it, imported on first access (PEP 562; see agentrt._lazy)
 _EXPORTS = {
+    "Outcome": "agentrt.llm._host",
+    "build_request": "agentrt.llm._host",
+    "execute_request": "agentrt.llm._host:execute",
+    "unserved_requests": "agentrt.llm._needs:missing",
     "LLM": "agentrt._sdk.llm",
     "ModelCall": "agentrt._sdk.llm",
     "TextResult": "agentrt._sdk.llm",
@@ -100,6 +108,7 @@ __all__ = [
     "ModelProviderError",
     "ModelRefused",
     "ModelToolCall",
+    "Outcome",
     "ScriptExhausted",
     "Scripted",
     "ScriptedExecutors",
@@ -109,10 +118,13 @@ __all__ = [
     "ToolLoopExhausted",
     "Usage",
     "as_executors",
+    "build_request",
     "envelope_schema",
+    "execute_request",
     "feedback_messages",
     "generate_with_tools",
     "render_decision_attempts",
+    "unserved_requests",
     "with_call_budget",
     "with_token_budget",
 ]

@@ -307,7 +307,8 @@ def test_an_unstarted_coroutine_survives_repeated_checkpoints():
 def test_a_frame_record_missing_a_local_the_code_reads_unchecked_is_refused():
     # A tampered (re-signed) blob could leave out a live local; on 3.12+ the code would
     # then dereference NULL.  The restore plan refuses it instead.
-    from agentrt._frames import _layout, _plan
+    from agentrt._frames import _layout
+    from agentrt._frames._engine import _plan
     from agentrt._frames._liveness import analyze
 
     code = agents.keeps_parameter.__code__

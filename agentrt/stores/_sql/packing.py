@@ -16,7 +16,6 @@ Rows written before schema version 12 (SQLite; 8 on PostgreSQL) hold plain blobs
 from __future__ import annotations
 
 import zlib
-from typing import Any
 
 __all__ = ["DICTIONARY_V1", "MARK", "MAX_BLOB_BYTES", "pack", "unpack"]
 
@@ -109,7 +108,7 @@ def pack(blob: bytes) -> bytes:
     return MARK + b"\x01" + packed
 
 
-def unpack(stored: Any) -> bytes:
+def unpack(stored: bytes | memoryview) -> bytes:
     """The blob a row keeps as ``stored`` (bytes or a driver's memoryview)."""
     value = bytes(stored)
     if value[:4] != MARK:
