@@ -17,12 +17,13 @@ import enum
 import operator
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import CodeType
 from typing import Any, NamedTuple  # Any: frame locals and stack entries are any value
 
 import attrs
 
+from agentrt._codec import Location
 from agentrt._frames import _layout as L
 from agentrt._frames._errors import inconsistency, unsupported
 from agentrt._frames._liveness import Analysis, Site, SiteKind, analyze
@@ -444,3 +445,50 @@ def describe_stack_slot(state: FrameState, position: int) -> str:
     if state.site is not None and position == depth - 1 and state.site.kind is SiteKind.AWAIT:
         return "<awaited object>"
     return f"<stack slot {position}>"
+
+
+def frame_children(state: FrameState) -> Iterator[tuple[str, Any, Location | None]]:
+    """Named values of a captured frame, for error paths and dumps."""
+    code = state.code
+    location = Location(
+        code.co_qualname, code.co_filename, state.site.lineno if state.site else code.co_firstlineno
+    )
+    for index, value in zip(state.bound_locals, state.local_values, strict=True):
+        yield code.co_varnames[index], value, location
+    for name, cell in zip(code.co_freevars + code.co_cellvars, state.cells, strict=True):
+        try:
+            yield name, cell.cell_contents, location  # type: ignore[attr-defined]  # a types.CellType, typed object in FrameState
+        except ValueError:
+            continue  # empty cell
+    values = iter(state.stack_values)
+    labels = _slot_labels(state) if state.stack_values else {}
+    for position, is_null in enumerate(state.null_mask):
+        if not is_null:
+            yield labels.get(position) or describe_stack_slot(state, position), next(values), location
+    if state.exc is not None:
+        yield "<exception being handled>", state.exc, location
+
+
+def _slot_labels(state: FrameState) -> dict[int, str]:
+    """What each value-stack entry is, read from the bytecode (``<iterator of the 'for' loop at line
+    12>``), for error messages; only the error path and dumps pay for it.  Empty if unknown."""
+    if state.site is None:
+        return {}
+    try:
+        from agentrt._frames._stack import describe_slots
+
+        values: list[object] = []
+        stack = iter(state.stack_values)
+        for is_null in state.null_mask:
+            values.append(None if is_null else next(stack))
+        infos = describe_slots(
+            state.code,
+            state.site.yield_offset,
+            len(state.null_mask),
+            state.null_mask,
+            state.site.kind is SiteKind.AWAIT,
+            values,
+        )
+    except Exception:  # a label is a nicety: never let it hide the real error
+        return {}
+    return {info.position: f"<{info.label}>" for info in infos if info.role != "value"}

@@ -17,10 +17,8 @@ but builds no resume code and no frame, and primes nothing: frames come back as
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import gc
-import inspect
 import itertools
 import sys
 import types
@@ -38,28 +36,32 @@ from agentrt._codec import (
     describe_error,
     register_extension,
 )
-from agentrt._frames import _diskcache, _validate
+from agentrt._frames import _diskcache, _plans, _validate
 from agentrt._frames import _layout as L
 from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
 from agentrt._frames._capture import (
     FINISHED,
     KIND_OF_TYPE,
-    NOT_STARTED,
     FrameState,
     Kind,
     capture,
-    describe_stack_slot,
+    frame_children,
 )
-from agentrt._frames._errors import inconsistency, unsupported
-from agentrt._frames._liveness import Site, SiteKind, analyze
+from agentrt._frames._errors import unsupported
+from agentrt._frames._liveness import SiteKind
+from agentrt._frames._plans import Plan as _Plan
+from agentrt._frames._plans import check as _check
+from agentrt._frames._plans import check_cells as _check_cells
+from agentrt._frames._plans import plan as _plan
+from agentrt._frames._plans import plan_fields as _plan_fields
+from agentrt._frames._plans import record_parts as _record_parts
+from agentrt._frames._plans import shape_bytes as _shape_bytes
 from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
-from agentrt._frames._resume import ResumeShape, new_frame_object, resume_code
 from agentrt._frames._resume import forget as forget_resume_code
-from agentrt._frames._shape import FINISHED_SHAPE_INDEX, pack_shape, record_fields, unpack_shape
-from agentrt._frames._sites import record_info_text
+from agentrt._frames._resume import new_frame_object
+from agentrt._frames._shape import FINISHED_SHAPE_INDEX, record_fields, unpack_shape
 from agentrt._frames._trap import STORED_TYPES, fresh_trap, is_trap, stored_trap, trap_payload
 from agentrt.exceptions import (
-    AgentrtError,
     CorruptBlob,
     IncompatibleBlob,
     InternalInconsistency,
@@ -68,11 +70,6 @@ from agentrt.exceptions import (
 
 __all__ = ["AnextObjects", "AsendObjects", "FrameObjects", "abandon", "install", "restored_pending"]
 
-_CODE_FLAG_OF_KIND = {
-    Kind.COROUTINE: inspect.CO_COROUTINE,
-    Kind.GENERATOR: inspect.CO_GENERATOR,
-    Kind.ASYNC_GENERATOR: inspect.CO_ASYNC_GENERATOR,
-}
 #: what a primed chain yielded, by id, while the load that primed it is open (plain dict: the hot
 #: path of Machine.set); an open load's entries move to the weak ``_PRIMED`` when it ends
 _LIVE_PRIMED: dict[int, tuple[Any, Any]] = {}
@@ -147,7 +144,7 @@ class _LoadSession:
         self.describe = describe  # decoded for a dump: records, no resume code, no frame, no priming
         self.new_plans = 0  # frame shapes this load validated for the first time
         self.shapes: dict[tuple[Any, ...], Any] = {}  # a dump's validated shapes (no resume code)
-        self.new_keys: list[tuple[Any, Any]] = []  # (key, plan) this load added to _PLANS
+        self.new_keys: list[tuple[Any, Any]] = []  # (key, plan) this load added to _plans.PLANS
         # resume code held back until the load is accepted: begun at this load's first new shape
         self.defer_writes = defer_writes
         self.disk_writes: list[Any] | None = None
@@ -157,8 +154,8 @@ class _LoadSession:
         """Count a frame shape met for the first time, and hold back the resume code it may write."""
         self.new_plans += 1
         _check(
-            self.new_plans <= _MAX_NEW_PLANS_PER_LOAD,
-            f"more than {_MAX_NEW_PLANS_PER_LOAD} distinct frame shapes in one blob",
+            self.new_plans <= _plans.MAX_NEW_PLANS_PER_LOAD,
+            f"more than {_plans.MAX_NEW_PLANS_PER_LOAD} distinct frame shapes in one blob",
         )
         if self.defer_writes and self.disk_writes is None:
             self.disk_writes = _diskcache.begin_deferred()
@@ -187,8 +184,8 @@ class _LoadSession:
             self._end_primed(keep=False)
         new_keys, self.new_keys = self.new_keys, []
         for key, plan in new_keys:  # a refused blob leaves no shape of its own in memory either
-            if _PLANS.get(key) is plan:
-                del _PLANS[key]
+            if _plans.PLANS.get(key) is plan:
+                del _plans.PLANS[key]
             if plan.resumed is not None:
                 forget_resume_code(plan.resumed)
         built, self.built = self.built, []
@@ -421,181 +418,14 @@ def _finished(kind: Kind) -> Any:
     return obj
 
 
-@attrs.frozen
-class _Plan:
-    """A validated frame shape and its resume code: checked once, reused by every restore."""
-
-    code: Any
-    kind: Kind
-    site: Site | None
-    resumed: Any
-    expected_len: int
-    ncells: int
-    has_exc: bool
-    checks: tuple[tuple[int, str], ...] = ()  # value-stack slots to check per restore (_validate)
-    dead_positions: tuple[int, ...] = ()  # state indices of dead locals (generators pending a finally)
-    bound: tuple[int, ...] = ()
-    null_mask: tuple[bool, ...] = ()
-    awaits: bool = False  # suspended at an await: the last stack value is what it awaits
-    status: int = NOT_STARTED  # the record's status: the yield offset of ``site``, or NOT_STARTED
-
-
-#: validated frame shapes, least recently used first out (a plan holds its resume code, so this
-#: bound is also one on the resume code kept alive; see _resume.MAX_RESUME_CODES)
-_PLANS: collections.OrderedDict[tuple[Any, ...], _Plan] = collections.OrderedDict()
-_MAX_PLANS = 1024
-#: a blob of a real chain has a handful of frame shapes; a forged one may list hundreds, each of
-#: which would synthesize (and cache) resume code
-_MAX_NEW_PLANS_PER_LOAD = 256
-
-
-def _plan(
-    code: Any,
-    kind_value: Any,
-    status: Any,
-    bound: Any,
-    null_mask: Any,
-    has_exc: Any,
-    *,
-    synthesize: bool = True,
-) -> _Plan:
-    """Validate one frame record against the code it names (CorruptBlob / IncompatibleBlob).
-
-    ``synthesize=False`` (a dump) validates the same and builds no resume code (``resumed`` is None).
-    """
-    _check(type(kind_value) is int and kind_value in (0, 1, 2), "unknown kind")
-    kind = Kind(kind_value)
-    _check(type(status) is int and (status == NOT_STARTED or status >= 0), "status is not a yield offset")
-    _check(bool(code.co_flags & _CODE_FLAG_OF_KIND[kind]), f"{code.co_qualname} is not a {kind.name.lower()}")
-    _check(type(bound) is tuple and all(type(i) is int for i in bound), "bound locals")
-    _check(list(bound) == sorted(set(bound)), "bound locals are not sorted")
-    _check(type(null_mask) is tuple and all(type(b) is bool for b in null_mask), "stack NULL mask")
-    _check(type(has_exc) is bool, "exception flag")
-    site: Site | None = None
-    dead_positions: tuple[int, ...] = ()
-    if status == NOT_STARTED:
-        _check(not null_mask and not has_exc, "an unstarted frame has no stack")
-        _check(all(0 <= i < code.co_nlocals for i in bound), "local index out of range")
-        _check(set(range(_parameter_count(code))) <= set(bound), "an unstarted frame misses an argument")
-    else:
-        site = analyze(code).sites.get(status)
-        if site is None:
-            raise IncompatibleBlob(
-                f"{code.co_qualname} has no suspension point at byte {status}: the code changed "
-                "since the checkpoint"
-            )
-        dead = set(bound) - set(site.live_locals)
-        _check(all(0 <= i < code.co_nlocals for i in dead), "local index out of range")
-        # A dead local is restored only when it holds a generator with a pending finally (checked
-        # in set_state): the capture keeps those so that it is finalized when the frame ends.
-        dead_positions = tuple(1 + n for n, i in enumerate(bound) if i in dead)
-        _check(set(site.must_bind) <= set(bound), "a local the code reads unchecked is missing")
-        _check(len(null_mask) == site.stack_depth, "value stack depth does not match the code")
-        _check(site.kind is not SiteKind.AWAIT or not null_mask[-1], "the awaited object is NULL")
-    checks: tuple[tuple[int, str], ...] = ()
-    if site is not None:
-        checks = _validate.slot_checks(
-            code, site.yield_offset, null_mask, site.kind is SiteKind.AWAIT, 1 + len(bound)
-        )
-    try:
-        resumed = resume_code(ResumeShape(code, site, bound, null_mask, has_exc)) if synthesize else None
-    except AgentrtError:
-        raise
-    except Exception as error:  # the record was valid: failing to build its code is our bug
-        raise inconsistency(
-            f"building resume code failed ({type(error).__name__}: {error})",
-            code,
-            site.lineno if site else None,
-        ) from error
-    expected = 1 + len(bound) + null_mask.count(False)
-    ncells = len(code.co_freevars) + len(code.co_cellvars)
-    return _Plan(
-        code,
-        kind,
-        site,
-        resumed,
-        expected,
-        ncells,
-        has_exc,
-        checks=checks,
-        dead_positions=dead_positions,
-        bound=bound,
-        null_mask=null_mask,
-        awaits=site is not None and site.kind is SiteKind.AWAIT,
-        status=status,
-    )
-
-
-def _parameter_count(code: types.CodeType) -> int:
-    """How many leading locals are parameters (bound by the call before the frame starts)."""
-    count = code.co_argcount + code.co_kwonlyargcount
-    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    return count
-
-
-def _check(condition: bool, what: str) -> None:
-    if not condition:
-        raise CorruptBlob(f"malformed frame record: {what}")
-
-
-def _check_cells(cells: Any, ncells: int) -> None:
-    _check(type(cells) is tuple and len(cells) == ncells, "closure cell count")
-    for cell in cells:
-        _check(type(cell) is types.CellType, "closure cells")
-
-
-def _plan_fields(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    """(kind, status, bound, null_mask, has_exc) of a plan key: format 1 holds them, format 2 packs them."""
-    if len(key) == 2:
-        fields = unpack_shape(key[1])
-        _check(fields is not None, "shape")
-        assert fields is not None
-        return fields
-    return key[1:]
-
-
 def _new_plan(session: _LoadSession, code: Any, key: tuple[Any, ...]) -> _Plan:
     """Validate a frame shape met for the first time (and synthesize its resume code); cache it."""
     session.new_shape()
-    plan = _PLANS[key] = _plan(code, *_plan_fields(key))
+    plan = _plans.PLANS[key] = _plan(code, *_plan_fields(key))
     session.new_keys.append((key, plan))
-    while len(_PLANS) > _MAX_PLANS:
-        _PLANS.popitem(last=False)  # a cache: a shape seen again is validated again
+    while len(_plans.PLANS) > _plans.MAX_PLANS:
+        _plans.PLANS.popitem(last=False)  # a cache: a shape seen again is validated again
     return plan
-
-
-_SHAPES: dict[tuple[Any, ...], bytes] = {}
-_MAX_SHAPES = 4096
-
-
-def _shape_bytes(
-    kind: int, status: int, bound: tuple[int, ...], null_mask: tuple[bool, ...], has_exc: bool
-) -> bytes:
-    """The format-2 shape of a captured frame (cached: a run checkpoints the same shapes again)."""
-    key = (kind, status, bound, null_mask, has_exc)
-    shape = _SHAPES.get(key)
-    if shape is None:
-        if len(_SHAPES) >= _MAX_SHAPES:
-            _SHAPES.clear()
-        shape = _SHAPES[key] = pack_shape(kind, status, bound, null_mask, has_exc)
-    return shape
-
-
-#: (id(code), kind, status, bound, null_mask, has_exc) -> (code, shape, record info text): the
-#: parts of a frame record that depend only on its shape, one lookup per checkpointed frame
-_RECORDS: dict[tuple[Any, ...], tuple[Any, bytes, str]] = {}
-
-
-def _record_parts(key: tuple[Any, ...], code: Any) -> tuple[Any, bytes, str]:
-    _, kind, status, bound, null_mask, has_exc = key
-    if len(_RECORDS) >= _MAX_SHAPES:
-        _RECORDS.clear()
-    parts = _RECORDS[key] = (
-        code,
-        _shape_bytes(int(kind), status, bound, null_mask, has_exc),
-        record_info_text(code, status),
-    )
-    return parts
 
 
 class FrameObjects:
@@ -634,7 +464,7 @@ class FrameObjects:
         code = state.code
         index = ctx.code_ref(code, state.module)
         key = (id(code), state.kind, state.status, state.bound_locals, state.null_mask, state.exc is not None)
-        record = _RECORDS.get(key)
+        record = _plans.RECORDS.get(key)
         if record is None or record[0] is not code:
             record = _record_parts(key, code)
         # (code index, shape, cells, names and site for `agentrt upgrade` (_sites))
@@ -652,7 +482,7 @@ class FrameObjects:
                 return self._finished(unpack_shape(shape), cells, session)
             code = ctx.code(index)
             key: tuple[Any, ...] = (id(code), shape)
-            plan = _PLANS.get(key)
+            plan = _plans.PLANS.get(key)
         else:
             fields = record_fields(args)  # format 1: one field per value (8th: RecordInfo, for upgrades)
             _check(fields is not None, "wrong number of fields")
@@ -664,7 +494,7 @@ class FrameObjects:
             code = ctx.code(index)
             try:
                 key = (id(code), kind_value, status, bound, null_mask, has_exc)
-                plan = _PLANS.get(key)
+                plan = _plans.PLANS.get(key)
             except TypeError:  # unhashable garbage
                 raise CorruptBlob("malformed frame record: unhashable fields") from None
         if session.describe:
@@ -673,7 +503,7 @@ class FrameObjects:
             plan = _new_plan(session, code, key)
         else:
             try:  # noqa: SIM105 - per restored frame: contextlib.suppress costs a microsecond
-                _PLANS.move_to_end(key)
+                _plans.PLANS.move_to_end(key)
             except KeyError:  # another thread evicted it meanwhile: it stays usable, uncached
                 pass
         if type(cells) is not tuple or len(cells) != plan.ncells:
@@ -749,53 +579,6 @@ class FrameObjects:
         if state.status == FINISHED:
             return
         yield from frame_children(state)
-
-
-def frame_children(state: FrameState) -> Iterator[tuple[str, Any, Location | None]]:
-    """Named values of a captured frame, for error paths and dumps."""
-    code = state.code
-    location = Location(
-        code.co_qualname, code.co_filename, state.site.lineno if state.site else code.co_firstlineno
-    )
-    for index, value in zip(state.bound_locals, state.local_values, strict=True):
-        yield code.co_varnames[index], value, location
-    for name, cell in zip(code.co_freevars + code.co_cellvars, state.cells, strict=True):
-        try:
-            yield name, cell.cell_contents, location  # type: ignore[attr-defined]  # a types.CellType, typed object in FrameState
-        except ValueError:
-            continue  # empty cell
-    values = iter(state.stack_values)
-    labels = _slot_labels(state) if state.stack_values else {}
-    for position, is_null in enumerate(state.null_mask):
-        if not is_null:
-            yield labels.get(position) or describe_stack_slot(state, position), next(values), location
-    if state.exc is not None:
-        yield "<exception being handled>", state.exc, location
-
-
-def _slot_labels(state: FrameState) -> dict[int, str]:
-    """What each value-stack entry is, read from the bytecode (``<iterator of the 'for' loop at line
-    12>``), for error messages; only the error path and dumps pay for it.  Empty if unknown."""
-    if state.site is None:
-        return {}
-    try:
-        from agentrt._frames._stack import describe_slots
-
-        values: list[object] = []
-        stack = iter(state.stack_values)
-        for is_null in state.null_mask:
-            values.append(None if is_null else next(stack))
-        infos = describe_slots(
-            state.code,
-            state.site.yield_offset,
-            len(state.null_mask),
-            state.null_mask,
-            state.site.kind is SiteKind.AWAIT,
-            values,
-        )
-    except Exception:  # a label is a nicety: never let it hide the real error
-        return {}
-    return {info.position: f"<{info.label}>" for info in infos if info.role != "value"}
 
 
 class AsendObjects:

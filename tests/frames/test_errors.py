@@ -57,9 +57,9 @@ def test_a_resume_code_failure_on_restore_is_not_blamed_on_the_blob(monkeypatch)
     monkeypatch.setattr(_resume, "_CACHE", collections.OrderedDict())
     monkeypatch.setattr(_resume, "_from_disk", lambda shape, extra: None)
     monkeypatch.setattr(_resume, "_synthesize", broken)
-    import agentrt._frames._engine as frames
+    import agentrt._frames._plans as frames
 
-    monkeypatch.setattr(frames, "_PLANS", collections.OrderedDict())
+    monkeypatch.setattr(frames, "PLANS", collections.OrderedDict())
     with pytest.raises(InternalInconsistency) as info:
         Machine.set(blob)
     message = str(info.value)

@@ -308,7 +308,7 @@ def test_a_frame_record_missing_a_local_the_code_reads_unchecked_is_refused():
     # A tampered (re-signed) blob could leave out a live local; on 3.12+ the code would
     # then dereference NULL.  The restore plan refuses it instead.
     from agentrt._frames import _layout
-    from agentrt._frames._engine import _plan
+    from agentrt._frames._plans import plan as _plan
     from agentrt._frames._liveness import analyze
 
     code = agents.keeps_parameter.__code__
@@ -325,7 +325,7 @@ def test_a_frame_record_missing_a_local_the_code_reads_unchecked_is_refused():
 
 def test_an_unstarted_frame_record_must_bind_every_argument():
     from agentrt._frames import NOT_STARTED
-    from agentrt._frames._engine import _plan
+    from agentrt._frames._plans import plan as _plan
 
     code = agents.add_later.__code__
     assert _plan(code, 0, NOT_STARTED, (0, 1), (), False)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-import agentrt._frames._engine as frames
+import agentrt._frames._plans as frames
 from agentrt._codec import dumps
 from agentrt._frames import _capture, _diskcache, _resume
 from agentrt.exceptions import CorruptBlob
@@ -40,7 +40,7 @@ def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("AGENTRT_CODE_CACHE", "1")
     monkeypatch.setattr(_resume, "MAX_RESUME_CODES", BOUND)
-    monkeypatch.setattr(frames, "_MAX_PLANS", BOUND)
+    monkeypatch.setattr(frames, "MAX_PLANS", BOUND)
     mod = importlib.import_module(name)
     yield mod
     sys.modules.pop(name, None)
@@ -52,7 +52,7 @@ def _ours(module: Any) -> dict[str, Any]:
     mine = {id(getattr(module, f"f{i}").__code__) for i in range(COUNT)}  # code == compares by value
     return {
         "resume": [r for r in _resume._CACHE.values() if id(r.original) in mine],
-        "plans": [p for p in frames._PLANS.values() if id(p.code) in mine],
+        "plans": [p for p in frames.PLANS.values() if id(p.code) in mine],
         "by_code": [e for e in _resume._BY_CODE.values() if id(e[1]) in mine],
         "views": [e for e in _capture._VIEWS.values() if id(e[1].code) in mine and id(e[0]()) not in mine],
     }
