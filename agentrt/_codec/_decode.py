@@ -26,13 +26,19 @@ from typing import Any, Final  # Any: unpickling yields any Python object
 
 import attrs
 
-from agentrt._codec import _wire
+from agentrt._codec import _reconstruct_plain, _wire
 from agentrt._codec._bounds import check_bounds, describe_error, short
 from agentrt._codec._code_identity import resolve_code
 from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, CodeIdentity, Envelope, unpack
 from agentrt._codec._reconstruct import RECONSTRUCTORS, DecodeContext
 from agentrt._codec._scan import check_payload
 from agentrt.exceptions import CorruptBlob, IncompatibleBlob, InternalInconsistency
+
+if not _reconstruct_plain.REGISTERED or set(RECONSTRUCTORS) != _wire.ALL_NAMES:
+    # the wire names and the reconstructors (of _reconstruct and _reconstruct_plain) are one list
+    raise ImportError(
+        f"agentrt codec: reconstructors and wire names differ: {set(RECONSTRUCTORS) ^ _wire.ALL_NAMES}"
+    )
 
 STRICT: Final = "strict"  # safe reconstructors only
 VERIFIED: Final = "verified"  # all reconstructors (authenticated, or passed the dry run)

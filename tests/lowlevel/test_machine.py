@@ -308,8 +308,8 @@ def test_a_frame_record_missing_a_local_the_code_reads_unchecked_is_refused():
     # A tampered (re-signed) blob could leave out a live local; on 3.12+ the code would
     # then dereference NULL.  The restore plan refuses it instead.
     from agentrt._frames import _layout
-    from agentrt._frames._plans import plan as _plan
     from agentrt._frames._liveness import analyze
+    from agentrt._frames._plans import plan as _plan
 
     code = agents.keeps_parameter.__code__
     site = next(iter(analyze(code).sites.values()))
