@@ -1,4 +1,4 @@
-"""Packages meet at their fronts: no module imports another package's ``_private`` module.
+"""Packages meet at their fronts, and modules stay small.
 
 A package (``agentrt._codec``, ``agentrt.stores``, ...) exports from its ``__init__`` what other
 packages use; its ``_private`` modules are its own business and can be split, merged or renamed
@@ -62,3 +62,16 @@ def test_the_pending_list_only_names_real_reaches():
     """An entry that matches nothing any more must go, so the list cannot hide a new reach later."""
     reaches = {(importer, module) for importer, module, _ in private_reaches()}
     assert not PENDING - reaches, sorted(PENDING - reaches)
+
+
+MAX_MODULE_LINES = 700
+
+
+def test_no_module_is_over_700_lines():
+    """A module a reader cannot hold in mind at once is split by what its parts do (issue 30)."""
+    long = {
+        str(path.relative_to(PACKAGE.parent)): lines
+        for path in PACKAGE.rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
