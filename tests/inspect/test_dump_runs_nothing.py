@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from agentrt._frames import _engine as _frames  # the engine: what a dump must not call
+from agentrt._frames import _plans  # frame shapes: where resume code is synthesized
 from tests.cli.helpers import cli
 from tests.inspect.golden_tools import BLOBS, REPO, dump_args, golden_dir, normalize, run_cli
 
@@ -40,7 +41,7 @@ def _forbidden(what: str):
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_dump_builds_no_frame_and_primes_nothing(name, fmt, monkeypatch):
     monkeypatch.setattr(_frames, "new_frame_object", _forbidden("made a frame object"))
-    monkeypatch.setattr(_frames, "resume_code", _forbidden("synthesized resume code"))
+    monkeypatch.setattr(_plans, "resume_code", _forbidden("synthesized resume code"))
     monkeypatch.setattr(_frames, "_prime_one", _forbidden("primed a restored frame"))
     extra = ("--json",) if fmt == "json" else ()
     code, out, err = run_cli(*dump_args(name, *extra))
