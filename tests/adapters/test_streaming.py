@@ -24,6 +24,7 @@ from agentrt import Runtime
 from agentrt.stores.sqlite import SqliteStore
 from tests.adapters import stream_corpus
 from tests.adapters._calls import calls
+from tests.adapters._exact import kill_cases
 from tests.cli.helpers import REPO, cli_env, command
 
 #: what pydantic-ai hands an event_stream_handler for this agent, deltas left out
@@ -108,7 +109,7 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.system
-@pytest.mark.parametrize("kill_at", [0, 1, 2])
+@pytest.mark.parametrize("kill_at", kill_cases([0, 1, 2], {1}))
 def test_killed_at_every_call_each_event_once(kill_at, tmp_path):
     store, log, handled = tmp_path / "s.db", tmp_path / "calls.jsonl", tmp_path / "handled.txt"
     env = cli_env(
@@ -202,7 +203,7 @@ def test_agents_sdk_streamed_events_on_the_durable_stream(tmp_path):
 
 
 @pytest.mark.system
-@pytest.mark.parametrize("kill_at", [0, 1, 2])
+@pytest.mark.parametrize("kill_at", kill_cases([0, 1, 2], {1}))
 def test_agents_sdk_killed_at_every_call_each_event_once(kill_at, tmp_path):
     store, log = tmp_path / "s.db", tmp_path / "calls.jsonl"
     env = cli_env(AGENTRT_TEST_CALLS=str(log), AGENTRT_TEST_KILL_AT=str(kill_at))
