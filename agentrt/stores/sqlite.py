@@ -275,6 +275,11 @@ class SqliteStore(SqlStore):
         if busy_timeout_seconds is None:
             busy_timeout_seconds = float(os.environ.get("AGENTRT_STORE_TIMEOUT", "5"))
         self.busy_timeout_seconds = busy_timeout_seconds
+        #: threads the runtime makes this store's calls on (``agentrt._runtime.storeio``): none at
+        #: OFF/NORMAL, where a commit is a write to the page cache and a hop to a thread would cost
+        #: more than the call (a durable step took 2x as long through one); one where a commit
+        #: waits on the disk (FULL, EXTRA), so that the fsync never holds up the event loop
+        self.io_threads = 1 if str(synchronous).upper() in ("FULL", "EXTRA") else 0
         self._lock = threading.RLock()
         self._work = threading.Condition()
         self._generation = 0  # bumped by this process's writes that may make work runnable

@@ -19,9 +19,14 @@ def test_threads_are_sized_for_the_store(tmp_path):
     assert io_threads(MemoryStore()) == 0  # no I/O: inline
     sqlite = SqliteStore(str(tmp_path / "s.db"))
     try:
-        assert io_threads(sqlite) == 1  # one connection
+        assert io_threads(sqlite) == 0  # NORMAL: a local commit costs less than a hop to a thread
     finally:
         sqlite.close()
+    durable = SqliteStore(str(tmp_path / "full.db"), synchronous="FULL")
+    try:
+        assert io_threads(durable) == 1  # FULL: the fsync waits on a thread, never on the loop
+    finally:
+        durable.close()
     assert io_threads(object()) == DEFAULT_IO_THREADS
 
     class Declared:
