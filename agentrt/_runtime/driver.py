@@ -513,34 +513,23 @@ class Driver:
 
     async def _checkpoint(self, live: LiveRun, command: Checkpoint) -> None:
         self._report(live, command.recorded)
-        store = self.store  # journal=: the store declares Capability.JOURNAL_WITH_CHECKPOINT
-        rows = command.recorded.rows
+        # journal= only when there is one: the store then declares Capability.JOURNAL_WITH_CHECKPOINT,
+        # and a store without that capability never sees the keyword
+        journal: dict[str, Any] = {}
         if live.unjournaled:
-            journal, live.unjournaled = live.unjournaled, []
-            await self.io(
-                store.save_checkpoint,
-                live.run_id,
-                self.owner,
-                live.seq,
-                command.blob,
-                command.pending,
-                rows,
-                epoch=live.epoch,
-                journal=journal,
-                code_required=command.code_required,
-            )
-        else:
-            await self.io(
-                store.save_checkpoint,
-                live.run_id,
-                self.owner,
-                live.seq,
-                command.blob,
-                command.pending,
-                rows,
-                epoch=live.epoch,
-                code_required=command.code_required,
-            )
+            journal["journal"], live.unjournaled = live.unjournaled, []
+        await self.io(
+            self.store.save_checkpoint,
+            live.run_id,
+            self.owner,
+            live.seq,
+            command.blob,
+            command.pending,
+            command.recorded.rows,
+            epoch=live.epoch,
+            code_required=command.code_required,
+            **journal,
+        )
         self.observation.emit(
             "checkpoint", live.run_id, seq=live.seq, size_bytes=len(command.blob), request=command.pending
         )
