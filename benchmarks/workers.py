@@ -87,6 +87,7 @@ def worker(store: str, poll: float = 5.0, root: Path = ROOT) -> subprocess.Popen
         [sys.executable, "-m", "agentrt", "worker", "--store", store, "--concurrency", str(CONCURRENCY["n"]),
          "--poll-seconds", str(poll), "--log-format", "none"],
         env=env(root), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=root,  # `-m` puts the working directory first on sys.path: it must be root's checkout
     )  # fmt: skip
 
 
@@ -181,10 +182,21 @@ def throughput(
     root: Path = ROOT,
     label: str = "",
 ) -> dict[str, Any]:
-    store = open_store(store_url)
+    """Runs/s and durable steps/s of ``n_workers`` workers of checkout ``root``.  The runs are made
+    and checked by the same checkout (benchmarks/_agentrt_submit.py), and this process reads the
+    store only with plain SQL: a before/after never has one agentrt migrate the other's store."""
     postgres = store_url.startswith("postgresql://")
+    prefix = f"w{n_workers}-{time.time_ns()}-"
+    submitter = subprocess.Popen(
+        [sys.executable, str(HERE / "_agentrt_submit.py"), store_url, prefix, str(runs), str(steps)],
+        env=env(root), cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert submitter.stdin is not None and submitter.stdout is not None
+    procs: list[subprocess.Popen[bytes]] = []
+    poller: Any = None
     try:
-        prefix = f"w{n_workers}-{time.time_ns()}-"
+        if submitter.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"the submitter of {root} did not start (exit {submitter.wait()})")
         procs = [worker(store_url, root=root) for _ in range(n_workers)]
         time.sleep(3.0)  # the workers are up and idle: process start-up is not measured
         if postgres:
@@ -192,35 +204,38 @@ def throughput(
 
             poller = psycopg.connect(store_url, autocommit=True)
             sql = "SELECT count(*) FROM agentrt_runs WHERE status = 'completed' AND starts_with(run_id, %s)"
-
-            def count() -> int:
-                return int(poller.execute(sql, (prefix,)).fetchone()[0])  # type: ignore[index]
         else:
+            import sqlite3
 
-            def count() -> int:
-                return sum(r.run_id.startswith(prefix) for r in store.list_runs(status="completed"))
+            poller = sqlite3.connect(store_url.removeprefix("sqlite:///"), timeout=30)
+            sql = "SELECT count(*) FROM runs WHERE status = 'completed' AND instr(run_id, ?) = 1"
+
+        def count() -> int:
+            return int(poller.execute(sql, (prefix,)).fetchone()[0])
 
         before = counter.read() if counter else (0, 0)
         started = time.monotonic()
-        try:
-            for i in range(runs):
-                store.create_run(NewRun(f"{prefix}{i}", SPEC, {"steps": steps}, status="queued"))
-            seconds, polls = wait_done(count, runs, started, f"agentrt {n_workers} workers")
-            after = read_after(counter) if counter else (0, 0)
-        finally:
-            stop(procs)
-            if postgres:
-                poller.close()
-        done = [r for r in store.list_runs(status="completed") if r.run_id.startswith(prefix)]
-        assert len(done) == runs and all(r.output == {"n": steps} for r in done)
-        system = ("agentrt-postgres" if postgres else "agentrt-sqlite") + label
-        out = row(system, n_workers, runs, steps, seconds)
-        out["concurrency"] = CONCURRENCY["n"]
-        if counter:
-            add_counts(out, before, after, polls)
-        return out
+        submitter.stdin.write("go\n")
+        submitter.stdin.flush()
+        if submitter.stdout.readline().strip() != "created":
+            raise RuntimeError(f"the submitter of {root} failed (exit {submitter.wait()})")
+        seconds, polls = wait_done(count, runs, started, f"agentrt {n_workers} workers")
+        after = read_after(counter) if counter else (0, 0)
+        submitter.stdin.write("check\n")
+        submitter.stdin.flush()
+        assert int(submitter.stdout.readline()) == runs, "runs completed with a wrong output"
     finally:
-        store.close()
+        stop(procs)
+        if poller is not None:
+            poller.close()
+        submitter.kill()
+        submitter.wait()
+    system = ("agentrt-postgres" if postgres else "agentrt-sqlite") + label
+    out = row(system, n_workers, runs, steps, seconds)
+    out["concurrency"] = CONCURRENCY["n"]
+    if counter:
+        add_counts(out, before, after, polls)
+    return out
 
 
 # ------------------------------------------------------------------------------- DBOS
@@ -567,7 +582,7 @@ def main() -> int:
                         (
                             ("agentrt-sqlite" + label, n),
                             lambda n=n, root=root, label=label: throughput(
-                                sqlite_url, n, runs, steps, root=root, label=label
+                                f"sqlite:///{tmp}/bench{label[1:]}.db", n, runs, steps, root=root, label=label
                             ),
                         )
                     )
@@ -641,15 +656,16 @@ def postgres(
 
     if "postgres" in systems:
         url = pgcluster.fresh_database(admin, "bench_agentrt")
-        counter = PgCounter(admin, url)
-        stack.callback(counter.close)
-        for n in fleet:
-            for root, label in variants:
+        for root, label in variants:  # a database per checkout: each agentrt keeps its own schema
+            db_url = pgcluster.fresh_database(admin, "bench_agentrt" + label.replace("@", "_"))
+            counter = PgCounter(admin, db_url)
+            stack.callback(counter.close)
+            for n in fleet:
                 points.append(
                     (
                         ("agentrt-postgres" + label, n),
-                        lambda n=n, root=root, label=label: throughput(
-                            url, n, runs, steps, counter, root=root, label=label
+                        lambda n=n, root=root, label=label, db_url=db_url, counter=counter: throughput(
+                            db_url, n, runs, steps, counter, root=root, label=label
                         ),
                     )
                 )

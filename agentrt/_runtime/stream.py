@@ -20,6 +20,11 @@ run's end, ``waiting``) are written at once.  As before, an event is stored
 after what it reports, never before; a crash can lose the events of its last
 few milliseconds (before, the one being written).
 
+On a store that writes many events in one transaction (``Capability.BATCHED_STREAM``: PostgreSQL's),
+the events of one turn of the event loop go together, at the end of that turn, in one transaction on
+one lane; while a batch is being written the next one gathers, and goes when it lands (a group
+commit: with many runs at once, one commit carries the events of many steps).
+
 No write is made on the event loop: an event is written through the runtime's I/O seam
 (:meth:`~agentrt._runtime.storeio.StoreIO.ordered`: a run's events in one lane, in order), and the
 run's subscribers are woken once it is stored.  Readers of this stream (:meth:`EventStream.events`,
@@ -33,6 +38,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator
 from concurrent.futures import Future
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]  # c_make_encoder: the C accelerator, untyped
@@ -40,7 +46,15 @@ from typing import Any, cast  # Any: event data are JSON values
 
 from agentrt._runtime.storeio import StoreIO
 from agentrt.observe import TraceEvent
-from agentrt.stores.base import Capability, QueuedStream, Store, StreamEvent, capabilities
+from agentrt.stores.base import (
+    BatchedStream,
+    Capability,
+    QueuedStream,
+    Store,
+    StreamEvent,
+    StreamItem,
+    capabilities,
+)
 
 __all__ = ["END_KINDS", "FLUSH_SECONDS", "MAX_EVENT_ID", "UNSTORED_KINDS", "EventStream", "check_event_id"]
 
@@ -113,6 +127,17 @@ class EventStream:
         )
         self._queued_runs: set[str] = set()
         self._flush_armed = False
+        #: the store's batch writer (``Capability.BATCHED_STREAM``) where it has no queue of its own
+        self._batched = (
+            cast(BatchedStream, store)
+            if self._queued_stream is None and Capability.BATCHED_STREAM in capabilities(store)
+            else None
+        )
+        #: the events gathered for the next batch, and what is done when they are stored
+        self._batch: list[StreamItem] = []
+        self._batch_done: Future[None] | None = None
+        #: batches handed to the lane and not stored yet
+        self._sending = 0
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -140,6 +165,13 @@ class EventStream:
             if not self._flush_armed:
                 self._loop.call_later(FLUSH_SECONDS, self._flush_soon)
                 self._flush_armed = True
+            return
+        if self._batched is not None and on_loop and self._loop is not None and not self._loop.is_closed():
+            self._batch.append((run_id, kind, _json_text(data), time.time()))
+            if self._batch_done is None:
+                self._batch_done = Future()
+                self._loop.call_soon(self._send_batch)
+            self._writing[run_id] = self._batch_done
             return
         stored = json.loads(json.dumps(data, default=repr))
         if on_loop and self._loop is not None and not self._loop.is_closed():
@@ -170,8 +202,57 @@ class EventStream:
         self._wake_queued()
         self._wake(run_id)
 
+    # -- batches (``Capability.BATCHED_STREAM``)
+
+    def _send_batch(self, now: bool = False) -> None:
+        """Hand the gathered events to the stream's lane as one batch -- unless one is being written
+        and not ``now``: then they go when it lands, with whatever gathered meanwhile."""
+        if not self._batch or (self._sending and not now):
+            return
+        events, done = self._batch, self._batch_done
+        self._batch, self._batch_done = [], None
+        assert done is not None and self._batched is not None and self._loop is not None
+        self._sending += 1
+        loop = self._loop
+        done.add_done_callback(lambda f: loop.call_soon_threadsafe(self._batch_landed, events, f))
+        if self.io.ordered("\0stream", self._write_batch, self._batched, events, done) is None:
+            self._write_batch(self._batched, events, done)  # calls are inline: made here
+
+    @staticmethod
+    def _write_batch(store: BatchedStream, events: list[StreamItem], done: Future[None]) -> None:
+        try:
+            store.append_streams(events)
+        except BaseException as exc:
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
+
+    def _batch_landed(self, events: list[StreamItem], done: Future[None]) -> None:
+        """A batch is stored (or failed): wake its runs' subscribers, and send what gathered meanwhile."""
+        self._sending -= 1
+        if done.exception() is not None:
+            logger.warning(
+                "agentrt: %d events could not be stored in their runs' event streams",
+                len(events),
+                exc_info=done.exception(),
+            )
+        for run_id in dict.fromkeys(e[0] for e in events):
+            if self._writing.get(run_id) is done:
+                del self._writing[run_id]
+            self._wake(run_id)
+        if self._batch and not self._sending:
+            self._send_batch()
+
+    def _send_now(self, run_id: str | None) -> None:
+        """Before waiting for ``run_id``'s events (None: every run's) on the loop's own thread: send
+        the batch they are gathered in, which would otherwise go only after this turn of the loop."""
+        on_loop = threading.get_ident() == self._thread
+        if self._batch and on_loop and (run_id is None or self._writing.get(run_id) is self._batch_done):
+            self._send_batch(now=True)
+
     def settle(self, run_id: str | None = None) -> None:
         """Wait until the events of ``run_id`` (None: of every run) written off the loop are stored."""
+        self._send_now(run_id)
         pending = list(self._writing.values()) if run_id is None else [self._writing.get(run_id)]
         for written in pending:
             if written is not None:
@@ -180,6 +261,7 @@ class EventStream:
 
     async def settled(self, run_id: str) -> None:
         """:meth:`settle`, awaited."""
+        self._send_now(run_id)
         written = self._writing.get(run_id)
         if written is not None:
             with contextlib.suppress(Exception):

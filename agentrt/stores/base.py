@@ -101,6 +101,7 @@ from agentrt.stores.registry import WorkerInfo
 __all__ = [
     "FINAL",
     "STATUSES",
+    "BatchedStream",
     "Capability",
     "CheckpointInfo",
     "EventRecord",
@@ -117,6 +118,7 @@ __all__ = [
     "StoreNotFound",
     "StoreSchemaTooNew",
     "StreamEvent",
+    "StreamItem",
     "WorkerInfo",
     "add_usage",
     "capabilities",
@@ -164,6 +166,9 @@ class Capability(StrEnum):
     QUEUED_STREAM = "queued_stream"
     #: ``advertise_worker`` / ``list_workers`` / ``forget_worker`` keep the worker registry
     WORKER_REGISTRY = "worker_registry"
+    #: ``append_streams(events)``: many runs' stream events in one transaction (the runtime sends the
+    #: events of one turn of its loop together: one commit for many events, not one each)
+    BATCHED_STREAM = "batched_stream"
 
 
 class QueuedStream(Protocol):
@@ -175,6 +180,19 @@ class QueuedStream(Protocol):
 
     def flush_stream(self) -> None:
         """Write the queued stream events now (one transaction), if there are any."""
+        ...
+
+
+#: A stream event to write: ``(run_id, kind, data as JSON text, created_at)``.
+StreamItem = tuple[str, str, str, float]
+
+
+class BatchedStream(Protocol):
+    """What a store that declares :attr:`Capability.BATCHED_STREAM` has beside the :class:`Store` protocol."""
+
+    def append_streams(self, events: Sequence[StreamItem]) -> None:
+        """Append the events of one or more runs in one transaction, each run's in the order given
+        and numbered after its last id (as :meth:`Store.append_stream` numbers one)."""
         ...
 
 

@@ -32,7 +32,7 @@ from typing import Any  # Any: sqlite3 rows and parameters
 from agentrt import keys as _keys
 from agentrt.stores._sql.core import translated
 from agentrt.stores._sql.dialect import Dialect
-from agentrt.stores._sql.store import SqlStore
+from agentrt.stores._sql.store import INSERT_STREAM, SqlStore
 from agentrt.stores.base import (
     Capability,
     StoreCorrupt,
@@ -216,7 +216,6 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 #: The page size of a new store file (an existing one keeps its own).
 PAGE_SIZE_BYTES = 2048
-_INSERT_STREAM = "INSERT INTO stream (run_id, id, kind, data, created_at) VALUES (?, ?, ?, ?, ?)"
 #: How many runs' last stream ids a store remembers before it forgets them all (then looks them up).
 _MAX_STREAM_RUNS = 4096
 #: How often ``wait_for_work`` looks at the file for commits of other processes.
@@ -253,9 +252,15 @@ class SqliteStore(SqlStore):
 
     dialect = DIALECT
     capabilities = frozenset(
-        {Capability.WORKER_REGISTRY, Capability.JOURNAL_WITH_CHECKPOINT, Capability.QUEUED_STREAM}
+        {
+            Capability.WORKER_REGISTRY,
+            Capability.JOURNAL_WITH_CHECKPOINT,
+            Capability.QUEUED_STREAM,
+            Capability.BATCHED_STREAM,
+        }
     )
     _driver_errors = (sqlite3.Error,)
+    _conflict_errors = (sqlite3.IntegrityError,)
 
     def __init__(
         self,
@@ -546,7 +551,7 @@ class SqliteStore(SqlStore):
             last = self._stream_last.get(run_id)
             if last is not None:
                 try:
-                    conn.executemany(_INSERT_STREAM, _numbered(run_id, last, events))
+                    conn.executemany(INSERT_STREAM, _numbered(run_id, last, events))
                 except sqlite3.IntegrityError:  # another process wrote to this run's stream
                     pass  # the conflicting row was the first of this run's: none of them was written
                 else:
@@ -555,7 +560,7 @@ class SqliteStore(SqlStore):
             (last,) = conn.execute(
                 "SELECT COALESCE(MAX(id), 0) FROM stream WHERE run_id = ?", (run_id,)
             ).fetchone()
-            conn.executemany(_INSERT_STREAM, _numbered(run_id, last, events))
+            conn.executemany(INSERT_STREAM, _numbered(run_id, last, events))
             if len(self._stream_last) >= _MAX_STREAM_RUNS:
                 self._stream_last.clear()
             self._stream_last[run_id] = last + len(events)

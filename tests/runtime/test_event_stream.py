@@ -10,8 +10,35 @@ import pytest
 import tests.runtime.agents as A
 from agentrt import Runtime
 from agentrt.exceptions import NotWaiting, RunExists, RunNotFound
-from agentrt.stores import MemoryStore, SqliteStore
+from agentrt.stores import Capability, MemoryStore, SqliteStore, open_store
 from tests.cli.helpers import cli
+
+
+class BatchingSqliteStore(SqliteStore):
+    """A SQLite store that writes stream events in batches, as PostgreSQL's does (no queue of its
+    own), through one I/O thread: the runtime's batching path without a server."""
+
+    capabilities = SqliteStore.capabilities - {Capability.QUEUED_STREAM}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.io_threads = 1
+
+
+@pytest.fixture(params=["memory", "sqlite", "batching", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request, tmp_path):
+    """Each way a store takes the stream: memory and SQLite queue events on their next write, a
+    batching store (and PostgreSQL) writes each turn of the loop's events in one transaction."""
+    if request.param == "memory":
+        s = MemoryStore()
+    elif request.param == "sqlite":
+        s = SqliteStore(tmp_path / "agentrt.db")
+    elif request.param == "batching":
+        s = BatchingSqliteStore(tmp_path / "agentrt.db")
+    else:
+        s = open_store(request.getfixturevalue("pg_url"))
+    yield s
+    s.close()
 
 
 def run(coro):
@@ -165,3 +192,34 @@ def test_the_cli_adds_its_own_hints(tmp_path: Path):
     out = cli("resume", "nope", "--store", str(store))
     assert out.returncode == 2
     assert "no run 'nope'" in out.stderr and "agentrt runs" in out.stderr and "--store" in out.stderr
+
+
+def test_a_batching_store_writes_many_runs_events_in_few_transactions(tmp_path: Path):
+    """Each turn of the loop's events go in one batch, and a batch gathers while one is written: ten
+    runs at once make far fewer transactions than events, and each run's stream is whole and in order."""
+
+    class Counting(BatchingSqliteStore):
+        batches: list[int]
+
+        def append_streams(self, events):
+            self.batches.append(len(events))
+            super().append_streams(events)
+
+    store = Counting(tmp_path / "agentrt.db")
+    store.batches = []
+
+    async def main():
+        async with Runtime(store) as rt:
+            run_ids = [await rt.start(A.summer, {"n": 5}) for _ in range(10)]
+            for run_id in run_ids:
+                await rt.wait(run_id, timeout=20)
+            return {run_id: rt.events(run_id) for run_id in run_ids}
+
+    streams = run(main())
+    store.close()
+    for events in streams.values():
+        assert [e.id for e in events] == list(range(1, len(events) + 1))
+        assert events[0].kind == "started" and events[-1].kind == "completed"
+    written = sum(len(events) for events in streams.values())
+    assert sum(store.batches) == written
+    assert len(store.batches) < written / 2, store.batches

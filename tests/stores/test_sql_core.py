@@ -49,11 +49,12 @@ def test_stores_declare_their_capabilities():
         Capability.JOURNAL_WITH_CHECKPOINT,
         Capability.QUEUED_STREAM,
         Capability.WORKER_REGISTRY,
+        Capability.BATCHED_STREAM,
     }
     assert SqliteStore.capabilities == MemoryStore.capabilities == sqlite_features
     from agentrt.stores.postgres import PostgresStore
 
-    assert PostgresStore.capabilities == {Capability.WORKER_REGISTRY}
+    assert PostgresStore.capabilities == {Capability.WORKER_REGISTRY, Capability.BATCHED_STREAM}
 
     class Older:  # a store written before capabilities were declared
         def advertise_worker(self, info: object) -> None: ...

@@ -44,6 +44,68 @@ def test_concurrent_appends_get_distinct_ids(open_handle):
     assert [e.id for e in handles[1].read_stream("r")] == list(range(1, 101))
 
 
+def test_a_batch_numbers_each_runs_events_after_its_last(open_handle):
+    a, b = open_handle(), open_handle()
+    for run_id in ("r1", "r2", "r3"):
+        a.create_run(NewRun(run_id, "m:a", {}))
+    assert a.append_stream("r1", "started", {}) == 1
+    a.append_streams(
+        [
+            ("r1", "checkpoint", '{"seq": 1}', 1.5),
+            ("r2", "started", "{}", 1.5),
+            ("r1", "tool_started", '{"tool": "t"}', 1.6),
+            ("r2", "completed", '{"output": null}', 1.7),
+        ]
+    )
+    b.append_streams([])  # nothing to write: no transaction either
+    assert b.append_stream("r1", "completed", {"output": 1}) == 4
+    assert [(e.id, e.kind, e.data) for e in b.read_stream("r1")] == [
+        (1, "started", {}),
+        (2, "checkpoint", {"seq": 1}),
+        (3, "tool_started", {"tool": "t"}),
+        (4, "completed", {"output": 1}),
+    ]
+    assert [(e.id, e.kind, e.created_at) for e in b.read_stream("r2")] == [
+        (1, "started", 1.5),
+        (2, "completed", 1.7),
+    ]
+    assert b.read_stream("r3") == []
+
+
+def test_batches_and_appends_from_many_handles_keep_each_writers_order(open_handle):
+    """Writers that race for a run's next ids: each batch is numbered again until it fits, so every
+    event is stored once and each writer's events keep their order."""
+    handles = [open_handle() for _ in range(3)]
+    handles[0].create_run(NewRun("r", "m:a", {}))
+
+    def batches(h, who):
+        for i in range(10):
+            h.append_streams(
+                [
+                    ("r", "log", f'{{"who": "{who}", "i": {2 * i}}}', 0.0),
+                    ("r", "log", f'{{"who": "{who}", "i": {2 * i + 1}}}', 0.0),
+                ]
+            )
+
+    def appends(h, who):
+        for i in range(20):
+            h.append_stream("r", "log", {"who": who, "i": i})
+
+    threads = [
+        threading.Thread(target=batches, args=(handles[0], "a")),
+        threading.Thread(target=batches, args=(handles[1], "b")),
+        threading.Thread(target=appends, args=(handles[2], "c")),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    events = handles[1].read_stream("r")
+    assert [e.id for e in events] == list(range(1, 61))
+    for who in "abc":
+        assert [e.data["i"] for e in events if e.data["who"] == who] == list(range(20))
+
+
 def test_a_runs_first_tenant_stays(store):
     for run_id in ("r1", "r2", "r3"):  # a tenant row counts beside its run only (issue 25)
         store.create_run(NewRun(run_id, "m:a", {}))

@@ -86,9 +86,13 @@ class SqlCore:
     """The engine's hooks, identity, runs, leases, claims and cancellation (see the module docstring)."""
 
     dialect: ClassVar[Dialect]
-    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.WORKER_REGISTRY})
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {Capability.WORKER_REGISTRY, Capability.BATCHED_STREAM}
+    )
     #: the driver's error classes (``sqlite3.Error``, ``psycopg.Error``)
     _driver_errors: ClassVar[tuple[type[BaseException], ...]]
+    #: the driver's error for a row a key refuses (``sqlite3.IntegrityError``, ``psycopg.IntegrityError``)
+    _conflict_errors: ClassVar[tuple[type[BaseException], ...]]
 
     location: str
     retention: int | None
