@@ -76,6 +76,23 @@ class Dialect:
         """The table ``name`` as this engine names it (for messages)."""
         return self.table_prefix + name
 
+    def insert_rows(
+        self, conn: Any, table: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]
+    ) -> None:
+        """Insert ``rows`` into ``table`` (its bare name; ``columns``: each one's name and SQL type):
+        one statement for all of them where the engine takes arrays (PostgreSQL: a column each,
+        unnested), else the one-row statement run for each row."""
+        names = ", ".join(name for name, _ in columns)
+        if self.arrays:
+            arrays = ", ".join(f"?::{sql_type}[]" for _, sql_type in columns)
+            conn.execute(
+                self.sql(f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays})"),
+                [list(column) for column in zip(*rows, strict=True)],
+            )
+        else:
+            values = ", ".join("?" * len(columns))
+            self.executemany(conn, self.sql(f"INSERT INTO {table} ({names}) VALUES ({values})"), rows)
+
     def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """``column`` is one of ``values`` (not empty): the condition's text and its parameters."""
         if self.arrays:

@@ -44,6 +44,14 @@ __all__ = ["INSERT_STREAM", "SqlStore"]
 
 #: One stream event with its id (a run's ids are 1, 2, 3... with no gap: the key refuses a taken one).
 INSERT_STREAM = "INSERT INTO stream (run_id, id, kind, data, created_at) VALUES (?, ?, ?, ?, ?)"
+#: The stream table's columns and their types, for a batch (:meth:`Dialect.insert_rows`).
+_STREAM_COLUMNS = (
+    ("run_id", "TEXT"),
+    ("id", "BIGINT"),
+    ("kind", "TEXT"),
+    ("data", "TEXT"),
+    ("created_at", "DOUBLE PRECISION"),
+)
 _INSERT_RESULT = (
     "INSERT INTO results (run_id, seq, idx, ok, blob, created_at) VALUES (?, ?, ?, ?, ?, ?) "
     "ON CONFLICT DO NOTHING"
@@ -499,7 +507,7 @@ class SqlStore(SqlCore):
                 for run_id, kind, data_json, created in events:
                     last[run_id] = n = last.get(run_id, 0) + 1
                     rows.append((run_id, n, kind, data_json, created))
-                self.dialect.executemany(conn, self._sql(INSERT_STREAM), rows)
+                self.dialect.insert_rows(conn, "stream", _STREAM_COLUMNS, rows)
                 return
         except self._conflict_errors:
             pass
