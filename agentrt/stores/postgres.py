@@ -49,6 +49,7 @@ from agentrt.stores._sql.dialect import Dialect
 from agentrt.stores._sql.packing import pack
 from agentrt.stores._sql.store import SqlStore
 from agentrt.stores.base import (
+    Capability,
     EventRow,
     StoreError,
     StoreNotFound,
@@ -255,6 +256,7 @@ class PostgresStore(SqlStore):
     """The Store protocol on one PostgreSQL database (``postgresql://user:pass@host:port/db``)."""
 
     dialect = DIALECT
+    capabilities = frozenset({*SqlStore.capabilities, Capability.JOURNAL_WITH_CHECKPOINT})
     _driver_errors = (psycopg.Error,) if psycopg is not None else ()
     _conflict_errors = (psycopg.IntegrityError,) if psycopg is not None else ()
 
@@ -484,19 +486,6 @@ class PostgresStore(SqlStore):
         journal: Sequence[tuple[int, int, bool, bytes]] = (),
         code_required: str | None = None,
     ) -> None:
-        if journal:  # not asked for by the runtime here (no JOURNAL_WITH_CHECKPOINT): the general write
-            general = super().save_checkpoint
-            return general(
-                run_id,
-                owner,
-                seq,
-                blob,
-                pending,
-                events,
-                epoch=epoch,
-                journal=journal,
-                code_required=code_required,
-            )
         now = time.time()
         pending_json = dumps(pending)
         # Old checkpoints and results are pruned in batches (see prune_due), here in the same statement.
@@ -512,6 +501,8 @@ class PostgresStore(SqlStore):
             "head": self._head(run_id, seq, blob, False),
             "eseq": [e[0] for e in events], "en": [e[1] for e in events], "ekind": [e[2] for e in events],
             "elevel": [e[3] for e in events], "edata": [dumps(e[4]) or "null" for e in events],
+            "jseq": [j[0] for j in journal], "jidx": [j[1] for j in journal],
+            "jok": [bool(j[2]) for j in journal], "jblob": [pack(j[3]) for j in journal],
         }  # fmt: skip
         gc = (
             ", gc1 AS (DELETE FROM agentrt_checkpoints WHERE run_id IN (SELECT run_id FROM fenced) "
@@ -530,21 +521,49 @@ class PostgresStore(SqlStore):
             if events
             else ""
         )
+        # The journal (the results that led here) is inserted by the same statement, without ON
+        # CONFLICT: a result already there (a driver that lost its lease wrote it) fails the whole
+        # statement, so nothing of it is written.
+        journal_cte = (
+            ", jr AS (INSERT INTO agentrt_results (run_id, seq, idx, ok, blob, created_at) "
+            "SELECT f.run_id, j.seq, j.idx, j.ok, j.blob, %(now)s FROM fenced f, "
+            "unnest(%(jseq)s::int[], %(jidx)s::int[], %(jok)s::bool[], %(jblob)s::bytea[]) "
+            "AS j(seq, idx, ok, blob))"
+            if journal
+            else ""
+        )
         with self._connection() as conn:
-            row = conn.execute(
-                "WITH fenced AS (UPDATE agentrt_runs SET seq = %(seq)s, pending = %(pending)s, "
-                "status = 'running', waiting_on = NULL, wake_at = NULL, updated_at = %(now)s, "
-                "code_required = %(code)s, blocked = NULL, head = %(head)s "
-                "WHERE run_id = %(run)s AND lease_owner = %(owner)s "
-                "AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s::bigint) RETURNING run_id), "
-                "ck AS (INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
-                "SELECT run_id, %(seq)s, %(blob)s, %(pending)s, %(now)s FROM fenced "
-                "ON CONFLICT (run_id, seq) DO UPDATE SET blob = EXCLUDED.blob, pending = EXCLUDED.pending, "
-                f"created_at = EXCLUDED.created_at){events_cte}{gc}SELECT count(*) FROM fenced",
-                params,
-            ).fetchone()
+            try:
+                row = self._checkpoint_statement(conn, journal_cte + events_cte + gc, params)
+            except psycopg.errors.UniqueViolation:
+                if not journal:
+                    raise
+                raise StoreError(
+                    f"store {self._label}: run {run_id!r} already has a result journaled by another "
+                    "driver for one of seq/member "
+                    + ", ".join(f"{j[0]}/{j[1]}" for j in journal)
+                    + "; nothing was written, and the run is driven again from its stored checkpoint "
+                    "and journal"
+                ) from None
             if not row or not row[0]:
                 self._refuse(conn, run_id, epoch)
+
+    @staticmethod
+    def _checkpoint_statement(conn: Any, ctes: str, params: dict[str, Any]) -> Any:
+        """The fenced UPDATE of the run row feeding the checkpoint's insert and ``ctes``: one row, the
+        number of run rows it fenced (0: not this writer's lease, or no run)."""
+        return conn.execute(
+            "WITH fenced AS (UPDATE agentrt_runs SET seq = %(seq)s, pending = %(pending)s, "
+            "status = 'running', waiting_on = NULL, wake_at = NULL, updated_at = %(now)s, "
+            "code_required = %(code)s, blocked = NULL, head = %(head)s "
+            "WHERE run_id = %(run)s AND lease_owner = %(owner)s "
+            "AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s::bigint) RETURNING run_id), "
+            "ck AS (INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
+            "SELECT run_id, %(seq)s, %(blob)s, %(pending)s, %(now)s FROM fenced "
+            "ON CONFLICT (run_id, seq) DO UPDATE SET blob = EXCLUDED.blob, pending = EXCLUDED.pending, "
+            f"created_at = EXCLUDED.created_at){ctes}SELECT count(*) FROM fenced",
+            params,
+        ).fetchone()
 
     def _refuse(self, conn: Any, run_id: str, epoch: int | None) -> None:
         """Raise why a fenced one-statement write matched no run row (no lease, or no run)."""

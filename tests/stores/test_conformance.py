@@ -715,3 +715,30 @@ def test_cancelling_a_blocked_run_ends_it_at_once(store):
     assert store.request_cancel("b") == ["b"]
     rec = store.get_run("b")
     assert rec.status == "cancelled" and rec.finished and store.claim_runnable(make_owner(), 30, 10) == []
+
+
+def test_a_checkpoint_journals_the_results_that_led_to_it_in_its_own_write(store):
+    """``save_checkpoint(..., journal=...)`` (Capability.JOURNAL_WITH_CHECKPOINT, every SQL store):
+    the results are stored with the checkpoint, and a result another driver already journaled
+    refuses the whole write -- neither the checkpoint nor any of the results is written."""
+    from agentrt.stores.base import Capability, capabilities
+
+    assert Capability.JOURNAL_WITH_CHECKPOINT in capabilities(store)
+    owner = make_owner()
+    store.create_run(NewRun("r", "m:a", {}, owner=owner, ttl_seconds=30))
+    store.save_checkpoint("r", owner, 1, b"cp1", {"kind": "gather"}, [], epoch=1)
+    store.save_checkpoint(
+        "r", owner, 2, b"cp2", {"kind": "tool"}, [(2, 0, "note", "info", {"n": 1})],
+        epoch=1, journal=[(1, 0, True, b"first"), (1, 1, False, b"second")],
+    )  # fmt: skip
+    assert store.get_results("r", 1) == {0: (True, b"first"), 1: (False, b"second")}
+    assert store.get_run("r").seq == 2 and store.latest_checkpoint("r") == (2, b"cp2")
+    with pytest.raises(StoreError, match="already has a result"):
+        store.save_checkpoint(
+            "r", owner, 3, b"cp3", {}, [], epoch=1, journal=[(2, 0, True, b"new"), (1, 1, True, b"again")]
+        )
+    assert store.get_run("r").seq == 2 and store.latest_checkpoint("r") == (2, b"cp2")
+    assert store.get_results("r", 2) == {} and store.get_results("r", 1)[1] == (False, b"second")
+    with pytest.raises(LeaseLost):
+        store.save_checkpoint("r", make_owner(), 3, b"cp3", {}, [], epoch=1, journal=[(2, 0, True, b"x")])
+    assert store.get_results("r", 2) == {}

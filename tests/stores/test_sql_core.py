@@ -54,7 +54,7 @@ def test_stores_declare_their_capabilities():
     assert SqliteStore.capabilities == MemoryStore.capabilities == sqlite_features
     from agentrt.stores.postgres import PostgresStore
 
-    assert PostgresStore.capabilities == {Capability.WORKER_REGISTRY, Capability.BATCHED_STREAM}
+    assert PostgresStore.capabilities == sqlite_features - {Capability.QUEUED_STREAM}
 
     class Older:  # a store written before capabilities were declared
         def advertise_worker(self, info: object) -> None: ...
