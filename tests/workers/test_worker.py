@@ -13,7 +13,7 @@ import time
 import pytest
 
 from agentrt import Cancelled, Runtime
-from agentrt.stores import MemoryStore, NewRun, SqliteStore
+from agentrt.stores import MemoryStore, NewRun, SqliteStore, open_store
 from tests.workers import agents
 from tests.workers.agents import Job, expected, mixed
 
@@ -132,11 +132,11 @@ def test_a_client_cancels_a_queued_run_at_once(store):
 _KILLED = r"""
 import asyncio, sys
 from agentrt import Runtime
-from agentrt.stores import SqliteStore
+from agentrt.stores import open_store
 from tests.workers.agents import mixed
 
 async def main():
-    rt = Runtime(SqliteStore(sys.argv[1]), lease_seconds=60)
+    rt = Runtime(open_store(sys.argv[1]), lease_seconds=float(sys.argv[2]) if sys.argv[2:] else 10.0)
     run_id = await rt.start(mixed, {"i": 7}, run_id="victim")
     print("started", flush=True)
     await rt.wait(run_id)
@@ -151,7 +151,7 @@ def test_an_interrupted_run_is_recovered_by_a_worker_without_host_code(tmp_path,
     db, log = str(tmp_path / "agentrt.db"), str(tmp_path / "side.jsonl")
     monkeypatch.setenv("AGENTRT_TEST_SIDE_LOG", log)
     proc = subprocess.Popen(
-        [sys.executable, "-c", _KILLED, db],
+        [sys.executable, "-c", _KILLED, db, "60"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -179,6 +179,71 @@ def test_an_interrupted_run_is_recovered_by_a_worker_without_host_code(tmp_path,
     finally:
         store.close()
     assert out.value == expected(Job(7))
+    keys = [e["key"] for e in side_log(log)]
+    assert keys.count("victim:1") == 2 and keys.count("victim:2") == 1
+
+
+def _start_victim(location: str, log: str) -> subprocess.Popen[str]:
+    """A process driving run ``victim`` (default lease), inside its first tool call (60 s long)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLED, location],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "AGENTRT_TEST_TOOL_DELAY": "60"},
+    )
+    assert proc.stdout.readline().strip() == "started"
+    deadline = time.monotonic() + 60
+    while not any(e["key"] == "victim:1" for e in side_log(log)):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return proc
+
+
+@pytest.mark.parametrize(
+    "backend, poll_seconds",
+    [
+        ("sqlite", None),
+        ("sqlite", 3600.0),
+        pytest.param("postgres", None, marks=pytest.mark.postgres),
+        pytest.param("postgres", 3600.0, marks=pytest.mark.postgres),
+    ],
+)
+def test_an_idle_worker_takes_over_a_sigkilled_workers_run_at_once(
+    backend, poll_seconds, tmp_path, monkeypatch, request
+):
+    """An idle worker is up (default settings; or a poll so long it never fires) when the process
+    driving a run is SIGKILLed inside a tool call, its lease far from lapsing: the survivor sees
+    the dead pid between claims and takes the run over (well within the bound below: it does not
+    wait for its next poll nor for the lease), and the run ends with the uninterrupted result."""
+    location = str(tmp_path / "agentrt.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
+    log = str(tmp_path / "side.jsonl")
+    monkeypatch.setenv("AGENTRT_TEST_SIDE_LOG", log)
+    store = SqliteStore(location) if backend == "sqlite" else open_store(location)
+    options = {} if poll_seconds is None else {"poll_seconds": poll_seconds}
+
+    async def main():
+        async with Runtime(store, **options) as survivor:
+            await asyncio.sleep(0.3)  # its first claim made: idle, waiting
+            victim = await asyncio.to_thread(_start_victim, location, log)
+            try:
+                victim.send_signal(signal.SIGKILL)
+                await asyncio.to_thread(victim.wait)
+                killed = time.monotonic()
+            finally:
+                victim.stdout.close()
+            # Taken over: a claim raised the epoch (the survivor may finish the run before we look).
+            await until(lambda: store.get_run("victim").epoch > 1, timeout=10)
+            took = time.monotonic() - killed
+            out = await survivor.wait("victim", timeout=60)
+            return took, out
+
+    try:
+        took, out = asyncio.run(main())
+    finally:
+        store.close()
+    assert took < 10
+    assert out.value == expected(Job(7))  # what an uninterrupted run returns
     keys = [e["key"] for e in side_log(log)]
     assert keys.count("victim:1") == 2 and keys.count("victim:2") == 1
 
