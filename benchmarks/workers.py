@@ -3,6 +3,7 @@ agentrt on SQLite and PostgreSQL beside DBOS on the same PostgreSQL cluster.
 
     python benchmarks/workers.py            # full: 1, 2, 4 workers x agentrt-SQLite, agentrt-PostgreSQL, DBOS
     python benchmarks/workers.py --quick    # smoke (CI): SQLite, 1 worker, a few runs; no timing claims
+    python benchmarks/workers.py --recovery-only   # (b) alone: agentrt-SQLite, agentrt-PostgreSQL, DBOS
 
 The workflow: ``workers_agents:chain`` (``steps`` sequential durable tool calls, so ``steps + 1``
 durable steps per run: each call's result, and the run's end) and, for DBOS,
@@ -16,9 +17,10 @@ output, and the workflow's end).
     ``pg_stat_statements`` (every statement of every worker and of the submitter, BEGIN/COMMIT
     included, less the benchmark's own progress polls) and its transactions with
     ``pg_stat_database.xact_commit``: statements and transactions per durable step.
-(b) Recovery latency: a worker drives a run inside a long step and is SIGKILLed.  agentrt: a
-    second, idle worker takes the run over (same machine: the dead owner pid is seen at its next
-    claim; another machine: when the lease lapses, AGENTRT_LEASE_SECONDS=5 here).  DBOS recovers
+(b) Recovery latency: a worker drives a run inside a long step and is SIGKILLed.  agentrt, at its
+    default settings (``--poll-seconds`` 5, a lease of 10 s): a second, idle worker takes the run
+    over (same machine: a waiting worker checks the pids of the lease owners of its machine every
+    0.1 s, whatever its poll; another machine: see docs/deploy.md).  DBOS recovers
     a dead executor's workflows only when a process with the same executor id starts again (or
     through DBOS Conductor): measured (i) with an idle survivor only, (ii) restarting the killed
     executor at once, as a supervisor would.  "Moving again": agentrt, the survivor holds the
@@ -78,7 +80,7 @@ def env(root: Path = ROOT) -> dict[str, str]:
     out = dict(os.environ)
     out["PYTHONPATH"] = os.pathsep.join([str(HERE), str(root), out.get("PYTHONPATH", "")])
     out.setdefault("AGENTRT_BLOB_KEY", BENCH_KEY)
-    out["AGENTRT_LEASE_SECONDS"] = "5"
+    out.pop("AGENTRT_LEASE_SECONDS", None)  # the default lease
     return out
 
 
@@ -333,7 +335,9 @@ def dbos_recovery(python: str, url: str, restart: bool, give_up: float = 20.0) -
     return {"system": "dbos-postgres", "how": how, "kill_to_moving_s": moving, "gave_up_after_s": give_up}
 
 
-def recovery(store_url: str, poll: float) -> dict[str, Any]:
+def recovery(store_url: str, poll: float = 5.0) -> dict[str, Any]:
+    """Kill the agentrt worker driving a run inside a 60 s tool call, an idle survivor up (both at
+    the default settings: ``poll`` is ``agentrt worker``'s default)."""
     store = open_store(store_url)
     try:
         run_id = f"recover-{time.time_ns()}"
@@ -361,7 +365,8 @@ def recovery(store_url: str, poll: float) -> dict[str, Any]:
         finally:
             stop([survivor])
         system = "agentrt-postgres" if store_url.startswith("postgresql://") else "agentrt-sqlite"
-        return {"system": system, "how": f"idle survivor, poll {poll:g} s", "poll_seconds": poll,
+        how = f"idle survivor, default settings (poll {poll:g} s, lease 10 s)"
+        return {"system": system, "how": how, "poll_seconds": poll,
                 "kill_to_moving_s": round(claimed, 3), "seq_at_kill": seq_before}  # fmt: skip
     finally:
         store.close()
@@ -536,6 +541,7 @@ def main() -> int:
         "labelled @baseline, interleaved on the same server: a before/after in one run",
     )
     parser.add_argument("--no-recovery", action="store_true", help="throughput points only")
+    parser.add_argument("--recovery-only", action="store_true", help="recovery points only (b)")
     args = parser.parse_args()
     systems = set(args.systems.split(","))
     runs, steps = (20, 3) if args.quick else (400, 10)
@@ -561,7 +567,7 @@ def main() -> int:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="agentrt-bench-"))
         sqlite_url = f"sqlite:///{tmp}/bench.db"
         if "sqlite" in systems or args.quick:
-            for n in fleet:
+            for n in () if args.recovery_only else fleet:
                 for root, label in variants:
                     points.append(
                         (
@@ -572,14 +578,12 @@ def main() -> int:
                         )
                     )
             if not args.quick and not args.no_recovery:
-                for poll in (5.0, 1.0):
-                    recoveries.append(
-                        (("agentrt-sqlite", f"{poll}"), lambda poll=poll: recovery(sqlite_url, poll))
-                    )
-            results["sqlite_per_step"] = sqlite_statements_per_step(  # a count: the same in every round
-                f"sqlite:///{tmp}/per-step.db", 5 if args.quick else 50, steps
-            )
-            print(json.dumps(results["sqlite_per_step"]), flush=True)
+                recoveries.append((("agentrt-sqlite", "default"), lambda: recovery(sqlite_url)))
+            if not args.recovery_only:
+                results["sqlite_per_step"] = sqlite_statements_per_step(  # a count: the same in every round
+                    f"sqlite:///{tmp}/per-step.db", 5 if args.quick else 50, steps
+                )
+                print(json.dumps(results["sqlite_per_step"]), flush=True)
         if not args.quick and systems & {"postgres", "dbos"}:
             admin = os.environ.get("AGENTRT_BENCH_PG_URL")
             if admin is None:
@@ -593,6 +597,8 @@ def main() -> int:
                 postgres(admin, runs, steps, results, systems, fleet, points, recoveries, stack, variants)
                 if args.no_recovery:
                     recoveries.clear()
+                if args.recovery_only:
+                    points.clear()
         samples: dict[Any, list[dict[str, Any]]] = {}
         for r in range(rounds):
             shift = r % len(points) if points else 0
@@ -607,8 +613,10 @@ def main() -> int:
         results["recovery"] = [merge_recovery(samples["r", key]) for key, _ in recoveries]
     results["table"] = table(results)
     complete = len(systems) == 3 and args.baseline is None and not args.workers and not args.no_recovery
+    complete = complete and not args.recovery_only
     complete = complete and args.concurrency == 32
     name = "workers-quick" if args.quick else "workers" if complete else "workers-partial"
+    name = "workers-recovery" if args.recovery_only else name
     path = _env.results_dir() / f"{name}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
     print(results["table"])
@@ -653,8 +661,7 @@ def postgres(
                         ),
                     )
                 )
-        for poll in (5.0, 1.0):
-            recoveries.append((("agentrt-postgres", f"{poll}"), lambda poll=poll: recovery(url, poll)))
+        recoveries.append((("agentrt-postgres", "default"), lambda: recovery(url)))
     if "dbos" not in systems:
         return
     sys.path.insert(0, str(HERE))
