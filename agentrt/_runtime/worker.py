@@ -50,12 +50,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol  # Any: the wait mixes futures of different result types
+from typing import Any, Protocol, cast  # Any: the wait mixes futures of different result types
 
 from agentrt._runtime.blocking import BlockedSweep
 from agentrt._runtime.storeio import StoreIO
 from agentrt._sdk.agent import Agent
-from agentrt.stores.base import RunRecord, Store, owner_is_dead
+from agentrt.stores.base import Capability, RunRecord, Store, WatchedOwners, capabilities, owner_is_dead
 
 __all__ = ["Worker", "WorkerHost"]
 
@@ -118,13 +118,15 @@ class WorkerHost(Protocol):
 
 
 class DeadOwnerWatch:
-    """Says, once per owner, when a process of this machine that holds live leases has died (see
-    the module docstring).  Used by the worker's waiting thread only; a store without
-    ``local_lease_owners`` (a custom store) has no watch and relies on the poll."""
+    """Says, once per owner, when a lease owner the store lets it judge has died: a process of this
+    machine that no longer runs, or an owner whose session ended (see the module docstring).  Used
+    by the worker's waiting thread only; a store without :attr:`Capability.WATCHED_OWNERS` (a
+    custom store) has no watch and relies on the poll."""
 
     def __init__(self, store: Store) -> None:
-        self._read: Callable[[], list[str]] | None = getattr(store, "local_lease_owners", None)
-        self._owners: list[str] = []
+        watched = cast(WatchedOwners, store) if Capability.WATCHED_OWNERS in capabilities(store) else None
+        self._read: Callable[[], list[tuple[str, bool]]] | None = watched.watched_owners if watched else None
+        self._owners: list[tuple[str, bool]] = []
         self._read_at = -float("inf")
         self._told: set[str] = set()
 
@@ -133,7 +135,7 @@ class DeadOwnerWatch:
         return self._read is not None
 
     def dead_owner_found(self) -> bool:
-        """True the first time one of the owners read is a dead process (the others: False)."""
+        """True the first time one of the owners read is dead (the others: False)."""
         if self._read is None:
             return False
         now = time.monotonic()
@@ -143,8 +145,8 @@ class DeadOwnerWatch:
                 self._owners = self._read()
             except Exception:  # the store is in trouble: the claim loop says so
                 self._owners = []
-            self._told &= set(self._owners)
-        dead = [o for o in self._owners if o not in self._told and owner_is_dead(o)]
+            self._told &= {o for o, _ in self._owners}
+        dead = [o for o, gone in self._owners if o not in self._told and (gone or owner_is_dead(o))]
         self._told.update(dead)
         return bool(dead)
 

@@ -253,7 +253,12 @@ class SqliteStore(SqlStore):
 
     dialect = DIALECT
     capabilities = frozenset(
-        {Capability.WORKER_REGISTRY, Capability.JOURNAL_WITH_CHECKPOINT, Capability.QUEUED_STREAM}
+        {
+            Capability.WORKER_REGISTRY,
+            Capability.WATCHED_OWNERS,
+            Capability.JOURNAL_WITH_CHECKPOINT,
+            Capability.QUEUED_STREAM,
+        }
     )
     _driver_errors = (sqlite3.Error,)
 

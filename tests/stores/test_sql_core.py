@@ -49,11 +49,13 @@ def test_stores_declare_their_capabilities():
         Capability.JOURNAL_WITH_CHECKPOINT,
         Capability.QUEUED_STREAM,
         Capability.WORKER_REGISTRY,
+        Capability.WATCHED_OWNERS,
     }
     assert SqliteStore.capabilities == MemoryStore.capabilities == sqlite_features
     from agentrt.stores.postgres import PostgresStore
 
-    assert PostgresStore.capabilities == {Capability.WORKER_REGISTRY}
+    # and, per handle unless turned off, OWNER_SESSIONS (tests/stores/test_owner_sessions.py)
+    assert PostgresStore.capabilities == {Capability.WORKER_REGISTRY, Capability.WATCHED_OWNERS}
 
     class Older:  # a store written before capabilities were declared
         def advertise_worker(self, info: object) -> None: ...

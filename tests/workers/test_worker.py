@@ -131,9 +131,13 @@ def test_a_client_cancels_a_queued_run_at_once(store):
 
 _KILLED = r"""
 import asyncio, sys
+import agentrt.stores.base
 from agentrt import Runtime
 from agentrt.stores import open_store
 from tests.workers.agents import mixed
+
+if sys.argv[3:]:  # a process of another machine: its lease owner names that host (no pid to check here)
+    agentrt.stores.base._HOST = sys.argv[3]
 
 async def main():
     rt = Runtime(open_store(sys.argv[1]), lease_seconds=float(sys.argv[2]) if sys.argv[2:] else 10.0)
@@ -183,10 +187,11 @@ def test_an_interrupted_run_is_recovered_by_a_worker_without_host_code(tmp_path,
     assert keys.count("victim:1") == 2 and keys.count("victim:2") == 1
 
 
-def _start_victim(location: str, log: str) -> subprocess.Popen[str]:
-    """A process driving run ``victim`` (default lease), inside its first tool call (60 s long)."""
+def _start_victim(location: str, log: str, *args: str) -> subprocess.Popen[str]:
+    """A process driving run ``victim`` (``args``: lease seconds, host), inside its first tool call
+    (60 s long)."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", _KILLED, location],
+        [sys.executable, "-c", _KILLED, location, *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -201,21 +206,23 @@ def _start_victim(location: str, log: str) -> subprocess.Popen[str]:
 
 
 @pytest.mark.parametrize(
-    "backend, poll_seconds",
+    "backend, poll_seconds, elsewhere",
     [
-        ("sqlite", None),
-        ("sqlite", 3600.0),
-        pytest.param("postgres", None, marks=pytest.mark.postgres),
-        pytest.param("postgres", 3600.0, marks=pytest.mark.postgres),
+        ("sqlite", None, False),
+        ("sqlite", 3600.0, False),
+        pytest.param("postgres", None, False, marks=pytest.mark.postgres),
+        pytest.param("postgres", 3600.0, False, marks=pytest.mark.postgres),
+        pytest.param("postgres", None, True, marks=pytest.mark.postgres),
     ],
 )
 def test_an_idle_worker_takes_over_a_sigkilled_workers_run_at_once(
-    backend, poll_seconds, tmp_path, monkeypatch, request
+    backend, poll_seconds, elsewhere, tmp_path, monkeypatch, request
 ):
     """An idle worker is up (default settings; or a poll so long it never fires) when the process
     driving a run is SIGKILLed inside a tool call, its lease far from lapsing: the survivor sees
-    the dead pid between claims and takes the run over (well within the bound below: it does not
-    wait for its next poll nor for the lease), and the run ends with the uninterrupted result."""
+    the dead pid between claims (or, for a process of another machine on PostgreSQL, its session's
+    lock gone) and takes the run over (well within the bound below: it does not wait for its next
+    poll nor for the lease), and the run ends with the uninterrupted result."""
     location = str(tmp_path / "agentrt.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
     log = str(tmp_path / "side.jsonl")
     monkeypatch.setenv("AGENTRT_TEST_SIDE_LOG", log)
@@ -224,8 +231,10 @@ def test_an_idle_worker_takes_over_a_sigkilled_workers_run_at_once(
 
     async def main():
         async with Runtime(store, **options) as survivor:
-            await asyncio.sleep(0.3)  # its first claim made: idle, waiting
-            victim = await asyncio.to_thread(_start_victim, location, log)
+            # Its first claim made: idle, waiting (and, on PostgreSQL, its own session settled).
+            await asyncio.sleep(2.5 if elsewhere else 0.3)
+            args = ("60", "elsewhere.example") if elsewhere else ()
+            victim = await asyncio.to_thread(_start_victim, location, log, *args)
             try:
                 victim.send_signal(signal.SIGKILL)
                 await asyncio.to_thread(victim.wait)
