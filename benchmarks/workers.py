@@ -20,7 +20,9 @@ output, and the workflow's end).
 (b) Recovery latency: a worker drives a run inside a long step and is SIGKILLed.  agentrt, at its
     default settings (``--poll-seconds`` 5, a lease of 10 s): a second, idle worker takes the run
     over (same machine: a waiting worker checks the pids of the lease owners of its machine every
-    0.1 s, whatever its poll; another machine: see docs/deploy.md).  DBOS recovers
+    0.1 s, whatever its poll; on PostgreSQL also every owner's session lock, so a worker of another
+    machine -- simulated: its lease owner names another host -- is seen dead as fast; see
+    docs/deploy.md).  DBOS recovers
     a dead executor's workflows only when a process with the same executor id starts again (or
     through DBOS Conductor): measured (i) with an idle survivor only, (ii) restarting the killed
     executor at once, as a supervisor would.  "Moving again": agentrt, the survivor holds the
@@ -84,9 +86,20 @@ def env(root: Path = ROOT) -> dict[str, str]:
     return out
 
 
-def worker(store: str, poll: float = 5.0, root: Path = ROOT) -> subprocess.Popen[bytes]:
+#: ``python -c`` for ``agentrt worker`` as if on another machine: its lease owner names another host,
+#: so no worker here can check its pid (only its PostgreSQL session says it died).
+ELSEWHERE = (
+    "import sys, agentrt.stores.base as b; b._HOST = 'elsewhere.example'; "
+    "from agentrt.cli import main; sys.argv[0] = 'agentrt'; raise SystemExit(main())"
+)
+
+
+def worker(
+    store: str, poll: float = 5.0, root: Path = ROOT, elsewhere: bool = False
+) -> subprocess.Popen[bytes]:
+    entry = ["-c", ELSEWHERE] if elsewhere else ["-m", "agentrt"]
     return subprocess.Popen(
-        [sys.executable, "-m", "agentrt", "worker", "--store", store, "--concurrency", str(CONCURRENCY["n"]),
+        [sys.executable, *entry, "worker", "--store", store, "--concurrency", str(CONCURRENCY["n"]),
          "--poll-seconds", str(poll), "--log-format", "none"],
         env=env(root), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
@@ -335,20 +348,21 @@ def dbos_recovery(python: str, url: str, restart: bool, give_up: float = 20.0) -
     return {"system": "dbos-postgres", "how": how, "kill_to_moving_s": moving, "gave_up_after_s": give_up}
 
 
-def recovery(store_url: str, poll: float = 5.0) -> dict[str, Any]:
+def recovery(store_url: str, poll: float = 5.0, elsewhere: bool = False) -> dict[str, Any]:
     """Kill the agentrt worker driving a run inside a 60 s tool call, an idle survivor up (both at
-    the default settings: ``poll`` is ``agentrt worker``'s default)."""
+    the default settings: ``poll`` is ``agentrt worker``'s default); ``elsewhere``: the killed
+    worker's lease owner names another host (PostgreSQL: only its session says it died)."""
     store = open_store(store_url)
     try:
         run_id = f"recover-{time.time_ns()}"
-        victim = worker(store_url, poll)
+        victim = worker(store_url, poll, elsewhere=elsewhere)
         time.sleep(1.0)
         store.create_run(NewRun(run_id, SPEC, {"steps": 2, "hold": 60.0}, status="queued"))
         while (store.get_run(run_id).lease_owner or "").split("/")[1:2] != [str(victim.pid)]:
             time.sleep(0.01)
         time.sleep(0.3)  # inside the 60 s tool call
         survivor = worker(store_url, poll)
-        time.sleep(2.0)  # the survivor is up and idle
+        time.sleep(3.0)  # the survivor is up and idle
         seq_before = store.get_run(run_id).seq
         victim.send_signal(signal.SIGKILL)
         killed = time.monotonic()
@@ -366,6 +380,8 @@ def recovery(store_url: str, poll: float = 5.0) -> dict[str, Any]:
             stop([survivor])
         system = "agentrt-postgres" if store_url.startswith("postgresql://") else "agentrt-sqlite"
         how = f"idle survivor, default settings (poll {poll:g} s, lease 10 s)"
+        if elsewhere:
+            how += ", the killed worker on another machine (simulated: its owner names another host)"
         return {"system": system, "how": how, "poll_seconds": poll,
                 "kill_to_moving_s": round(claimed, 3), "seq_at_kill": seq_before}  # fmt: skip
     finally:
@@ -662,6 +678,7 @@ def postgres(
                     )
                 )
         recoveries.append((("agentrt-postgres", "default"), lambda: recovery(url)))
+        recoveries.append((("agentrt-postgres", "elsewhere"), lambda: recovery(url, elsewhere=True)))
     if "dbos" not in systems:
         return
     sys.path.insert(0, str(HERE))

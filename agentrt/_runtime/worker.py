@@ -24,12 +24,14 @@ not seen yet) is given back at once, with a ``released`` trace event and no erro
 is not failed and its lease does not linger, and a worker that carries its code takes it.
 
 Recovery after a SIGKILL.  A run whose driver died keeps its lease until the lease lapses
-(``lease_seconds``), but a claim takes at once the runs of a lease owner that is a dead process of
-this machine (owners are ``host/pid/nonce``).  So a waiting worker does not leave that to its next
-claim (up to ``poll_seconds`` away): every :data:`_OWNERS_SECONDS` it reads which processes of this
-machine hold live leases (one read on the lease owner index, ``local_lease_owners``), every
+(``lease_seconds``), but a claim takes at once the runs of a dead lease owner: a process of this
+machine that no longer runs (owners are ``host/pid/nonce``), or, on a store with owner sessions
+(PostgreSQL, :mod:`agentrt.stores._pg_sessions`), an owner of any machine whose session ended.  So
+a waiting worker does not leave that to its next claim (up to ``poll_seconds`` away): every
+:data:`_OWNERS_SECONDS` it reads the owners of live leases it can judge (``watched_owners``: one
+read on the lease owner index, and one of ``pg_locks`` with session owners), every
 :data:`_PID_CHECK_SECONDS` it checks their pids (a syscall each, no query), and the first time it
-finds one dead it wakes and claims -- the dead owner's runs move within about 0.1 s plus a claim,
+finds one dead it wakes and claims -- the dead owner's runs move within a fraction of a second,
 whatever ``poll_seconds`` is.  Each dead owner wakes a worker once (a run the claim could not take,
 the worker full or the agent at its limit, waits for the next poll: never a hot loop).  The epoch
 fencing of every write is what makes taking a run safe; this only makes it prompt.
@@ -65,7 +67,7 @@ logger = logging.getLogger("agentrt.worker")
 _SLICE_SECONDS = 0.25
 #: How often a waiting worker checks the pids of this machine's lease owners (no query; see above).
 _PID_CHECK_SECONDS = 0.1
-#: How often a waiting worker reads which processes of this machine hold live leases (one read).
+#: How often a waiting worker reads the lease owners it watches (``watched_owners``: one read).
 _OWNERS_SECONDS = 0.5
 #: Claims made again at once in one ``claim()`` when some claimed run needed code this worker lacks
 #: (each round learns at least one requirement more, so this only bounds a pathological store).

@@ -22,6 +22,7 @@ limited agents take turns beyond the engine's own write lock).
 from __future__ import annotations
 
 import functools
+import os
 import socket
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -70,6 +71,13 @@ _WATCHED_OWNERS = (
 )
 #: The run row's columns a fenced write reads, locked (:meth:`SqlCore._locked`), in this order.
 _LOCKED = "lease_owner, status, epoch, seq, pending, cancel_requested, usage"
+
+
+def _judged(owners: list[str]) -> list[str]:
+    """The owners of ``owners`` to judge by their sessions: those with one, not of this process
+    (alive, whatever became of its session: it takes its lock again)."""
+    mine = f"{HOST_PREFIX}{os.getpid()}/"
+    return [o for o in owners if has_session(o) and not o.startswith(mine)]
 
 
 def translated(method: F) -> F:
@@ -359,7 +367,7 @@ class SqlCore:
         run, and owners whose session ended (a store with owner sessions)."""
         rows = conn.execute(self._sql(_WATCHED_OWNERS), self._watched_params(now)).fetchall()
         owners = [o for (o,) in rows]
-        gone = self._gone_owners(conn, [o for o in owners if has_session(o)])
+        gone = self._gone_owners(conn, _judged(owners))
         return [o for o in owners if o in gone or owner_is_dead(o)]
 
     @staticmethod
@@ -374,7 +382,7 @@ class SqlCore:
         claimed within a fraction of a second.  One read on the lease owner index (and, with owner
         sessions held, one of ``pg_locks``)."""
         owners = [o for (o,) in self._read(_WATCHED_OWNERS, self._watched_params(time.time()))]
-        gone = self._gone_owners(None, [o for o in owners if has_session(o)])
+        gone = self._gone_owners(None, _judged(owners))
         return [(o, o in gone) for o in owners]
 
     def _runnable(
