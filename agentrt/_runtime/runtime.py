@@ -82,7 +82,8 @@ class Runtime:
     in the store (:meth:`events`, :meth:`subscribe`).  ``max_workers`` bounds the thread pool of sync
     tools.  ``step_budget_seconds`` (None: no limit) stops an agent computing longer than that between
     two awaits (AR110).  ``lease_seconds`` is how long another process must wait before taking over a
-    run whose driver vanished without dying on this machine (a dead owner pid is taken over at once).
+    run whose driver vanished without being seen to die (a dead owner pid on this machine, or on
+    PostgreSQL an owner whose session ended, is taken over at once).
 
     Model requests (``task.llm``) are answered by ``executors`` (an :class:`~agentrt.llm.Executors`, a
     mapping, or an object with ``generate_text`` / ``stream_text`` / ``decide``); ``start`` and
