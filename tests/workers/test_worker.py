@@ -321,3 +321,33 @@ def test_a_parent_whose_child_outcome_was_lost_is_driven_again(store, monkeypatc
 
     run_id = asyncio.run(lose_delivery())
     assert asyncio.run(recover(run_id)).value == expected(Job(7, child=True))
+
+
+def test_the_dead_owner_watch_tells_once_per_owner():
+    """A dead owner wakes a waiting worker once: a run its claim could not take (the worker full,
+    the agent at its limit) waits for the next poll, never a hot loop of wake-ups."""
+    import socket
+
+    from agentrt._runtime import worker as worker_module
+    from agentrt.stores.base import Capability
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that ran on this machine and is no longer (reaped)
+    dead = f"{socket.gethostname()}/{gone.pid}/0badc0de"
+    alive = f"{socket.gethostname()}/{os.getpid()}/c0ffee00"
+
+    class Store:
+        capabilities = frozenset({Capability.WATCHED_OWNERS})
+        reads = 0
+
+        def watched_owners(self):
+            self.reads += 1
+            return [(dead, False), (alive, False), ("elsewhere/1/x~s", True)]
+
+    store = Store()
+    watch = worker_module.DeadOwnerWatch(store)
+    assert watch.active
+    assert watch.dead_owner_found()  # the dead pid and the ended session
+    assert not any(watch.dead_owner_found() for _ in range(20))  # told already: no more wake-ups
+    assert store.reads == 1  # read every _OWNERS_SECONDS, not at every pid check
+    assert not worker_module.DeadOwnerWatch(object()).active  # a store that declares no watch
