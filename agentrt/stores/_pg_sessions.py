@@ -98,6 +98,16 @@ class OwnerSessions:
                 self._thread = threading.Thread(target=self._keep, name="agentrt-owner-sessions", daemon=True)
                 self._thread.start()
 
+    def release(self, owner: str) -> None:
+        """Stop holding ``owner``'s lock (its runtime closed: its leases are given back or lapse).
+        Long-lived handles that see many runtimes come and go keep only the live ones' locks (the
+        server's lock table is shared and bounded)."""
+        with self._lock:
+            taken = self._owners.pop(owner, False)
+            if taken and self._conn is not None and not self._conn.closed:
+                with suppress(Exception):  # a lost session has freed it already
+                    self._conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key(owner),))
+
     def settled(self) -> bool:
         """Whether this handle's own session is old enough to judge others by their locks."""
         since = self._since

@@ -111,6 +111,7 @@ __all__ = [
     "ReplacedCheckpoint",
     "RunRecord",
     "RunStatus",
+    "SessionOwners",
     "Store",
     "StoreCorrupt",
     "StoreError",
@@ -170,7 +171,8 @@ class Capability(StrEnum):
     #: ``watched_owners()``: the lease owners a waiting worker watches, to claim a dead one's runs at once
     WATCHED_OWNERS = "watched_owners"
     #: the store holds a session for each lease owner made with ``make_owner(session=True)`` and counts
-    #: one whose session ended as dead, on any machine (PostgreSQL: see ``agentrt.stores._pg_sessions``)
+    #: one whose session ended as dead, on any machine (PostgreSQL: see ``agentrt.stores._pg_sessions``);
+    #: ``end_owner_session(owner)`` when the owner's runtime closes
     OWNER_SESSIONS = "owner_sessions"
 
 
@@ -181,6 +183,14 @@ class WatchedOwners(Protocol):
         """``(owner, gone)`` for each owner of a live lease on an unfinished run that the caller can
         judge: this machine's (the caller checks the pid) and, where the store knows, owners whose
         session ended (``gone``: dead wherever they ran)."""
+        ...
+
+
+class SessionOwners(Protocol):
+    """What a store that declares :attr:`Capability.OWNER_SESSIONS` has beside the :class:`Store` protocol."""
+
+    def end_owner_session(self, owner: str) -> None:
+        """``owner``'s runtime closed: stop holding its session (the store handle lives on)."""
         ...
 
 

@@ -637,6 +637,11 @@ class PostgresStore(SqlStore):
         if self._sessions is not None and has_session(owner):
             self._sessions.hold(owner)
 
+    def end_owner_session(self, owner: str) -> None:
+        """``owner``'s runtime closed: stop holding its session lock (``Capability.OWNER_SESSIONS``)."""
+        if self._sessions is not None:
+            self._sessions.release(owner)
+
     def _gone_owners(self, conn: Any, owners: list[str]) -> set[str]:
         if not owners or self._sessions is None or not self._sessions.settled():
             return set()  # judged by pids and lease lapses only

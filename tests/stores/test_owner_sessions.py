@@ -113,3 +113,34 @@ def test_a_live_owner_whose_session_was_cut_takes_its_lock_again_at_once(pg_url)
                 time.sleep(0.05)
     finally:
         store.close()
+
+
+def test_a_runtime_that_closes_ends_its_owners_session_on_a_shared_handle(pg_url):
+    """A store handle that outlives its runtimes keeps only the live ones' locks (the server's lock
+    table is shared and bounded): a closed runtime's owner holds none any more."""
+    import asyncio
+
+    import psycopg
+
+    from agentrt import Runtime
+
+    shared = open_store(pg_url)
+    holder = (
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
+        "AND classid::bigint = %s AND objid::bigint = %s"
+    )
+    try:
+
+        async def main():
+            rt = Runtime(shared, worker=False)
+            assert has_session(rt.owner)
+            _leased_run(shared, "r1", rt.owner)
+            _owners, hi, lo = sessions.gone_params([rt.owner])
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                assert admin.execute(holder, (hi[0], lo[0])).fetchone()[0] == 1
+                await rt.close()
+                assert admin.execute(holder, (hi[0], lo[0])).fetchone()[0] == 0
+
+        asyncio.run(main())
+    finally:
+        shared.close()
