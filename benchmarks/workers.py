@@ -3,6 +3,7 @@ agentrt on SQLite and PostgreSQL beside DBOS on the same PostgreSQL cluster.
 
     python benchmarks/workers.py            # full: 1, 2, 4 workers x agentrt-SQLite, agentrt-PostgreSQL, DBOS
     python benchmarks/workers.py --quick    # smoke (CI): SQLite, 1 worker, a few runs; no timing claims
+    python benchmarks/workers.py --recovery-only   # (b) alone: agentrt-SQLite, agentrt-PostgreSQL, DBOS
 
 The workflow: ``workers_agents:chain`` (``steps`` sequential durable tool calls, so ``steps + 1``
 durable steps per run: each call's result, and the run's end) and, for DBOS,
@@ -16,9 +17,12 @@ output, and the workflow's end).
     ``pg_stat_statements`` (every statement of every worker and of the submitter, BEGIN/COMMIT
     included, less the benchmark's own progress polls) and its transactions with
     ``pg_stat_database.xact_commit``: statements and transactions per durable step.
-(b) Recovery latency: a worker drives a run inside a long step and is SIGKILLed.  agentrt: a
-    second, idle worker takes the run over (same machine: the dead owner pid is seen at its next
-    claim; another machine: when the lease lapses, AGENTRT_LEASE_SECONDS=5 here).  DBOS recovers
+(b) Recovery latency: a worker drives a run inside a long step and is SIGKILLed.  agentrt, at its
+    default settings (``--poll-seconds`` 5, a lease of 10 s): a second, idle worker takes the run
+    over (same machine: a waiting worker checks the pids of the lease owners of its machine every
+    0.1 s, whatever its poll; on PostgreSQL also every owner's session lock, so a worker of another
+    machine -- simulated: its lease owner names another host -- is seen dead as fast; see
+    docs/deploy.md).  DBOS recovers
     a dead executor's workflows only when a process with the same executor id starts again (or
     through DBOS Conductor): measured (i) with an idle survivor only, (ii) restarting the killed
     executor at once, as a supervisor would.  "Moving again": agentrt, the survivor holds the
@@ -78,13 +82,24 @@ def env(root: Path = ROOT) -> dict[str, str]:
     out = dict(os.environ)
     out["PYTHONPATH"] = os.pathsep.join([str(HERE), str(root), out.get("PYTHONPATH", "")])
     out.setdefault("AGENTRT_BLOB_KEY", BENCH_KEY)
-    out["AGENTRT_LEASE_SECONDS"] = "5"
+    out.pop("AGENTRT_LEASE_SECONDS", None)  # the default lease
     return out
 
 
-def worker(store: str, poll: float = 5.0, root: Path = ROOT) -> subprocess.Popen[bytes]:
+#: ``python -c`` for ``agentrt worker`` as if on another machine: its lease owner names another host,
+#: so no worker here can check its pid (only its PostgreSQL session says it died).
+ELSEWHERE = (
+    "import sys, agentrt.stores.base as b; b._HOST = 'elsewhere.example'; "
+    "from agentrt.cli import main; sys.argv[0] = 'agentrt'; raise SystemExit(main())"
+)
+
+
+def worker(
+    store: str, poll: float = 5.0, root: Path = ROOT, elsewhere: bool = False
+) -> subprocess.Popen[bytes]:
+    entry = ["-c", ELSEWHERE] if elsewhere else ["-m", "agentrt"]
     return subprocess.Popen(
-        [sys.executable, "-m", "agentrt", "worker", "--store", store, "--concurrency", str(CONCURRENCY["n"]),
+        [sys.executable, *entry, "worker", "--store", store, "--concurrency", str(CONCURRENCY["n"]),
          "--poll-seconds", str(poll), "--log-format", "none"],
         env=env(root), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         cwd=root,  # `-m` puts the working directory first on sys.path: it must be root's checkout
@@ -348,18 +363,21 @@ def dbos_recovery(python: str, url: str, restart: bool, give_up: float = 20.0) -
     return {"system": "dbos-postgres", "how": how, "kill_to_moving_s": moving, "gave_up_after_s": give_up}
 
 
-def recovery(store_url: str, poll: float) -> dict[str, Any]:
+def recovery(store_url: str, poll: float = 5.0, elsewhere: bool = False) -> dict[str, Any]:
+    """Kill the agentrt worker driving a run inside a 60 s tool call, an idle survivor up (both at
+    the default settings: ``poll`` is ``agentrt worker``'s default); ``elsewhere``: the killed
+    worker's lease owner names another host (PostgreSQL: only its session says it died)."""
     store = open_store(store_url)
     try:
         run_id = f"recover-{time.time_ns()}"
-        victim = worker(store_url, poll)
+        victim = worker(store_url, poll, elsewhere=elsewhere)
         time.sleep(1.0)
         store.create_run(NewRun(run_id, SPEC, {"steps": 2, "hold": 60.0}, status="queued"))
         while (store.get_run(run_id).lease_owner or "").split("/")[1:2] != [str(victim.pid)]:
             time.sleep(0.01)
         time.sleep(0.3)  # inside the 60 s tool call
         survivor = worker(store_url, poll)
-        time.sleep(2.0)  # the survivor is up and idle
+        time.sleep(3.0)  # the survivor is up and idle
         seq_before = store.get_run(run_id).seq
         victim.send_signal(signal.SIGKILL)
         killed = time.monotonic()
@@ -376,7 +394,10 @@ def recovery(store_url: str, poll: float) -> dict[str, Any]:
         finally:
             stop([survivor])
         system = "agentrt-postgres" if store_url.startswith("postgresql://") else "agentrt-sqlite"
-        return {"system": system, "how": f"idle survivor, poll {poll:g} s", "poll_seconds": poll,
+        how = f"idle survivor, default settings (poll {poll:g} s, lease 10 s)"
+        if elsewhere:
+            how += ", the killed worker on another machine (simulated: its owner names another host)"
+        return {"system": system, "how": how, "poll_seconds": poll,
                 "kill_to_moving_s": round(claimed, 3), "seq_at_kill": seq_before}  # fmt: skip
     finally:
         store.close()
@@ -551,6 +572,7 @@ def main() -> int:
         "labelled @baseline, interleaved on the same server: a before/after in one run",
     )
     parser.add_argument("--no-recovery", action="store_true", help="throughput points only")
+    parser.add_argument("--recovery-only", action="store_true", help="recovery points only (b)")
     args = parser.parse_args()
     systems = set(args.systems.split(","))
     runs, steps = (20, 3) if args.quick else (400, 10)
@@ -576,7 +598,7 @@ def main() -> int:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="agentrt-bench-"))
         sqlite_url = f"sqlite:///{tmp}/bench.db"
         if "sqlite" in systems or args.quick:
-            for n in fleet:
+            for n in () if args.recovery_only else fleet:
                 for root, label in variants:
                     points.append(
                         (
@@ -587,14 +609,12 @@ def main() -> int:
                         )
                     )
             if not args.quick and not args.no_recovery:
-                for poll in (5.0, 1.0):
-                    recoveries.append(
-                        (("agentrt-sqlite", f"{poll}"), lambda poll=poll: recovery(sqlite_url, poll))
-                    )
-            results["sqlite_per_step"] = sqlite_statements_per_step(  # a count: the same in every round
-                f"sqlite:///{tmp}/per-step.db", 5 if args.quick else 50, steps
-            )
-            print(json.dumps(results["sqlite_per_step"]), flush=True)
+                recoveries.append((("agentrt-sqlite", "default"), lambda: recovery(sqlite_url)))
+            if not args.recovery_only:
+                results["sqlite_per_step"] = sqlite_statements_per_step(  # a count: the same in every round
+                    f"sqlite:///{tmp}/per-step.db", 5 if args.quick else 50, steps
+                )
+                print(json.dumps(results["sqlite_per_step"]), flush=True)
         if not args.quick and systems & {"postgres", "dbos"}:
             admin = os.environ.get("AGENTRT_BENCH_PG_URL")
             if admin is None:
@@ -608,6 +628,8 @@ def main() -> int:
                 postgres(admin, runs, steps, results, systems, fleet, points, recoveries, stack, variants)
                 if args.no_recovery:
                     recoveries.clear()
+                if args.recovery_only:
+                    points.clear()
         samples: dict[Any, list[dict[str, Any]]] = {}
         for r in range(rounds):
             shift = r % len(points) if points else 0
@@ -622,8 +644,10 @@ def main() -> int:
         results["recovery"] = [merge_recovery(samples["r", key]) for key, _ in recoveries]
     results["table"] = table(results)
     complete = len(systems) == 3 and args.baseline is None and not args.workers and not args.no_recovery
+    complete = complete and not args.recovery_only
     complete = complete and args.concurrency == 32
     name = "workers-quick" if args.quick else "workers" if complete else "workers-partial"
+    name = "workers-recovery" if args.recovery_only else name
     path = _env.results_dir() / f"{name}.json"
     path.write_text(json.dumps(results, indent=2) + "\n")
     print(results["table"])
@@ -669,8 +693,8 @@ def postgres(
                         ),
                     )
                 )
-        for poll in (5.0, 1.0):
-            recoveries.append((("agentrt-postgres", f"{poll}"), lambda poll=poll: recovery(url, poll)))
+        recoveries.append((("agentrt-postgres", "default"), lambda: recovery(url)))
+        recoveries.append((("agentrt-postgres", "elsewhere"), lambda: recovery(url, elsewhere=True)))
     if "dbos" not in systems:
         return
     sys.path.insert(0, str(HERE))

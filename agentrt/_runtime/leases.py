@@ -1,11 +1,13 @@
 """Leases: which process drives a run, and for how long.
 
 A runtime drives a run only while it holds the run's lease in the store (owner
-= ``host:pid:nonce``).  It takes the lease before driving, renews every lease
-it holds at a third of ``lease_seconds``, and gives it back when the run
-finishes, parks or is evicted.  Another process may take over a run whose lease
-expired, or at once when the owner's pid is dead on this machine; the store
-then refuses the old owner's writes (:class:`~agentrt.stores.base.LeaseLost`).
+= ``host/pid/nonce``; ending ``~s`` on a store with owner sessions, PostgreSQL's,
+which holds a session for it: see :mod:`agentrt.stores._pg_sessions`).  It takes
+the lease before driving, renews every lease it holds at a third of
+``lease_seconds``, and gives it back when the run finishes, parks or is evicted.
+Another process may take over a run whose lease expired, or at once when the
+owner's pid is dead on this machine or its session ended (any machine); the
+store then refuses the old owner's writes (:class:`~agentrt.stores.base.LeaseLost`).
 
 Giving back or renewing can fail when the store is in trouble; that is not the
 run's failure (the lease simply expires), so it is logged, not raised.
@@ -21,7 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from agentrt._runtime.storeio import StoreIO
-from agentrt.stores.base import RunRecord, Store, make_owner
+from agentrt.stores.base import Capability, RunRecord, Store, capabilities, make_owner
 
 __all__ = ["Leases"]
 
@@ -33,7 +35,7 @@ class Leases:
 
     def __init__(self, store: Store, lease_seconds: float, owner: str | None = None) -> None:
         self.store = store
-        self.owner = owner or make_owner()
+        self.owner = owner or make_owner(session=Capability.OWNER_SESSIONS in capabilities(store))
         self.seconds = float(lease_seconds)
 
     def acquire(self, run_id: str) -> RunRecord:

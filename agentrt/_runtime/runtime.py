@@ -25,7 +25,7 @@ import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any  # Any: agent inputs, outputs and answers are user values
+from typing import Any, cast  # Any: agent inputs, outputs and answers are user values
 
 from agentrt._runtime.agents import LOCAL_PREFIX, AgentRegistry, spec_of
 from agentrt._runtime.blocking import BlockedSweep
@@ -64,7 +64,16 @@ from agentrt.keys import keyring_for_store
 from agentrt.llm import ExecutorRequest, as_executors
 from agentrt.llm import unserved_requests as missing
 from agentrt.lowlevel import Machine
-from agentrt.stores.base import NewRun, RunRecord, Store, StreamEvent, check_limits
+from agentrt.stores.base import (
+    Capability,
+    NewRun,
+    RunRecord,
+    SessionOwners,
+    Store,
+    StreamEvent,
+    capabilities,
+    check_limits,
+)
 
 __all__ = ["DEFAULT_STEP_BUDGET_SECONDS", "Runtime", "summarize"]
 
@@ -82,7 +91,8 @@ class Runtime:
     in the store (:meth:`events`, :meth:`subscribe`).  ``max_workers`` bounds the thread pool of sync
     tools.  ``step_budget_seconds`` (None: no limit) stops an agent computing longer than that between
     two awaits (AR110).  ``lease_seconds`` is how long another process must wait before taking over a
-    run whose driver vanished without dying on this machine (a dead owner pid is taken over at once).
+    run whose driver vanished without being seen to die (a dead owner pid on this machine, or on
+    PostgreSQL an owner whose session ended, is taken over at once).
 
     Model requests (``task.llm``) are answered by ``executors`` (an :class:`~agentrt.llm.Executors`, a
     mapping, or an object with ``generate_text`` / ``stream_text`` / ``decide``); ``start`` and
@@ -248,6 +258,11 @@ class Runtime:
             await asyncio.gather(self._renewer, return_exceptions=True)
         if self._advertiser is not None:  # a clean stop: off the registry (a killed worker goes stale)
             await self._advertiser.forget()
+        if Capability.OWNER_SESSIONS in capabilities(self.store) and not self._owns_store:
+            # A shared store handle outlives this runtime: its owner's session lock goes now (an owned
+            # store closes below, and its session with it).
+            with contextlib.suppress(Exception):
+                await self.io(cast(SessionOwners, self.store).end_owner_session, self.owner)
         self._stream.flush()  # the queued stream events, before the store may be closed
         self.io.close()
         if self._watchdog is not None:

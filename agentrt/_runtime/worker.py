@@ -23,6 +23,19 @@ the store hands it only runs it can resume.  A run it claims anyway (a requireme
 not seen yet) is given back at once, with a ``released`` trace event and no error: the run
 is not failed and its lease does not linger, and a worker that carries its code takes it.
 
+Recovery after a SIGKILL.  A run whose driver died keeps its lease until the lease lapses
+(``lease_seconds``), but a claim takes at once the runs of a dead lease owner: a process of this
+machine that no longer runs (owners are ``host/pid/nonce``), or, on a store with owner sessions
+(PostgreSQL, :mod:`agentrt.stores._pg_sessions`), an owner of any machine whose session ended.  So
+a waiting worker does not leave that to its next claim (up to ``poll_seconds`` away): every
+:data:`_OWNERS_SECONDS` it reads the owners of live leases it can judge (``watched_owners``: one
+read on the lease owner index, and one of ``pg_locks`` with session owners), every
+:data:`_PID_CHECK_SECONDS` it checks their pids (a syscall each, no query), and the first time it
+finds one dead it wakes and claims -- the dead owner's runs move within a fraction of a second,
+whatever ``poll_seconds`` is.  Each dead owner wakes a worker once (a run the claim could not take,
+the worker full or the agent at its limit, waits for the next poll: never a hot loop).  The epoch
+fencing of every write is what makes taking a run safe; this only makes it prompt.
+
 Blocked runs (:mod:`agentrt._runtime.blocking`) are never claimed.  Once per ``poll_seconds`` the
 worker looks at them and takes up those it can restore that it has not tried yet with their
 checkpoint requirement: at most once per worker process and requirement, so a worker running the
@@ -35,16 +48,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol  # Any: the wait mixes futures of different result types
+from typing import Any, Protocol, cast  # Any: the wait mixes futures of different result types
 
 from agentrt._runtime.blocking import BlockedSweep
 from agentrt._runtime.storeio import StoreIO
 from agentrt._sdk.agent import Agent
-from agentrt.stores.base import RunRecord, Store
+from agentrt.stores.base import Capability, RunRecord, Store, WatchedOwners, capabilities, owner_is_dead
 
 __all__ = ["Worker", "WorkerHost"]
 
@@ -52,6 +66,12 @@ logger = logging.getLogger("agentrt.worker")
 
 #: How often a waiting worker thread looks at its stop flag (``wait_for_work`` is cut in slices).
 _SLICE_SECONDS = 0.25
+#: A lease owner of this machine starts so (``make_owner``): its pid can be checked here.
+_HOST_PREFIX = socket.gethostname() + "/"
+#: How often a waiting worker checks the pids of this machine's lease owners (no query; see above).
+_PID_CHECK_SECONDS = 0.1
+#: How often a waiting worker reads the lease owners it watches (``watched_owners``: one read).
+_OWNERS_SECONDS = 0.5
 #: Claims made again at once in one ``claim()`` when some claimed run needed code this worker lacks
 #: (each round learns at least one requirement more, so this only bounds a pathological store).
 _MAX_ROUNDS = 8
@@ -102,6 +122,48 @@ class WorkerHost(Protocol):
         """Return when some run of this runtime changed."""
 
 
+class DeadOwnerWatch:
+    """Says, once per owner, when a lease owner the store lets it judge has died: a process of this
+    machine that no longer runs, or an owner whose session ended (see the module docstring).  Used
+    by the worker's waiting thread only; a store without :attr:`Capability.WATCHED_OWNERS` (a
+    custom store) has no watch and relies on the poll."""
+
+    def __init__(self, store: Store) -> None:
+        watched = cast(WatchedOwners, store) if Capability.WATCHED_OWNERS in capabilities(store) else None
+        self._read: Callable[[], list[tuple[str, bool]]] | None = watched.watched_owners if watched else None
+        self._owners: list[tuple[str, bool]] = []
+        self._read_at = -float("inf")
+        self._told: set[str] = set()
+
+    @property
+    def active(self) -> bool:
+        return self._read is not None
+
+    def dead_owner_found(self) -> bool:
+        """True the first time one of the owners read is dead (the others: False)."""
+        if self._read is None:
+            return False
+        now = time.monotonic()
+        if now - self._read_at >= _OWNERS_SECONDS:
+            self._read_at = now
+            try:
+                self._owners = self._read()
+            except Exception:  # the store is in trouble: the claim loop says so
+                self._owners = []
+            self._told &= {o for o, _ in self._owners}
+        dead = [o for o, gone in self._owners if o not in self._told and (gone or owner_is_dead(o))]
+        self._told.update(dead)
+        return bool(dead)
+
+    def slice_seconds(self) -> float:
+        """How long the waiting thread may wait before looking again: :data:`_PID_CHECK_SECONDS`
+        while owners of this machine are to be checked, else :data:`_SLICE_SECONDS` (an idle fleet
+        wakes the thread 4 times a second, not 10)."""
+        if any(o not in self._told and o.startswith(_HOST_PREFIX) for o, _ in self._owners):
+            return _PID_CHECK_SECONDS
+        return _SLICE_SECONDS
+
+
 class Worker:
     """Claims and drives the runnable runs of one runtime's store (see the module docstring)."""
 
@@ -110,6 +172,7 @@ class Worker:
         self._task: asyncio.Task[None] | None = None
         self._stop = threading.Event()
         self._waiter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentrt-worker-wait")
+        self._watch = DeadOwnerWatch(runtime.store)
         self.claimed = 0
 
     def start(self) -> None:
@@ -234,12 +297,16 @@ class Worker:
     def _wait_in_thread(self, timeout: float, done: threading.Event) -> None:
         deadline = time.monotonic() + timeout
         store = self.rt.store
+        watch = self._watch
         while not (self._stop.is_set() or done.is_set()):
+            if watch.dead_owner_found():
+                return
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return
+            slice_seconds = watch.slice_seconds()
             try:
-                if store.wait_for_work(min(remaining, _SLICE_SECONDS)):
+                if store.wait_for_work(min(remaining, slice_seconds)):
                     return
             except Exception:
-                time.sleep(min(remaining, _SLICE_SECONDS))
+                time.sleep(min(remaining, slice_seconds))

@@ -100,6 +100,7 @@ from agentrt.stores.registry import WorkerInfo
 
 __all__ = [
     "FINAL",
+    "SESSION_MARK",
     "STATUSES",
     "BatchedStream",
     "Capability",
@@ -111,6 +112,7 @@ __all__ = [
     "ReplacedCheckpoint",
     "RunRecord",
     "RunStatus",
+    "SessionOwners",
     "Store",
     "StoreCorrupt",
     "StoreError",
@@ -119,11 +121,13 @@ __all__ = [
     "StoreSchemaTooNew",
     "StreamEvent",
     "StreamItem",
+    "WatchedOwners",
     "WorkerInfo",
     "add_usage",
     "capabilities",
     "check_limits",
     "claim_within_limits",
+    "has_session",
     "is_answered",
     "lease_lost",
     "make_owner",
@@ -169,6 +173,30 @@ class Capability(StrEnum):
     #: ``append_streams(events)``: many runs' stream events in one transaction (the runtime sends the
     #: events of one turn of its loop together: one commit for many events, not one each)
     BATCHED_STREAM = "batched_stream"
+    #: ``watched_owners()``: the lease owners a waiting worker watches, to claim a dead one's runs at once
+    WATCHED_OWNERS = "watched_owners"
+    #: the store holds a session for each lease owner made with ``make_owner(session=True)`` and counts
+    #: one whose session ended as dead, on any machine (PostgreSQL: see ``agentrt.stores._pg_sessions``);
+    #: ``end_owner_session(owner)`` when the owner's runtime closes
+    OWNER_SESSIONS = "owner_sessions"
+
+
+class WatchedOwners(Protocol):
+    """What a store that declares :attr:`Capability.WATCHED_OWNERS` has beside the :class:`Store` protocol."""
+
+    def watched_owners(self) -> list[tuple[str, bool]]:
+        """``(owner, gone)`` for each owner of a live lease on an unfinished run that the caller can
+        judge: this machine's (the caller checks the pid) and, where the store knows, owners whose
+        session ended (``gone``: dead wherever they ran)."""
+        ...
+
+
+class SessionOwners(Protocol):
+    """What a store that declares :attr:`Capability.OWNER_SESSIONS` has beside the :class:`Store` protocol."""
+
+    def end_owner_session(self, owner: str) -> None:
+        """``owner``'s runtime closed: stop holding its session (the store handle lives on)."""
+        ...
 
 
 class QueuedStream(Protocol):
@@ -635,9 +663,20 @@ def require_blob_key(location: str) -> Keyring:
     return require_key(location, path or None)
 
 
-def make_owner() -> str:
-    """A lease owner id: ``host/pid/random`` (the pid lets this machine detect a dead owner)."""
-    return f"{_HOST}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+#: The end of a lease owner id whose liveness is a database session (``make_owner(session=True)``).
+SESSION_MARK = "~s"
+
+
+def make_owner(*, session: bool = False) -> str:
+    """A lease owner id: ``host/pid/random`` (the pid lets this machine detect a dead owner);
+    ``session``: ending :data:`SESSION_MARK`, for a store that declares
+    :attr:`Capability.OWNER_SESSIONS` (it holds a session for the owner: other machines see it die)."""
+    return f"{_HOST}/{os.getpid()}/{uuid.uuid4().hex[:8]}{SESSION_MARK if session else ''}"
+
+
+def has_session(owner: str) -> bool:
+    """Whether ``owner`` was made with ``make_owner(session=True)``."""
+    return owner.endswith(SESSION_MARK)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -32,6 +32,7 @@ the next use.
 from __future__ import annotations
 
 import math
+import os
 import re
 import threading
 import time
@@ -43,6 +44,7 @@ from typing import Any  # Any: psycopg rows and connections; JSON columns
 from agentrt.exceptions import RunNotFound
 from agentrt.keys import keyring_for_store
 from agentrt.stores import _identity
+from agentrt.stores._pg_sessions import GONE_SQL, OwnerSessions, gone_params
 from agentrt.stores._rows import dumps
 from agentrt.stores._sql.core import translated
 from agentrt.stores._sql.dialect import Dialect
@@ -54,6 +56,7 @@ from agentrt.stores.base import (
     StoreError,
     StoreNotFound,
     StoreSchemaTooNew,
+    has_session,
     lease_lost,
     prune_due,
     require_blob_key,
@@ -69,6 +72,8 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 __all__ = ["DIALECT", "SCHEMA_VERSION", "PostgresStore"]
 
 CHANNEL = "agentrt_work"
+#: ``AGENTRT_PG_OWNER_SESSIONS`` values that turn owner sessions off.
+_OFF = ("0", "false", "no", "off")
 
 #: Each entry migrates the schema from version i to i + 1.
 MIGRATIONS: list[str] = [
@@ -269,6 +274,7 @@ class PostgresStore(SqlStore):
         connect_timeout: float = 10.0,
         require_key: bool = True,
         read_only: bool = False,
+        owner_sessions: bool | None = None,
     ) -> None:
         if psycopg is None:
             raise StoreError(
@@ -283,6 +289,14 @@ class PostgresStore(SqlStore):
         self.keyring = require_blob_key(self.location) if require_key else None
         self._listener: Any = None
         self._listen_lock = threading.Lock()
+        if owner_sessions is None:
+            owner_sessions = os.environ.get("AGENTRT_PG_OWNER_SESSIONS", "1").strip().lower() not in _OFF
+        #: The liveness locks of the session owners this handle leases for (see ``_pg_sessions``).
+        self._sessions: OwnerSessions | None = None
+        if owner_sessions and not read_only:
+            self._sessions = OwnerSessions(self._session_connection)
+            # Per handle (owner sessions may be turned off): never declared without the sessions held.
+            self.capabilities = type(self).capabilities | {Capability.OWNER_SESSIONS}  # type: ignore[misc]
         self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
         _probe(url, self.location, connect_timeout)
         self._pool = ConnectionPool(
@@ -632,7 +646,40 @@ class PostgresStore(SqlStore):
                     self._wake_if_answered(conn, run_id, seq, pending, now)
         return bool(inserted)
 
+    # ------------------------------------------------------------------ owner sessions
+
+    def _session_connection(self) -> Any:
+        """The connection holding the owner sessions' locks: autocommit, with TCP keepalives (a
+        server gone silent is noticed), and a connect timeout (the keeper retries)."""
+        return psycopg.connect(
+            self.url,
+            autocommit=True,
+            keepalives=1,
+            keepalives_idle=10,
+            keepalives_interval=5,
+            keepalives_count=3,
+            connect_timeout=5,
+        )
+
+    def _hold_owner(self, owner: str) -> None:
+        if self._sessions is not None and has_session(owner):
+            self._sessions.hold(owner)
+
+    def end_owner_session(self, owner: str) -> None:
+        """``owner``'s runtime closed: stop holding its session lock (``Capability.OWNER_SESSIONS``)."""
+        if self._sessions is not None:
+            self._sessions.release(owner)
+
+    def _gone_owners(self, conn: Any, owners: list[str]) -> set[str]:
+        if not owners or self._sessions is None or not self._sessions.settled():
+            return set()  # judged by pids and lease lapses only
+        params = gone_params(owners)
+        rows = conn.execute(GONE_SQL, params).fetchall() if conn is not None else self._q(GONE_SQL, params)
+        return {o for (o,) in rows}
+
     def close(self) -> None:
+        if self._sessions is not None:
+            self._sessions.close()
         with self._listen_lock:
             if self._listener is not None:
                 with suppress(Exception):

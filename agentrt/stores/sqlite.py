@@ -254,6 +254,7 @@ class SqliteStore(SqlStore):
     capabilities = frozenset(
         {
             Capability.WORKER_REGISTRY,
+            Capability.WATCHED_OWNERS,
             Capability.JOURNAL_WITH_CHECKPOINT,
             Capability.QUEUED_STREAM,
             Capability.BATCHED_STREAM,

@@ -50,10 +50,12 @@ def test_stores_declare_their_capabilities():
         Capability.QUEUED_STREAM,
         Capability.WORKER_REGISTRY,
         Capability.BATCHED_STREAM,
+        Capability.WATCHED_OWNERS,
     }
     assert SqliteStore.capabilities == MemoryStore.capabilities == sqlite_features
     from agentrt.stores.postgres import PostgresStore
 
+    # and, per handle unless turned off, OWNER_SESSIONS (tests/stores/test_owner_sessions.py)
     assert PostgresStore.capabilities == sqlite_features - {Capability.QUEUED_STREAM}
 
     class Older:  # a store written before capabilities were declared

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from agentrt import Cancelled, Runtime
-from agentrt.stores import MemoryStore, NewRun, SqliteStore
+from agentrt.stores import MemoryStore, NewRun, SqliteStore, open_store
 from tests.workers import agents
 from tests.workers.agents import Job, expected, mixed
 
@@ -131,12 +131,16 @@ def test_a_client_cancels_a_queued_run_at_once(store):
 
 _KILLED = r"""
 import asyncio, sys
+import agentrt.stores.base
 from agentrt import Runtime
-from agentrt.stores import SqliteStore
+from agentrt.stores import open_store
 from tests.workers.agents import mixed
 
+if sys.argv[3:]:  # a process of another machine: its lease owner names that host (no pid to check here)
+    agentrt.stores.base._HOST = sys.argv[3]
+
 async def main():
-    rt = Runtime(SqliteStore(sys.argv[1]), lease_seconds=60)
+    rt = Runtime(open_store(sys.argv[1]), lease_seconds=float(sys.argv[2]) if sys.argv[2:] else 10.0)
     run_id = await rt.start(mixed, {"i": 7}, run_id="victim")
     print("started", flush=True)
     await rt.wait(run_id)
@@ -151,7 +155,7 @@ def test_an_interrupted_run_is_recovered_by_a_worker_without_host_code(tmp_path,
     db, log = str(tmp_path / "agentrt.db"), str(tmp_path / "side.jsonl")
     monkeypatch.setenv("AGENTRT_TEST_SIDE_LOG", log)
     proc = subprocess.Popen(
-        [sys.executable, "-c", _KILLED, db],
+        [sys.executable, "-c", _KILLED, db, "60"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -179,6 +183,76 @@ def test_an_interrupted_run_is_recovered_by_a_worker_without_host_code(tmp_path,
     finally:
         store.close()
     assert out.value == expected(Job(7))
+    keys = [e["key"] for e in side_log(log)]
+    assert keys.count("victim:1") == 2 and keys.count("victim:2") == 1
+
+
+def _start_victim(location: str, log: str, *args: str) -> subprocess.Popen[str]:
+    """A process driving run ``victim`` (``args``: lease seconds, host), inside its first tool call
+    (60 s long)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLED, location, *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "AGENTRT_TEST_TOOL_DELAY": "60"},
+    )
+    assert proc.stdout.readline().strip() == "started"
+    deadline = time.monotonic() + 60
+    while not any(e["key"] == "victim:1" for e in side_log(log)):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return proc
+
+
+@pytest.mark.parametrize(
+    "backend, poll_seconds, elsewhere",
+    [
+        ("sqlite", None, False),
+        ("sqlite", 3600.0, False),
+        pytest.param("postgres", None, False, marks=pytest.mark.postgres),
+        pytest.param("postgres", 3600.0, False, marks=pytest.mark.postgres),
+        pytest.param("postgres", None, True, marks=pytest.mark.postgres),
+    ],
+)
+def test_an_idle_worker_takes_over_a_sigkilled_workers_run_at_once(
+    backend, poll_seconds, elsewhere, tmp_path, monkeypatch, request
+):
+    """An idle worker is up (default settings; or a poll so long it never fires) when the process
+    driving a run is SIGKILLed inside a tool call, its lease far from lapsing: the survivor sees
+    the dead pid between claims (or, for a process of another machine on PostgreSQL, its session's
+    lock gone) and takes the run over (well within the bound below: it does not wait for its next
+    poll nor for the lease), and the run ends with the uninterrupted result."""
+    location = str(tmp_path / "agentrt.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
+    log = str(tmp_path / "side.jsonl")
+    monkeypatch.setenv("AGENTRT_TEST_SIDE_LOG", log)
+    store = SqliteStore(location) if backend == "sqlite" else open_store(location)
+    options = {} if poll_seconds is None else {"poll_seconds": poll_seconds}
+
+    async def main():
+        async with Runtime(store, **options) as survivor:
+            # Its first claim made: idle, waiting (and, on PostgreSQL, its own session settled).
+            await asyncio.sleep(2.5 if elsewhere else 0.3)
+            args = ("60", "elsewhere.example") if elsewhere else ()
+            victim = await asyncio.to_thread(_start_victim, location, log, *args)
+            try:
+                victim.send_signal(signal.SIGKILL)
+                await asyncio.to_thread(victim.wait)
+                killed = time.monotonic()
+            finally:
+                victim.stdout.close()
+            # Taken over: a claim raised the epoch (the survivor may finish the run before we look).
+            await until(lambda: store.get_run("victim").epoch > 1, timeout=10)
+            took = time.monotonic() - killed
+            out = await survivor.wait("victim", timeout=60)
+            return took, out
+
+    try:
+        took, out = asyncio.run(main())
+    finally:
+        store.close()
+    assert took < 10
+    assert out.value == expected(Job(7))  # what an uninterrupted run returns
     keys = [e["key"] for e in side_log(log)]
     assert keys.count("victim:1") == 2 and keys.count("victim:2") == 1
 
@@ -247,3 +321,33 @@ def test_a_parent_whose_child_outcome_was_lost_is_driven_again(store, monkeypatc
 
     run_id = asyncio.run(lose_delivery())
     assert asyncio.run(recover(run_id)).value == expected(Job(7, child=True))
+
+
+def test_the_dead_owner_watch_tells_once_per_owner():
+    """A dead owner wakes a waiting worker once: a run its claim could not take (the worker full,
+    the agent at its limit) waits for the next poll, never a hot loop of wake-ups."""
+    import socket
+
+    from agentrt._runtime import worker as worker_module
+    from agentrt.stores.base import Capability
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that ran on this machine and is no longer (reaped)
+    dead = f"{socket.gethostname()}/{gone.pid}/0badc0de"
+    alive = f"{socket.gethostname()}/{os.getpid()}/c0ffee00"
+
+    class Store:
+        capabilities = frozenset({Capability.WATCHED_OWNERS})
+        reads = 0
+
+        def watched_owners(self):
+            self.reads += 1
+            return [(dead, False), (alive, False), ("elsewhere/1/x~s", True)]
+
+    store = Store()
+    watch = worker_module.DeadOwnerWatch(store)
+    assert watch.active
+    assert watch.dead_owner_found()  # the dead pid and the ended session
+    assert not any(watch.dead_owner_found() for _ in range(20))  # told already: no more wake-ups
+    assert store.reads == 1  # read every _OWNERS_SECONDS, not at every pid check
+    assert not worker_module.DeadOwnerWatch(object()).active  # a store that declares no watch

@@ -22,6 +22,7 @@ limited agents take turns beyond the engine's own write lock).
 from __future__ import annotations
 
 import functools
+import os
 import socket
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -36,6 +37,7 @@ from agentrt.stores._sql.dialect import Dialect
 from agentrt.stores._sql.packing import unpack
 from agentrt.stores.base import (
     FINAL,
+    SESSION_MARK,
     UNFINISHED,
     Capability,
     NewRun,
@@ -44,6 +46,7 @@ from agentrt.stores.base import (
     StoreCorrupt,
     StoreError,
     claim_within_limits,
+    has_session,
     lease_lost,
     owner_is_dead,
 )
@@ -59,8 +62,22 @@ F = TypeVar("F", bound=Callable[..., Any])
 HOST_PREFIX = socket.gethostname() + "/"
 _UNFINISHED = "(" + ", ".join(f"'{s}'" for s in UNFINISHED) + ")"
 _FINAL = "(" + ", ".join(f"'{s}'" for s in FINAL) + ")"
+#: The distinct owners of this machine (``?``: the prefix's length, :data:`HOST_PREFIX`) or with a
+#: session (``?``: ``'%~s'``) holding a live lease (``?``: now) on an unfinished run.
+_WATCHED_OWNERS = (
+    "SELECT DISTINCT lease_owner FROM runs WHERE lease_owner IS NOT NULL "
+    "AND (substr(lease_owner, 1, ?) = ? OR lease_owner LIKE ?) "
+    f"AND lease_expires > ? AND status IN {_UNFINISHED}"
+)
 #: The run row's columns a fenced write reads, locked (:meth:`SqlCore._locked`), in this order.
 _LOCKED = "lease_owner, status, epoch, seq, pending, cancel_requested, usage"
+
+
+def _judged(owners: list[str]) -> list[str]:
+    """The owners of ``owners`` to judge by their sessions: those with one, not of this process
+    (alive, whatever became of its session: it takes its lock again)."""
+    mine = f"{HOST_PREFIX}{os.getpid()}/"
+    return [o for o in owners if has_session(o) and not o.startswith(mine)]
 
 
 def translated(method: F) -> F:
@@ -87,7 +104,7 @@ class SqlCore:
 
     dialect: ClassVar[Dialect]
     capabilities: ClassVar[frozenset[Capability]] = frozenset(
-        {Capability.WORKER_REGISTRY, Capability.BATCHED_STREAM}
+        {Capability.WORKER_REGISTRY, Capability.BATCHED_STREAM, Capability.WATCHED_OWNERS}
     )
     #: the driver's error classes (``sqlite3.Error``, ``psycopg.Error``)
     _driver_errors: ClassVar[tuple[type[BaseException], ...]]
@@ -128,6 +145,15 @@ class SqlCore:
 
     def _may_retry(self, exc: BaseException) -> bool:
         return False
+
+    def _hold_owner(self, owner: str) -> None:
+        """Called before a lease is written for ``owner``: a store with owner sessions
+        (:attr:`Capability.OWNER_SESSIONS`) makes sure it holds the owner's session first."""
+
+    def _gone_owners(self, conn: Any, owners: list[str]) -> set[str]:
+        """The owners of ``owners`` (made with a session) whose session ended: dead wherever they ran
+        (read on ``conn``, or on a connection of the engine's when it is None)."""
+        return set()
 
     def _serialize_claims(self, conn: Any, agents: list[str]) -> None:
         """Make claims that may take runs of ``agents`` (limited) take turns; the engine's write lock
@@ -199,6 +225,8 @@ class SqlCore:
 
     @translated
     def create_run(self, run: NewRun) -> RunRecord:
+        if run.owner is not None:
+            self._hold_owner(run.owner)
         now = time.time()
         with self._tx() as conn:
             rows = conn.execute(
@@ -269,6 +297,7 @@ class SqlCore:
 
     @translated
     def acquire_lease(self, run_id: str, owner: str, ttl_seconds: float) -> RunRecord:
+        self._hold_owner(owner)
         with self._tx() as conn:
             row = conn.execute(
                 self._sql("SELECT lease_owner, lease_expires FROM runs WHERE run_id = ? FOR UPDATE"),
@@ -308,11 +337,12 @@ class SqlCore:
     ) -> list[RunRecord]:
         if limit <= 0 or agents == []:
             return []
+        self._hold_owner(owner)
         now = time.time()
         limits = limits or {}
         skip_code = sorted(set(lacking or ()))
         with self._tx() as conn:  # claims are serialized (a write lock, or row locks and SKIP LOCKED)
-            dead = self._dead_local_owners(conn, now)
+            dead = self._dead_owners(conn, now)
             driven = self._driven(conn, sorted(limits), dead, now) if limits else {}
             ids = claim_within_limits(
                 lambda full, skip, want: self._runnable(conn, now, dead, agents, full, skip, want, skip_code),
@@ -334,16 +364,28 @@ class SqlCore:
         order = {run_id: i for i, run_id in enumerate(ids)}
         return sorted((run_record(r) for r in rows), key=lambda r: order[r.run_id])
 
-    def _dead_local_owners(self, conn: Any, now: float) -> list[str]:
-        """Owners of live-looking leases that are processes of this machine which no longer run."""
-        rows = conn.execute(
-            self._sql(
-                "SELECT DISTINCT lease_owner FROM runs WHERE lease_owner IS NOT NULL "
-                f"AND substr(lease_owner, 1, ?) = ? AND lease_expires > ? AND status IN {_UNFINISHED}"
-            ),
-            (len(HOST_PREFIX), HOST_PREFIX, now),
-        ).fetchall()
-        return [o for (o,) in rows if owner_is_dead(o)]
+    def _dead_owners(self, conn: Any, now: float) -> list[str]:
+        """Owners of live-looking leases that are dead: processes of this machine which no longer
+        run, and owners whose session ended (a store with owner sessions)."""
+        rows = conn.execute(self._sql(_WATCHED_OWNERS), self._watched_params(now)).fetchall()
+        owners = [o for (o,) in rows]
+        gone = self._gone_owners(conn, _judged(owners))
+        return [o for o in owners if o in gone or owner_is_dead(o)]
+
+    @staticmethod
+    def _watched_params(now: float) -> tuple[Any, ...]:
+        return (len(HOST_PREFIX), HOST_PREFIX, "%" + SESSION_MARK, now)
+
+    @translated
+    def watched_owners(self) -> list[tuple[str, bool]]:
+        """``(owner, gone)`` of the owners of live leases on unfinished runs that are of this machine
+        (``host/pid/nonce``: the caller checks the pid) or have a session (``gone``: it ended).  A
+        waiting worker reads them often (:mod:`agentrt._runtime.worker`), so a killed owner's runs are
+        claimed within a fraction of a second.  One read on the lease owner index (and, with owner
+        sessions held, one of ``pg_locks``)."""
+        owners = [o for (o,) in self._read(_WATCHED_OWNERS, self._watched_params(time.time()))]
+        gone = self._gone_owners(None, _judged(owners))
+        return [(o, o in gone) for o in owners]
 
     def _runnable(
         self,
@@ -419,6 +461,7 @@ class SqlCore:
     def renew_leases(self, owner: str, run_ids: list[str], ttl_seconds: float) -> list[str]:
         if not run_ids:
             return []
+        self._hold_owner(owner)
         expires = time.time() + ttl_seconds
         chosen, params = self.dialect.one_of("run_id", run_ids)
         with self._tx() as conn:
