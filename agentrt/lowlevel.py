@@ -304,10 +304,16 @@ class Machine:
         project key file (created on first use; see :mod:`agentrt.keys`).
         """
         ring = _keys.project_keyring(create=True)
-        return self._signed_get(ring.write if ring is not None else b"", _CHECKPOINT, use_cloudpickle)
+        return self.get_bound(ring.write if ring is not None else b"", _CHECKPOINT, use_cloudpickle)
 
-    def _signed_get(self, key: bytes, bind: Bind, use_cloudpickle: bool = False) -> bytes:
-        """``get()`` signed with ``key`` and bound to ``bind`` (the runtime binds run id and sequence)."""
+    def get_bound(self, key: bytes, bind: Bind, use_cloudpickle: bool = False) -> bytes:
+        """:meth:`get` for a host that keeps checkpoints of its own: signed with ``key`` (not the
+        project's; ``b""``: unsigned) and bound to ``bind`` -- what the blob is of, and where it
+        belongs: ``(purpose, run_id, seq)``, or ``(purpose, run_id, seq, store_id, chain)`` with the
+        store's identity and the digest of the blob before it (docs/blob-format.md, "binding").
+        :meth:`set_bound` with a requirement that names the same binding refuses the blob anywhere
+        else: another run, another sequence, another store, or a replayed older blob.  The runtime
+        checkpoints every run this way (``agentrt._runtime.encoding.checkpoint_bind``)."""
         if not self._started or self._finished:
             state = "finished" if self._finished else "not started (call step() first)"
             raise RuntimeError(f"Machine.get() needs a suspended agent; this one is {state}.")
@@ -335,10 +341,10 @@ class Machine:
         """
         ring = _keys.project_keyring()
         requirement = _SET_UNSIGNED_OK if allow_unsigned else _SET_SIGNED_ONLY  # and AGENTRT_ALLOW_UNSIGNED
-        return cls._set_checked(blob, ring, requirement, allow_modules, allow_cloudpickle)
+        return cls.set_bound(blob, ring, requirement, allow_modules, allow_cloudpickle)
 
     @classmethod
-    def _set_checked(
+    def set_bound(
         cls,
         blob: bytes,
         ring: _keys.Keyring | None,
@@ -346,7 +352,12 @@ class Machine:
         allow_modules: tuple[str, ...] = (),
         allow_cloudpickle: bool = False,
     ) -> Machine:
-        """``set()`` with the keys and requirement the caller chose (the runtime binds run and sequence)."""
+        """:meth:`set` for a host that keeps checkpoints of its own: the blob is verified with
+        ``ring``'s keys (None: no keys, so only an unsigned blob the requirement allows) and must
+        meet ``requirement`` -- whether it must be signed, and the binding it must carry (see
+        :meth:`get_bound`; ``agentrt._codec.Requirement``).  Everything else is as :meth:`set`:
+        nothing named only by the blob is imported or run, and a blob that fails a check raises
+        (``CorruptBlob``, ``HistoryRefused``, ``IncompatibleBlob``) before any of its frames exists."""
         session: list[Any] = []
         root = _codec.loads(
             blob,

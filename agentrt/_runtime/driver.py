@@ -458,7 +458,7 @@ class Driver:
     def restore_checkpoint(self, run_id: str, seq: int, blob: bytes) -> Machine:
         """The run's machine from its checkpoint: signed with the store's key, of this run and sequence."""
         seal = seal_for(self.store, "checkpoint", run_id, seq)
-        return Machine._set_checked(blob, seal.ring, seal.requirement())
+        return Machine.set_bound(blob, seal.ring, seal.requirement())
 
     async def _load(self, live: LiveRun) -> None:
         """Rebuild the run's machine from its newest checkpoint (or from its input)."""

@@ -21,9 +21,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import cast
 
 from agentrt._runtime.storeio import StoreIO
-from agentrt.stores.base import Capability, RunRecord, Store, capabilities, make_owner
+from agentrt.stores.base import Capability, RunRecord, SessionOwners, Store, capabilities, make_owner
 
 __all__ = ["Leases"]
 
@@ -53,6 +54,20 @@ class Leases:
                 type(exc).__name__,
                 exc,
                 self.seconds,
+            )
+
+    def end_session(self) -> None:
+        """This owner is done with a store handle that outlives it (one the caller shares): on a store
+        with owner sessions its session lock goes now, so that nothing it held looks alive; a store
+        that is closed ends its sessions itself.  A failure is logged (the session ends with the
+        handle)."""
+        if Capability.OWNER_SESSIONS not in capabilities(self.store):
+            return
+        try:
+            cast(SessionOwners, self.store).end_owner_session(self.owner)
+        except Exception as exc:
+            logger.warning(
+                "agentrt: could not end the session of %s (%s: %s)", self.owner, type(exc).__name__, exc
             )
 
     @property

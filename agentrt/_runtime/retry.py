@@ -160,7 +160,7 @@ def write_retry(
     new_seq = max([rec.seq, *(c.seq for c in infos)]) + 1
     newest = store.latest_checkpoint(rec.run_id)
     chain = blob_digest(newest[1]) if newest is not None else None  # the history goes on after it
-    blob = machine._signed_get(
+    blob = machine.get_bound(
         keyring_for_store(store).write, checkpoint_bind(store, rec.run_id, new_seq, chain)
     )
     machine.discard()

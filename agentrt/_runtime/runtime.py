@@ -25,7 +25,7 @@ import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, cast  # Any: agent inputs, outputs and answers are user values
+from typing import Any  # Any: agent inputs, outputs and answers are user values
 
 from agentrt._runtime.agents import LOCAL_PREFIX, AgentRegistry, spec_of
 from agentrt._runtime.blocking import BlockedSweep
@@ -64,16 +64,7 @@ from agentrt.keys import keyring_for_store
 from agentrt.llm import ExecutorRequest, as_executors
 from agentrt.llm import unserved_requests as missing
 from agentrt.lowlevel import Machine
-from agentrt.stores.base import (
-    Capability,
-    NewRun,
-    RunRecord,
-    SessionOwners,
-    Store,
-    StreamEvent,
-    capabilities,
-    check_limits,
-)
+from agentrt.stores.base import NewRun, RunRecord, Store, StreamEvent, check_limits
 
 __all__ = ["DEFAULT_STEP_BUDGET_SECONDS", "Runtime", "summarize"]
 
@@ -225,8 +216,7 @@ class Runtime:
         if self.worker and self._worker is None:
             self._advertiser = Advertiser(self)
             await self._advertiser.tick(force=True)
-            # Started last: its first claim runs once the host's code waits (after a first
-            # ``retry``/``resume`` has taken hold of its run, see ``Driver.exclusive``).
+            # Started last: it claims once the host's code waits (after its retry/resume, Driver.exclusive)
             self._worker = Worker(self)
             self._worker.start()
         return self
@@ -258,11 +248,8 @@ class Runtime:
             await asyncio.gather(self._renewer, return_exceptions=True)
         if self._advertiser is not None:  # a clean stop: off the registry (a killed worker goes stale)
             await self._advertiser.forget()
-        if Capability.OWNER_SESSIONS in capabilities(self.store) and not self._owns_store:
-            # A shared store handle outlives this runtime: its owner's session lock goes now (an owned
-            # store closes below, and its session with it).
-            with contextlib.suppress(Exception):
-                await self.io(cast(SessionOwners, self.store).end_owner_session, self.owner)
+        if not self._owns_store:  # a shared store handle outlives this runtime: its owner's session ends
+            await self.io(self.leases.end_session)
         self._stream.flush()  # the queued stream events, before the store may be closed
         self.io.close()
         if self._watchdog is not None:
@@ -308,7 +295,7 @@ class Runtime:
 
     def _sign(self, machine: Machine, run_id: str, seq: int, chain: bytes) -> bytes:
         """The stepper's signer: the machine's checkpoint, signed with the store's key and bound to it."""
-        return machine._signed_get(
+        return machine.get_bound(
             keyring_for_store(self.store).write, checkpoint_bind(self.store, run_id, seq, chain)
         )
 

@@ -66,7 +66,7 @@ def _genuine() -> list[bytes]:
         m.step()
         for _ in range(steps - 1):
             m.step(1)
-        payloads.append(_format.unpack(m._signed_get(b"", ("checkpoint", None, None))).payload)
+        payloads.append(_format.unpack(m.get_bound(b"", ("checkpoint", None, None))).payload)
     return payloads
 
 

@@ -113,12 +113,12 @@ def test_unsigned_blob(case: Case) -> None:
     try:
         if case.unsigned != EXACT:
             with pytest.raises(CannotCrossAwait) as info:
-                machine._signed_get(b"", UNBOUND)
+                machine.get_bound(b"", UNBOUND)
             assert info.value.code == case.unsigned, str(info.value)
             assert info.value.variable in ("value", "alias"), str(info.value)
             _finish_here(machine, same=False)
             return
-        blob = machine._signed_get(b"", UNBOUND)
+        blob = machine.get_bound(b"", UNBOUND)
         _finish_here(Machine.set(blob, allow_unsigned=True))
     except BaseException:
         machine.discard()
@@ -129,7 +129,7 @@ def test_unsigned_blob(case: Case) -> None:
 def test_unsigned_refusal_names_the_fix() -> None:
     machine = _held(value_table.BY_NAME["dataclass"])
     with pytest.raises(CannotCrossAwait) as info:
-        machine._signed_get(b"", UNBOUND)
+        machine.get_bound(b"", UNBOUND)
     assert "@agentrt.serializable" in info.value.fix and "signed" in info.value.fix
     _finish_here(machine)
 

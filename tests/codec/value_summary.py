@@ -28,7 +28,7 @@ def verdict(name: str, signed: bool) -> str:
     machine = Machine(value_table.hold, name)
     machine.step()
     try:
-        blob = machine.get() if signed else machine._signed_get(b"", _UNBOUND)
+        blob = machine.get() if signed else machine.get_bound(b"", _UNBOUND)
     except CannotCrossAwait as refused:
         machine.discard()
         return refused.code

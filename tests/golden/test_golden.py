@@ -63,8 +63,8 @@ def test_the_committed_blobs_are_format_1_and_still_read() -> None:
     blob = (VERSION_DIR / "mixed_state.blob").read_bytes()
     assert read_header(blob).format_version == 1 < FORMAT_VERSION
     m = Machine.set(blob, allow_unsigned=True)  # a committed, unsigned artifact
-    again = Machine.set(m._signed_get(b"", ("checkpoint", None, None)), allow_unsigned=True)
-    assert read_header(again._signed_get(b"", ("checkpoint", None, None))).format_version == FORMAT_VERSION
+    again = Machine.set(m.get_bound(b"", ("checkpoint", None, None)), allow_unsigned=True)
+    assert read_header(again.get_bound(b"", ("checkpoint", None, None))).format_version == FORMAT_VERSION
     assert list(again.pending) == list(m.pending)
     assert again.step(20) == m.step(20) == ("helper", 3)
     assert again.step(30) == m.step(30)

@@ -319,12 +319,12 @@ def test_a_fork_keeps_the_context():
     m.step()
     ring = project_keyring(create=True)
     assert ring is not None
-    blob = m._signed_get(ring.write, ("checkpoint", "run-a", 1))
+    blob = m.get_bound(ring.write, ("checkpoint", "run-a", 1))
     m.discard()
     rebound, _count = rebind_run_id(blob, "run-a", "run-b", seq=1, ring=ring)
     from agentrt._codec._decode import Requirement
 
-    restored = Machine._set_checked(
+    restored = Machine.set_bound(
         rebound, ring, Requirement(signed=True, kind="checkpoint", run_id="run-b", seq=1)
     )
     assert restored.step(0).value[:3] == ("forked", [1, 2], "acme")

@@ -148,7 +148,7 @@ def test_nested_unmarked_instance_names_the_path_in_an_unsigned_blob():
     m = Machine(agents.nested_unserializable)
     m.step()
     with pytest.raises(CannotCrossAwait) as info:
-        m._signed_get(b"", ("checkpoint", None, None))
+        m.get_bound(b"", ("checkpoint", None, None))
     error = info.value
     assert error.code == "AR105"
     assert error.variable == "state"

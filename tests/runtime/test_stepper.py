@@ -30,7 +30,7 @@ KEY = b"k" * 32
 
 
 def sign(machine: Machine, run_id: str, seq: int, chain: bytes) -> bytes:
-    return machine._signed_get(KEY, ("checkpoint", run_id, seq))
+    return machine.get_bound(KEY, ("checkpoint", run_id, seq))
 
 
 def refuse(machine: Machine, run_id: str, seq: int, chain: bytes) -> bytes:

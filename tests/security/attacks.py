@@ -366,7 +366,7 @@ def refused_chain_member(marker: str) -> None:
 
 def _keyed(run: str, seq: int, kind: str = "checkpoint") -> bytes:
     m = machine(agents.plain, "unused")
-    blob = m._signed_get(KEY, (kind, run, seq))
+    blob = m.get_bound(KEY, (kind, run, seq))
     m.discard()
     return blob
 
@@ -376,7 +376,7 @@ def _restore_as(blob: bytes, run: str, seq: int) -> Machine:
 
     ring = Keyring.of([KEY], "the test key")
     assert ring is not None
-    return Machine._set_checked(blob, ring, Requirement(signed=True, kind="checkpoint", run_id=run, seq=seq))
+    return Machine.set_bound(blob, ring, Requirement(signed=True, kind="checkpoint", run_id=run, seq=seq))
 
 
 @attack

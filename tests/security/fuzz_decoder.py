@@ -139,7 +139,7 @@ def _flip_byte(rng: random.Random, blob: bytes, key: bytes) -> bytes:
 
 def _restore(blob: bytes, signed: bool) -> None:
     if signed:
-        m = Machine._set_checked(blob, RING, Requirement(signed=True, kind="checkpoint"))
+        m = Machine.set_bound(blob, RING, Requirement(signed=True, kind="checkpoint"))
     else:
         m = Machine.set(blob, allow_unsigned=True)
     try:
