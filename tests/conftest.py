@@ -64,8 +64,8 @@ def _drives_machines(path: Path) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """Mark the interpreter-dependent tests and the ones that drive Machines, and start the long
-    ones first: under pytest-xdist a long test collected last would run alone at the end while the
-    other workers sit idle."""
+    ones first (``slow`` or ``system``): under pytest-xdist a long test collected last would run
+    alone at the end while the other workers sit idle."""
     root = config.rootpath
     for item in items:
         where = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
@@ -73,7 +73,43 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.interpreter)
         if item.path.suffix == ".py" and _drives_machines(item.path):
             item.add_marker(pytest.mark.machine)
-    items.sort(key=lambda item: not (item.get_closest_marker("slow") or item.get_closest_marker("system")))
+    is_long = [bool(item.get_closest_marker("slow") or item.get_closest_marker("system")) for item in items]
+    long = [item for item, flag in zip(items, is_long, strict=True) if flag]
+    rest = [item for item, flag in zip(items, is_long, strict=True) if not flag]
+    workerinput = getattr(config, "workerinput", {})
+    if workerinput.get("dist") == "worksteal" and workerinput["workercount"] > 1:
+        items[:] = _dealt(long, rest, workerinput["workercount"])
+    else:
+        items[:] = long + rest
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """Tell pytest-xdist's workers the distribution mode (they run with ``--dist no``), which
+    decides the order of their collection (``_dealt``)."""
+    node.workerinput["dist"] = node.config.getoption("dist")
+
+
+def _dealt(long: list, rest: list, workers: int) -> list:
+    """``long`` and ``rest`` in the order that starts the long tests first on every worker.
+
+    pytest-xdist's ``worksteal`` hands each of the N workers a contiguous slice of the collection
+    at the start (the first gets len // N, the next len // (N - 1) of what is left, ...) and an idle
+    worker steals the tail of another's slice: with the long tests all at the front, they would all
+    be in the first worker's slice and run one after the other there.  Each slice starts with
+    every N-th long test instead."""
+    remaining, sizes = len(long) + len(rest), []
+    for k in range(workers):
+        sizes.append(remaining // (workers - k))
+        remaining -= sizes[-1]
+    fill = iter(rest)
+    dealt: list = []
+    for k, size in enumerate(sizes):
+        mine = long[k::workers]
+        dealt += mine
+        dealt += itertools.islice(fill, max(0, size - len(mine)))
+    dealt += fill
+    return dealt
 
 
 def pytest_unconfigure(config):
