@@ -69,9 +69,13 @@ def pytest_collection_modifyitems(config, items):
     root = config.rootpath
     for item in items:
         where = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
-        if where.startswith(INTERPRETER_DEPENDENT):
+        interpreter = where.startswith(INTERPRETER_DEPENDENT)
+        if interpreter:
             item.add_marker(pytest.mark.interpreter)
-        if item.path.suffix == ".py" and _drives_machines(item.path):
+        # An interpreter-dependent test that opts out of the round trip would run in the round-trip
+        # pass exactly as in the interpreter stage on the same (oldest) interpreter: not twice.
+        opted_out = interpreter and item.get_closest_marker("agentrt_no_roundtrip") is not None
+        if item.path.suffix == ".py" and _drives_machines(item.path) and not opted_out:
             item.add_marker(pytest.mark.machine)
     is_long = [bool(item.get_closest_marker("slow") or item.get_closest_marker("system")) for item in items]
     long = [item for item, flag in zip(items, is_long, strict=True) if flag]
