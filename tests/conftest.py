@@ -62,18 +62,92 @@ def _drives_machines(path: Path) -> bool:
     return bool(_DRIVES_MACHINES.search(path.read_text(encoding="utf-8")))
 
 
+#: The marker expressions of `make test-all`'s stages that select by where a test is, or by what its
+#: module names: under them a module that could not be selected is not even imported (collecting
+#: the whole suite, every framework imported, costs each xdist worker tens of seconds).
+_INTERPRETER_STAGE = "interpreter"
+_ROUNDTRIP_STAGE = "machine and not system"
+
+
+def pytest_ignore_collect(collection_path: Path, config):
+    """Under ``-m interpreter``, skip what is not under ``INTERPRETER_DEPENDENT``; under ``-m "machine
+    and not system"``, the test modules that name neither Machine nor Runtime.  Their tests would be
+    deselected anyway; None leaves every other path to pytest's own rules."""
+    markexpr = config.getoption("markexpr", "")
+    if markexpr not in (_INTERPRETER_STAGE, _ROUNDTRIP_STAGE):
+        return None
+    root = config.rootpath
+    if not collection_path.is_relative_to(root / "tests"):
+        return None
+    where = collection_path.relative_to(root).as_posix()
+    if markexpr == _INTERPRETER_STAGE:
+        if collection_path.is_dir():
+            where += "/"
+            wanted = where.startswith(INTERPRETER_DEPENDENT) or any(
+                p.startswith(where) for p in INTERPRETER_DEPENDENT
+            )
+        else:
+            wanted = where.startswith(INTERPRETER_DEPENDENT)
+        return None if wanted else True
+    is_test_module = collection_path.suffix == ".py" and collection_path.name.startswith("test_")
+    return True if is_test_module and not _drives_machines(collection_path) else None
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark the interpreter-dependent tests and the ones that drive Machines, and start the long
-    ones first: under pytest-xdist a long test collected last would run alone at the end while the
-    other workers sit idle."""
+    """Mark the interpreter-dependent tests and the ones that drive Machines (before ``-m``
+    deselects by these markers, in the other plugins' implementations of this hook), then start the
+    long ones (``slow`` or ``system``) first among the tests that are left: under pytest-xdist a long
+    test collected last would run alone at the end while the other workers sit idle."""
     root = config.rootpath
     for item in items:
         where = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
-        if where.startswith(INTERPRETER_DEPENDENT):
+        interpreter = where.startswith(INTERPRETER_DEPENDENT)
+        if interpreter:
             item.add_marker(pytest.mark.interpreter)
-        if item.path.suffix == ".py" and _drives_machines(item.path):
+        # An interpreter-dependent test that opts out of the round trip would run in the round-trip
+        # pass exactly as in the interpreter stage on the same (oldest) interpreter: not twice.
+        opted_out = interpreter and item.get_closest_marker("agentrt_no_roundtrip") is not None
+        if item.path.suffix == ".py" and _drives_machines(item.path) and not opted_out:
             item.add_marker(pytest.mark.machine)
-    items.sort(key=lambda item: not (item.get_closest_marker("slow") or item.get_closest_marker("system")))
+    yield
+    is_long = [bool(item.get_closest_marker("slow") or item.get_closest_marker("system")) for item in items]
+    long = [item for item, flag in zip(items, is_long, strict=True) if flag]
+    rest = [item for item, flag in zip(items, is_long, strict=True) if not flag]
+    workerinput = getattr(config, "workerinput", {})
+    if workerinput.get("dist") == "worksteal" and workerinput["workercount"] > 1:
+        items[:] = _dealt(long, rest, workerinput["workercount"])
+    else:
+        items[:] = long + rest
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """Tell pytest-xdist's workers the distribution mode (they run with ``--dist no``), which
+    decides the order of their collection (``_dealt``)."""
+    node.workerinput["dist"] = node.config.getoption("dist")
+
+
+def _dealt(long: list, rest: list, workers: int) -> list:
+    """``long`` and ``rest`` in the order that starts the long tests first on every worker.
+
+    pytest-xdist's ``worksteal`` hands each of the N workers a contiguous slice of the collection
+    at the start (the first gets len // N, the next len // (N - 1) of what is left, ...) and an idle
+    worker steals the tail of another's slice: with the long tests all at the front, they would all
+    be in the first worker's slice and run one after the other there.  Each slice starts with
+    every N-th long test instead."""
+    remaining, sizes = len(long) + len(rest), []
+    for k in range(workers):
+        sizes.append(remaining // (workers - k))
+        remaining -= sizes[-1]
+    fill = iter(rest)
+    dealt: list = []
+    for k, size in enumerate(sizes):
+        mine = long[k::workers]
+        dealt += mine
+        dealt += itertools.islice(fill, max(0, size - len(mine)))
+    dealt += fill
+    return dealt
 
 
 def pytest_unconfigure(config):

@@ -42,6 +42,7 @@ from tests.corpus.harness import (
     show,
 )
 from tests.corpus.registry import REFUSED
+from tests.garbage import collected
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
@@ -53,7 +54,7 @@ MAX_WORKER_RUNS = 25  # a worker that crashes or hangs on a blob is replaced for
 # suspended inside a try/finally, with or async with whose cleanup itself awaits,
 # Python's close() on garbage collection reports "coroutine ignored GeneratorExit".
 # That is the expected fate of an abandoned chain, not an engine fault; other
-# unraisable exceptions stay visible.  Each such test ends with gc.collect() so that
+# unraisable exceptions stay visible.  Each such test ends with a collection so that
 # chains kept alive by reference cycles die inside the test, under this filter.
 ABANDONED_CHAIN = pytest.mark.filterwarnings(
     r"ignore:(?s)Exception ignored in\x3a <(coroutine|async_generator) object .*GeneratorExit"
@@ -156,16 +157,17 @@ def test_b_checkpoint_every_suspension(case):
     require_engine()
     ref = reference(case)
     if case.name in REFUSED:
-        with pytest.raises(HarnessError, match=f"CannotCrossAwait: {REFUSED[case.name]}"):
+        with collected(), pytest.raises(HarnessError, match=f"CannotCrossAwait: {REFUSED[case.name]}"):
             run_checkpoint_every(case)
-        gc.collect()
         return
-    try:
-        got = run_checkpoint_every(case)
-    except HarnessError as exc:
-        pytest.fail(f"{case.name}: {exc}{_notes()}", pytrace=False)
-    finally:
-        gc.collect()
+    failure = None
+    with collected():
+        try:
+            got = run_checkpoint_every(case)
+        except HarnessError as exc:
+            failure = f"{case.name}: {exc}{_notes()}"
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
     problems = compare_outcomes(ref, got)
     if problems:
         pytest.fail(f"{case.name}:\n" + "\n".join(problems) + _notes(), pytrace=False)

@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 #: ``AGENTRT_ADAPTER_KILLS=all`` (``make test-adapters``) kills every corpus agent at every call.  The
 #: default suite (and CI, which must stay under 15 minutes) kills the agents that between them cover
 #: each feature once -- tools, retries, approvals, structured output, handoffs, guardrails -- plus
-#: the serve-and-worker trial of each adapter; the uninterrupted comparison runs for every agent.
+#: the serve-and-worker trial of each adapter at the two calls around its approval; the
+#: uninterrupted comparison runs for every agent.
 ALL_KILLS = os.environ.get("AGENTRT_ADAPTER_KILLS") == "all"
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
-import gc
 import importlib
 import io
 import json
@@ -45,6 +44,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TextIO
+
+from tests.garbage import collected
 
 __all__ = ["run_in_process"]
 
@@ -213,21 +214,6 @@ def _fresh_logging() -> Iterator[None]:
         root.setLevel(level)
 
 
-@contextlib.contextmanager
-def _collected() -> Iterator[None]:
-    """Collect the call's garbage when it ends (the modules it imported are dropped by then), so
-    that what it left unclosed is finalized under the call's warning filters, not in a later test.
-
-    The test process's own objects are set aside meanwhile (``gc.freeze``): the collection looks
-    at the call's objects only, a millisecond where a full one takes a few hundred."""
-    gc.freeze()
-    try:
-        yield
-        gc.collect()
-    finally:
-        gc.unfreeze()
-
-
 def _call(args: Sequence[str], env: Mapping[str, str], cwd: str) -> subprocess.CompletedProcess[str]:
     from agentrt.cli import main
 
@@ -235,7 +221,7 @@ def _call(args: Sequence[str], env: Mapping[str, str], cwd: str) -> subprocess.C
     with (
         _LOCK,
         _fresh_warnings(),
-        _collected(),
+        collected(),
         _fresh_logging(),
         _fresh_process(env, cwd),
         contextlib.redirect_stdout(out),

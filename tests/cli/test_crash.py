@@ -11,6 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli import crash_agents as C
 from tests.cli.helpers import cli_env, cli_json, popen, read_side_effects
 
@@ -83,6 +85,7 @@ def check_side_effects(events: list[dict[str, Any]], killed: list[tuple[int, set
     assert repeats <= len(killed), f"{repeats} re-executions for {len(killed)} kills"
 
 
+@pytest.mark.slow
 def test_sigkill_run_and_resume_at_random_moments(tmp_path):
     results: dict[int, Any] = {}
 

@@ -66,6 +66,7 @@ def test_payloads_within_the_bounds_load_within_the_memory_bound(name: str, no_k
     assert _peak(lambda: loads(blob)) <= _bounds.memory_limit(len(blob))
 
 
+@pytest.mark.slow
 def test_large_genuine_blobs_load_within_the_bounds(no_key: None) -> None:
     shared = {"config": list(range(50))}
     values = [

@@ -10,8 +10,14 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
+
 from tests.fuzz import fuzz, runner
 from tests.fuzz.generator import generate
+
+# Mode (b) already checkpoints and restores at every suspension, and (a) runs without the engine: the
+# round-trip pass (--agentrt-roundtrip) would only repeat (b)'s round trips.
+pytestmark = pytest.mark.agentrt_no_roundtrip
 
 CI_SEEDS = range(0, int(os.environ.get("AGENTRT_FUZZ_SEEDS", "40")))
 
@@ -35,6 +41,7 @@ def test_refusal_categories_read_the_documented_codes():
     assert runner.refusal_category(ValueError("x")) == "error:ValueError"
 
 
+@pytest.mark.slow
 def test_a_planted_mismatch_is_caught_and_reduced(tmp_path, monkeypatch):
     """The fuzzer can fail: when a restore comes back waiting on a wrong payload, the agent is
     reported, and reduced to a smaller one that still shows it."""
@@ -57,6 +64,7 @@ def test_a_planted_mismatch_is_caught_and_reduced(tmp_path, monkeypatch):
     assert fuzz.run_batch([small], tmp_path, tag="_check", fresh=False)[0].category == verdict.category
 
 
+@pytest.mark.slow
 def test_fixed_seed_budget_passes(tmp_path):
     failures = []
     passed, failed = fuzz.run_seeds(CI_SEEDS, reduce_failures=False, report=failures.append)

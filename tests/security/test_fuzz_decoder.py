@@ -13,9 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_decoder_fuzzer_only_refuses_with_blob_errors(tmp_path: Path) -> None:
     seconds = os.environ.get("AGENTRT_FUZZ_SECONDS", "20")
     seed = os.environ.get("AGENTRT_FUZZ_SEED", "1013")

@@ -203,6 +203,7 @@ def _published(tmp_path: Path, n: int) -> tuple[Path, bytes]:
     return log, log.read_bytes()
 
 
+@pytest.mark.slow
 def test_a_log_torn_at_every_byte_of_its_last_record_recovers(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

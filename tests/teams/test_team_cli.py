@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from examples import team_demo
 from tests.cli import helpers
 
@@ -253,6 +255,7 @@ def test_status_shows_the_team_as_its_lanes(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "no run 'nope'" in missing.stderr
 
 
+@pytest.mark.slow
 def test_the_crash_trial_matches_the_uncrashed_run() -> None:
     args = [sys.executable, str(REPO / "examples" / "team_crash_trial.py"), "--kills", "4", "--seed", "5"]
     done = subprocess.run(args, capture_output=True, text=True, timeout=300)

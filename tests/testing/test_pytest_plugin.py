@@ -161,6 +161,7 @@ def test_lock_left_alone(request):
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_entry_point_and_dash_p_together(pytester, monkeypatch):
     """Installed (pytest11 entry point ``agentrt``) and named with -p: one plugin, no clash."""
     site = pytester.mkdir("site")

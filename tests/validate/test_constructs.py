@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import base64
-import gc
 import importlib
 import json
 import os
@@ -29,6 +28,7 @@ import pytest
 from agentrt import CannotCrossAwait
 from agentrt.exceptions import ForeignAwaitable
 from agentrt.validate import ERROR, check_file
+from tests.garbage import collected
 from tests.validate.constructs._drive import FirstSuspension, driving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,16 +65,15 @@ def test_static_codes_are_the_documented_ones(path: Path) -> None:
 
 def _outcome(path: Path) -> str:
     module = importlib.import_module(f"tests.validate.constructs.{path.stem}")
-    try:
-        module.main()
-    except CannotCrossAwait as error:
-        return f"CannotCrossAwait {error.code}"
-    except ForeignAwaitable as error:
-        return f"ForeignAwaitable {str(error)[:5]}"
-    except TypeError:
-        return "TypeError"
-    finally:
-        gc.collect()  # finalize abandoned chains now, not inside a later test
+    with collected():  # finalize abandoned chains now, not inside a later test
+        try:
+            module.main()
+        except CannotCrossAwait as error:
+            return f"CannotCrossAwait {error.code}"
+        except ForeignAwaitable as error:
+            return f"ForeignAwaitable {str(error)[:5]}"
+        except TypeError:
+            return "TypeError"
     return "completes"
 
 
@@ -101,7 +100,7 @@ def resumed_in_a_fresh_process() -> dict[str, dict[str, str]]:
     jobs = []
     for path in COMPLETING:
         module = importlib.import_module(f"tests.validate.constructs.{path.stem}")
-        with driving("first"):
+        with collected(), driving("first"):
             try:
                 module.main()
             except FirstSuspension as suspended:
@@ -111,7 +110,6 @@ def resumed_in_a_fresh_process() -> dict[str, dict[str, str]]:
                     module_name = NEEDS_IMPORT[path.stem][1]
                     key = f"{path.stem}+{module_name}"
                     jobs.append({"key": key, "name": path.stem, "blob": blob, "imports": [module_name]})
-        gc.collect()
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run(
         [sys.executable, "-m", "tests.validate.constructs._resume_worker"],
