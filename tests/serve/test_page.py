@@ -120,7 +120,7 @@ def test_page_follows_a_live_run(fresh_server: Server, browser_page: object, tmp
     page.fill("#token", fresh_server.token)  # type: ignore[attr-defined]
     page.click("#token-form button")  # type: ignore[attr-defined]
     with fresh_server.client() as c:
-        c.post("/runs", json={"agent": "steps", "input": {"n": 6, "delay": 0.3}, "run_id": "live-1"})
+        c.post("/runs", json={"agent": "steps", "input": {"n": 6, "delay": 0.8}, "run_id": "live-1"})
         page.click('#runs tr[data-run="live-1"]')  # type: ignore[attr-defined]
         expect(page.locator("#run-status")).to_have_text("running")  # type: ignore[attr-defined]
         expect(page.locator('#events li[data-kind="tool_finished"]')).to_have_count(6, timeout=30_000)  # type: ignore[attr-defined]
