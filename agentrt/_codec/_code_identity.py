@@ -14,24 +14,20 @@ from __future__ import annotations
 import functools
 import hashlib
 import types
-import weakref
 from collections.abc import Iterable, Iterator
 from types import CodeType
 from typing import Any  # Any: module globals hold any object
 
 from agentrt._codec._class_paths import instance_dict
 from agentrt._codec._refs import class_dict, find_module, imported_module, module_dict
+from agentrt._percode import PerCode
 from agentrt.exceptions import IncompatibleBlob
 
 _SHORT_DIGEST_CHARS = 8
 
-# id(code) -> (weakref to code, digest).  Keyed by id because code objects hash by
-# value, which is slow to recompute for large constant tuples.
-_digests: dict[int, tuple[weakref.ref[CodeType], str]] = {}
-
-
-def _forget(key: int, _ref: object = None) -> None:
-    _digests.pop(key, None)
+#: Each code's digest (PerCode: by identity, since code objects hash by value, slowly for large
+#: constant tuples).
+_digests: PerCode[str] = PerCode("code digests")
 
 
 def _const_key(const: object) -> str:
@@ -65,12 +61,9 @@ def _compute_digest(code: CodeType) -> str:
 
 def code_digest(code: CodeType) -> str:
     """The hex digest identifying what ``code`` does, independent of where it is in its file."""
-    key = id(code)
-    entry = _digests.get(key)
-    if entry is not None and entry[0]() is code:
-        return entry[1]
-    digest = _compute_digest(code)
-    _digests[key] = (weakref.ref(code, functools.partial(_forget, key)), digest)
+    digest = _digests.get(code)
+    if digest is None:
+        digest = _digests.put(code, _compute_digest(code))
     return digest
 
 
@@ -219,7 +212,8 @@ def resolve_code(module: str, qualname: str, digest: str, allow_modules: Iterabl
     )
 
 
-_FINDABLE: dict[tuple[int, str], tuple[CodeType, object]] = {}  # positive answers only
+#: Per code, the modules (name -> module object) it was found in: positive answers only.
+_FINDABLE: PerCode[dict[str, object]] = PerCode("findable codes")
 
 
 def findable(code: CodeType, module: str) -> str | None:
@@ -229,12 +223,14 @@ def findable(code: CodeType, module: str) -> str | None:
     in the same module stays findable, and every checkpoint of a chain asks again.
     """
     module_obj = imported_module(module)
-    known = _FINDABLE.get((id(code), module))
-    if known is not None and known[0] is code and known[1] is module_obj:
+    found = _FINDABLE.get(code)
+    if found is not None and found.get(module) is module_obj:
         return None
     reason = _findable(code, module, module_obj)
     if reason is None:
-        _FINDABLE[(id(code), module)] = (code, module_obj)
+        if found is None:
+            found = _FINDABLE.put(code, {})
+        found[module] = module_obj
     return reason
 
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 import sys
 import types
 
+import attrs
+
 from agentrt._codec._code_identity import code_digest, findable
 from agentrt._codec._format import FORMAT_VERSION
 from agentrt._codec._reduce import CONST_FLOAT_IDS, Unresolvable
 from agentrt._codec._refs import imported_module
+from agentrt._percode import PerCode
 
 __all__ = ["PROTOCOL", "CodeTable"]
 
@@ -56,9 +59,23 @@ class CodeTable:
             self.format_version = version
 
 
-#: every code named so far, with the module object it was found in, held for good (so ids stay
-#: unique; see also ``CONST_FLOAT_IDS``)
-_IDENTITIES: dict[tuple[int, str], tuple[types.CodeType, object, tuple[str, str, str]]] = {}
+@attrs.frozen
+class _Named:
+    """A code's header entries, per module name, with the module object each was found in; and the
+    ids of its float constants, in ``CONST_FLOAT_IDS`` while this lives (see ``_IDENTITIES``)."""
+
+    by_module: dict[str, tuple[object, tuple[str, str, str]]]
+    float_ids: tuple[int, ...]
+
+
+def _unname(named: _Named, _ids: set[int] = CONST_FLOAT_IDS) -> None:  # bound now: usable at exit
+    _ids.difference_update(named.float_ids)
+
+
+#: Every code named so far (PerCode: held weakly, bounded).  Its float constants' ids are in
+#: ``CONST_FLOAT_IDS`` exactly while its entry lives -- the code, so its constants, are alive --
+#: and leave with it, before an id could be reused.
+_IDENTITIES: PerCode[_Named] = PerCode("code identities", on_drop=_unname)
 _modules = sys.modules
 
 
@@ -68,15 +85,20 @@ def _identity(code: types.CodeType, module: str) -> tuple[str, str, str]:
     ``findable``'s answer is remembered here with the entry, per (code, module object) as
     ``findable`` itself remembers it, so a chain checkpointed again and again pays one dict
     lookup per frame.  A code met for the first time adds the ids of its float constants to
-    ``CONST_FLOAT_IDS`` (valid for good: ``_IDENTITIES`` keeps the code, so its constants, alive).
+    ``CONST_FLOAT_IDS`` (see ``_IDENTITIES``).
     """
-    known = _IDENTITIES.get((id(code), module))
-    if known is not None and known[0] is code and known[1] is _modules.get(module):
-        return known[2]
+    named = _IDENTITIES.get(code)
+    if named is not None:
+        known = named.by_module.get(module)
+        if known is not None and known[0] is _modules.get(module):
+            return known[1]
     reason = findable(code, module)
     if reason is not None:
         raise Unresolvable(reason)
     identity = (module, code.co_qualname, code_digest(code))
-    _IDENTITIES[(id(code), module)] = (code, imported_module(module), identity)
-    CONST_FLOAT_IDS.update(id(const) for const in code.co_consts if type(const) is float)
+    if named is None:
+        float_ids = tuple(id(const) for const in code.co_consts if type(const) is float)
+        named = _IDENTITIES.put(code, _Named({}, float_ids))
+        CONST_FLOAT_IDS.update(float_ids)
+    named.by_module[module] = (imported_module(module), identity)
     return identity

@@ -16,7 +16,6 @@ import dis
 import enum
 import operator
 import types
-import weakref
 from collections.abc import Callable, Iterator
 from types import CodeType
 from typing import Any, NamedTuple  # Any: frame locals and stack entries are any value
@@ -28,6 +27,7 @@ from agentrt._frames import _layout as L
 from agentrt._frames._errors import inconsistency, unsupported
 from agentrt._frames._liveness import Analysis, Site, SiteKind, analyze
 from agentrt._frames._resume import HIDDEN_CELL, STATE_ARG, as_original
+from agentrt._percode import PerCode
 
 
 class Kind(enum.IntEnum):
@@ -93,24 +93,15 @@ class CodeView:
     cleanup_sites: frozenset[int]  # yield offsets inside a try with a handler (finally, with, except)
 
 
-#: id(actual code) -> (weak reference to it, view).  Weak: resume code is cached with a bound
-#: (_resume), and a view must not keep an evicted one alive; the entry goes with the code.
-_VIEWS: dict[int, tuple[Any, CodeView]] = {}
+#: The view of each code that runs in a captured frame (resume code too: it is cached with a bound
+#: in _resume, and a view must not keep an evicted one alive -- PerCode holds codes weakly).
+_VIEWS: PerCode[CodeView] = PerCode("code views")
 
 
 def view_of(actual: CodeType) -> CodeView:
-    entry = _VIEWS.get(id(actual))
-    if entry is not None and entry[0]() is actual:
-        return entry[1]
-    view = _build_view(actual)
-    key = id(actual)
-
-    def forget(ref: Any) -> None:
-        current = _VIEWS.get(key)
-        if current is not None and current[0] is ref:
-            del _VIEWS[key]
-
-    _VIEWS[key] = (weakref.ref(actual, forget), view)
+    view = _VIEWS.get(actual)
+    if view is None:
+        view = _VIEWS.put(actual, _build_view(actual))
     return view
 
 

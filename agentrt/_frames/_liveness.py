@@ -25,6 +25,7 @@ import attrs
 
 from agentrt._frames import _diskcache
 from agentrt._frames import _layout as L
+from agentrt._percode import PerCode
 
 _UNCONDITIONAL = frozenset(
     name
@@ -105,22 +106,23 @@ def _uses_defs(instr: dis.Instruction) -> tuple[tuple[int, ...], tuple[int, ...]
     return (), ()
 
 
-_ANALYSES: dict[int, Analysis] = {}  # id(code) -> analysis (which holds the code alive)
+#: Each code's analysis (which holds its code: kept until the bound evicts it).
+_ANALYSES: PerCode[Analysis] = PerCode("analyses")
 
 
 def analyze(code: CodeType, *, persist: bool = True) -> Analysis:
     """Suspension sites of ``code`` with their stack depth, resume target and live locals (cached in
     memory, and with ``persist`` on disk across processes: :mod:`agentrt._frames._diskcache`; the
     validator passes False, since it reads code it must not leave files beside)."""
-    cached = _ANALYSES.get(id(code))
-    if cached is None or cached.code is not code:
+    cached = _ANALYSES.get(code)
+    if cached is None:
         cached = _from_disk(code) if persist else None
         if cached is None:
             cached = _analyze(code)
             if persist:
                 records = tuple(_site_record(s) for s in cached.sites.values())
                 _diskcache.store(code, "sites", None, records)
-        _ANALYSES[id(code)] = cached
+        _ANALYSES.put(code, cached)
     return cached
 
 

@@ -31,9 +31,7 @@ import dis
 import inspect
 import threading
 import types
-import weakref
 from types import CodeType
-from typing import Any  # Any: restored locals and stack entries are any value
 
 import attrs
 from bytecode import Bytecode, CellVar, FreeVar, Instr, Label
@@ -42,6 +40,7 @@ from agentrt._frames import _diskcache
 from agentrt._frames import _layout as L
 from agentrt._frames._errors import inconsistency
 from agentrt._frames._liveness import Site, SiteKind
+from agentrt._percode import PerCode
 
 STATE_ARG = ".agentrt_state"
 HIDDEN_CELL = ".agentrt_cell "  # closure name under which a cell variable's original cell comes in
@@ -76,7 +75,7 @@ class ResumeCode:
 # and holds it only weakly, so it never keeps one alive.
 MAX_RESUME_CODES = 1024
 _CACHE: collections.OrderedDict[tuple[object, ...], ResumeCode] = collections.OrderedDict()
-_BY_CODE: dict[int, tuple[Any, CodeType, tuple[str, ...], dict[int, int], ResumeShape]] = {}
+_BY_CODE: PerCode[tuple[CodeType, tuple[str, ...], dict[int, int], ResumeShape]] = PerCode("resume codes")
 _LOCK = threading.Lock()
 
 
@@ -106,15 +105,9 @@ def resume_code(shape: ResumeShape) -> ResumeCode:
 
 
 def _remember(resumed: ResumeCode) -> None:
-    code_id = id(resumed.code)
-
-    def forget(ref: Any) -> None:
-        entry = _BY_CODE.get(code_id)
-        if entry is not None and entry[0] is ref:
-            del _BY_CODE[code_id]
-
-    ref = weakref.ref(resumed.code, forget)
-    _BY_CODE[code_id] = (ref, resumed.original, resumed.closure_names, resumed.original_offset, resumed.shape)
+    _BY_CODE.put(
+        resumed.code, (resumed.original, resumed.closure_names, resumed.original_offset, resumed.shape)
+    )
 
 
 def forget(resumed: ResumeCode) -> None:
@@ -150,10 +143,10 @@ def _from_disk(shape: ResumeShape, extra: tuple[object, ...]) -> ResumeCode | No
 
 def as_original(code: CodeType) -> ResumeCode | None:
     """If ``code`` is synthesized resume code, how it maps back to the agent's code."""
-    entry = _BY_CODE.get(id(code))
-    if entry is None or entry[0]() is not code:
+    entry = _BY_CODE.get(code)
+    if entry is None:
         return None
-    return ResumeCode(code, *entry[1:])
+    return ResumeCode(code, *entry)
 
 
 def _synthesize(shape: ResumeShape) -> ResumeCode:

@@ -30,6 +30,7 @@ from types import CodeType
 import attrs
 
 from agentrt._frames._liveness import Site, analyze
+from agentrt._percode import PerCode
 
 #: Bumped when the layout of the tuple written by :func:`record_info` changes.
 INFO_VERSION = 1
@@ -134,16 +135,17 @@ def _info_from_text(text: str) -> object:
     return (version, tuple(varnames), tuple(cellnames), tuple(live), site)
 
 
-_REFS: dict[int, tuple[CodeType, dict[int, SiteRef]]] = {}
-_INFOS: dict[tuple[int, int], tuple[CodeType, tuple[object, ...]]] = {}
-_INFO_TEXTS: dict[tuple[int, int], tuple[CodeType, str]] = {}
+#: Per code: its sites by yield offset; the frame-record info and its JSON text by status.
+_REFS: PerCode[dict[int, SiteRef]] = PerCode("site refs")
+_INFOS: PerCode[dict[int, tuple[object, ...]]] = PerCode("record infos")
+_INFO_TEXTS: PerCode[dict[int, str]] = PerCode("record info texts")
 
 
 def site_refs(code: CodeType) -> dict[int, SiteRef]:
     """Every suspension site of ``code`` (by yield offset) as a :class:`SiteRef` (cached)."""
-    cached = _REFS.get(id(code))
-    if cached is not None and cached[0] is code:
-        return cached[1]
+    cached = _REFS.get(code)
+    if cached is not None:
+        return cached
     sites = analyze(code).sites
     positions = {
         instr.offset: instr.positions for instr in dis.get_instructions(code) if instr.offset in sites
@@ -167,17 +169,18 @@ def site_refs(code: CodeType) -> dict[int, SiteRef]:
             _stack_roles(code, site),
             site.lineno,
         )
-    _REFS[id(code)] = (code, refs)
-    return refs
+    return _REFS.put(code, refs)
 
 
 def record_info(code: CodeType, status: int) -> tuple[object, ...]:
     """The info tuple written into the frame record of a frame of ``code`` at ``status``
     (a yield offset, or a negative "not started" marker); cached per (code, status)."""
-    key = (id(code), status)
-    cached = _INFOS.get(key)
-    if cached is not None and cached[0] is code:
-        return cached[1]
+    infos = _INFOS.get(code)
+    if infos is None:
+        infos = _INFOS.put(code, {})
+    cached = infos.get(status)
+    if cached is not None:
+        return cached
     site = analyze(code).sites.get(status) if status >= 0 else None
     ref = site_refs(code).get(status) if site is not None else None
     info: tuple[object, ...] = (
@@ -187,18 +190,20 @@ def record_info(code: CodeType, status: int) -> tuple[object, ...]:
         tuple(i for i in site.live_locals if i < code.co_nlocals) if site is not None else (),
         ref.as_tuple() if ref is not None else None,
     )
-    _INFOS[key] = (code, info)
+    infos[status] = info
     return info
 
 
 def record_info_text(code: CodeType, status: int) -> str:
     """:func:`record_info` as the compact JSON text a format-2 frame record holds (cached)."""
-    key = (id(code), status)
-    cached = _INFO_TEXTS.get(key)
-    if cached is not None and cached[0] is code:
-        return cached[1]
-    text = json.dumps(record_info(code, status), ensure_ascii=False, separators=(",", ":"))
-    _INFO_TEXTS[key] = (code, text)
+    texts = _INFO_TEXTS.get(code)
+    if texts is None:
+        texts = _INFO_TEXTS.put(code, {})
+    text = texts.get(status)
+    if text is None:
+        text = texts[status] = json.dumps(
+            record_info(code, status), ensure_ascii=False, separators=(",", ":")
+        )
     return text
 
 

@@ -30,6 +30,7 @@ from types import CodeType
 import attrs
 
 from agentrt._frames._liveness import _instructions
+from agentrt._percode import PerCode
 
 __all__ = ["InstrRef", "SlotInfo", "describe_slots"]
 
@@ -127,7 +128,7 @@ class _Code:
     consts: tuple[object, ...]
 
 
-_CODES: dict[CodeType, _Code] = {}  # code objects hash and compare by content
+_CODES: PerCode[_Code] = PerCode("stack models")
 
 
 def _code(code: CodeType) -> _Code:
@@ -143,8 +144,7 @@ def _code(code: CodeType) -> _Code:
         instr._replace(argval=None) if type(instr.argval) is float else instr for instr in instructions
     ]
     result = _Code(tuple(instructions), index_of, handlers, code.co_consts)
-    _CODES[code] = result
-    return result
+    return _CODES.put(code, result)
 
 
 def _effect(instr: dis.Instruction, jump: bool) -> int:

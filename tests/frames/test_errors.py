@@ -28,16 +28,16 @@ def test_internal_inconsistency_is_its_own_error_class():
     assert agentrt.InternalInconsistency is InternalInconsistency
 
 
-def test_a_capture_that_contradicts_the_analysis_is_reported_as_an_engine_bug(monkeypatch):
+def test_a_capture_that_contradicts_the_analysis_is_reported_as_an_engine_bug():
     m = _suspended()
     view = _capture.view_of(_agent.__code__)
     # the view now "sees" one stack entry fewer than the analysis expects
-    ref = _capture._VIEWS[id(_agent.__code__)][0]
-    monkeypatch.setitem(
-        _capture._VIEWS, id(_agent.__code__), (ref, attrs.evolve(view, nslots=view.nslots + 1))
-    )
-    with pytest.raises(InternalInconsistency) as info:
-        m.get()
+    _capture._VIEWS.put(_agent.__code__, attrs.evolve(view, nslots=view.nslots + 1))
+    try:
+        with pytest.raises(InternalInconsistency) as info:
+            m.get()
+    finally:
+        _capture._VIEWS.put(_agent.__code__, view)
     message = str(info.value)
     assert message.startswith("AR199: ")
     assert "_agent" in message and f"{__file__}:{_agent.__code__.co_firstlineno + 1}" in message

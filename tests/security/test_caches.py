@@ -53,8 +53,8 @@ def _ours(module: Any) -> dict[str, Any]:
     return {
         "resume": [r for r in _resume._CACHE.values() if id(r.original) in mine],
         "plans": [p for p in frames.PLANS.values() if id(p.code) in mine],
-        "by_code": [e for e in _resume._BY_CODE.values() if id(e[1]) in mine],
-        "views": [e for e in _capture._VIEWS.values() if id(e[1].code) in mine and id(e[0]()) not in mine],
+        "by_code": [e for _, e in _resume._BY_CODE.facts() if id(e[0]) in mine],
+        "views": [v for code, v in _capture._VIEWS.facts() if id(v.code) in mine and id(code) not in mine],
     }
 
 
