@@ -296,7 +296,7 @@ class PostgresStore(SqlStore):
         if owner_sessions and not read_only:
             self._sessions = OwnerSessions(self._session_connection)
             # Per handle (owner sessions may be turned off): never declared without the sessions held.
-            self.capabilities = type(self).capabilities | {Capability.OWNER_SESSIONS}  # type: ignore[misc]
+            self.capabilities = type(self).capabilities | {Capability.OWNER_SESSIONS}  # type: ignore[misc]  # a ClassVar of SqlCore, narrowed per handle
         self._returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
         _probe(url, self.location, connect_timeout)
         self._pool = ConnectionPool(
