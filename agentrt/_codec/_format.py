@@ -191,8 +191,10 @@ def _header_bytes(
         return _EMPTY_HEADER
     seq: int | None = None
     chain: str | None = None
+    # a header with no sequence number and no chain is cached whole, under a 3-tuple key; one
+    # a number or a chain ends is cached as its prefix, under a longer key
     key: tuple[object, ...] = (tuple(codes), bind, needs)
-    if bind is not None:
+    if bind is not None and (len(bind) == 5 or type(bind[2]) is int):
         store = bind[3] if len(bind) == 5 else None
         chain = bind[4] if len(bind) == 5 else None
         if chain is not None and len(chain) != 2 * DIGEST_SIZE_BYTES:  # bytes.hex() of a digest
@@ -212,11 +214,15 @@ def _header_bytes(
                 content["store"] = bind[3]
             content["bind"] = [bind[0], bind[1], 0 if seq is not None else bind[2]]
         header = json.dumps(content, separators=(",", ":")).encode()
-        # the prefix before the sequence number, or before the closing brace (a chain may follow)
-        header = header[: -len(b"0]}")] if seq is not None else header[: -len(b"}")]
+        if seq is not None:
+            header = header[: -len(b"0]}")]  # the prefix before the sequence number
+        elif len(key) != 3:
+            header = header[: -len(b"}")]  # the prefix before the closing brace (a chain may follow)
         if len(_HEADERS) >= _MAX_CACHED_HEADERS:
             _HEADERS.clear()
         _HEADERS[key] = header
+    if len(key) == 3:
+        return header
     tail = b'],"chain":"%s"}' % chain.encode() if chain is not None else b"]}"
     if seq is None:
         return header + (tail[1:] if chain is not None else b"}")

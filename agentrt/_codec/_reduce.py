@@ -402,6 +402,10 @@ def _alone_in(ext: Extension) -> int:
     return alone
 
 
+#: ``isdisjoint`` of this with the state's types finds a float by hash, with no ``==`` per value
+_FLOAT_TYPE = frozenset((float,))
+
+
 def _share_floats(enc: EncodeState, state: list[Any], alone: int) -> tuple[int, ...] | None:
     """Wrap each float of an extension's state that something else may hold in the encoder's one
     1-tuple for that float object.
@@ -421,25 +425,28 @@ def _share_floats(enc: EncodeState, state: list[Any], alone: int) -> tuple[int, 
     wrapped once is wrapped at every later occurrence.
 
     Per checkpointed frame that holds floats, this is the one Python loop over its values, so it
-    is written for speed (benchmarks/instructions.py): the float test first, the count only then.
+    is written for speed (benchmarks/instructions.py): a C test for any float first (hashing the
+    types: ``float in map(type, state)`` pays a failed ``==`` per value), one count per float.
     """
-    if float not in map(type, state):  # C speed: most frames hold no float
+    if _FLOAT_TYPE.isdisjoint(map(type, state)):  # C speed: most frames hold no float
         return None
     positions = None
     i = -1
     for value in state:
         i += 1
-        if type(value) is float and getrefcount(value) > alone:
-            if getrefcount(value) == alone + 1 and id(value) in CONST_FLOAT_IDS:
-                continue  # its one other holder is a code object's constants
-            boxes = enc.shared_floats  # float id -> its box, for this blob (it keeps its float alive)
-            if boxes is None:
-                boxes = enc.shared_floats = {}
-            state[i] = boxes.setdefault(id(value), (value,))
-            if positions is None:
-                positions = [i]
-            else:
-                positions.append(i)
+        if type(value) is not float:
+            continue
+        held = getrefcount(value)
+        if held <= alone or (held == alone + 1 and id(value) in CONST_FLOAT_IDS):
+            continue  # nothing else holds it, or only a code object's constants do
+        boxes = enc.shared_floats  # float id -> its box, for this blob (it keeps its float alive)
+        if boxes is None:
+            boxes = enc.shared_floats = {}
+        state[i] = boxes.setdefault(id(value), (value,))
+        if positions is None:
+            positions = [i]
+        else:
+            positions.append(i)
     return tuple(positions) if positions is not None else None
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import collections
 import dis
 import inspect
+import marshal
 import threading
 import types
 from types import CodeType
@@ -108,6 +109,11 @@ def _remember(resumed: ResumeCode) -> None:
     _BY_CODE.put(
         resumed.code, (resumed.original, resumed.closure_names, resumed.original_offset, resumed.shape)
     )
+
+
+def _own_float(const: object) -> object:
+    """A float constant as a new object of the same bits (marshal, as the disk cache loads it)."""
+    return marshal.loads(marshal.dumps(const)) if type(const) is float else const
 
 
 def forget(resumed: ResumeCode) -> None:
@@ -226,6 +232,10 @@ def _synthesize(shape: ResumeShape) -> ResumeCode:
         ) from error
     if code.co_freevars != closure_names:
         raise inconsistency("the resume code reordered its free variables", original, lineno)
+    # its own float constants, as code loaded from the disk cache has: the original's would count as
+    # a second holder of each constant float a frame holds, which a checkpoint then wraps (_reduce)
+    if any(type(const) is float for const in code.co_consts):
+        code = code.replace(co_consts=tuple(map(_own_float, code.co_consts)))
 
     resumed_dis = [i for i in dis.get_instructions(code) if i.opcode != L.EXTENDED_ARG]
     resumed_instrs = [ins for ins in bc if isinstance(ins, Instr)]
