@@ -11,7 +11,7 @@
 #   make test-roundtrip          the tests that drive Machines in-process, each Machine checkpointed and
 #                                restored at every suspension (the --agentrt-roundtrip plugin)
 #   make test-adapters           the adapters' whole kill corpus (every agent killed at every call)
-#   make bench-quick             < 3 min, offline: one table, each ratio against its target, met or missed
+#   make bench-quick             < 6 min, offline: one table, each ratio against its target, met or missed
 #   make bench [BENCH_ARGS=...]  peers installed first, then every benchmark in full -> benchmarks/results/local/
 #                                (BENCH_ARGS=--update-results rewrites the committed benchmarks/results/)
 #   make bench-smoke             each benchmark with --quick: proves they run, judges no ratio (CI)
