@@ -84,20 +84,21 @@ UNSTORED_KINDS = frozenset({"model_chunk"})
 WRITE_NOW_KINDS = END_KINDS | {"waiting"}
 #: How long a queued event waits at most for a write transaction to carry it.
 FLUSH_SECONDS = 0.005
-#: ``json.dumps(data, default=repr)`` without building an encoder per event
-_JSON = json.JSONEncoder(default=repr)
+#: ``json.dumps(data, default=repr, separators=(",", ":"))`` (compact: a run's stream is most of the
+#: store bytes a waiting run keeps) without building an encoder per event
+_JSON = json.JSONEncoder(default=repr, separators=(",", ":"))
 #: ... and without its Python layer: the C encoder, made once (event data are trees the runtime
 #: built -- to_jsonable's output, numbers, strings -- so the cycle check is left out: a cycle
 #: would be a RecursionError instead of a ValueError, both logged as an event not stored).
 _C_ENCODER = (
-    c_make_encoder(None, repr, encode_basestring_ascii, None, ": ", ", ", False, False, True)
+    c_make_encoder(None, repr, encode_basestring_ascii, None, ":", ",", False, False, True)
     if c_make_encoder is not None
     else None
 )
 
 
 def _json_text(data: dict[str, Any]) -> str:
-    """``json.dumps(data, default=repr)``, the same text."""
+    """``json.dumps(data, default=repr, separators=(",", ":"))``, the same text."""
     if _C_ENCODER is None:
         return _JSON.encode(data)
     return "".join(_C_ENCODER(data, 0))

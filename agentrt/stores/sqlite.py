@@ -515,7 +515,7 @@ class SqliteStore(SqlStore):
 
     @translated
     def append_stream(self, run_id: str, kind: str, data: Any) -> int:
-        data_json = json.dumps(data, default=repr)
+        data_json = json.dumps(data, default=repr, separators=(",", ":"))
         with self._lock:  # after anything queued before it, in the same transaction
             self._stream_queue.append((run_id, kind, data_json, time.time()))
             with self._tx():

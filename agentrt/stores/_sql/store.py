@@ -463,7 +463,9 @@ class SqlStore(SqlCore):
     @translated
     def append_stream(self, run_id: str, kind: str, data: Any) -> int:
         with self._statement() as conn:
-            return self._append_one(conn, run_id, kind, json.dumps(data, default=repr), time.time())
+            return self._append_one(
+                conn, run_id, kind, json.dumps(data, default=repr, separators=(",", ":")), time.time()
+            )
 
     def _append_one(self, conn: Any, run_id: str, kind: str, data_json: str, created: float) -> int:
         """One event, numbered in the statement that inserts it.  Two writers appending to one run at
