@@ -154,18 +154,7 @@ def test_an_interrupted_run_is_recovered_by_a_worker_without_host_code(tmp_path,
     and finishes the run; the tool in flight runs again (no result was journaled), nothing else."""
     db, log = str(tmp_path / "agentrt.db"), str(tmp_path / "side.jsonl")
     monkeypatch.setenv("AGENTRT_TEST_SIDE_LOG", log)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _KILLED, db, "60"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "AGENTRT_TEST_TOOL_DELAY": "60"},
-    )
-    assert proc.stdout.readline().strip() == "started"
-    deadline = time.monotonic() + 60
-    while not any(e["key"] == "victim:1" for e in side_log(log)):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    proc = _start_victim(db, log, "60")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     proc.stdout.close()
