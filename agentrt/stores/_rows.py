@@ -16,7 +16,15 @@ import attrs
 
 from agentrt.stores.base import RunRecord
 
-__all__ = ["RUN_COLUMNS", "RowDecoder", "dumps", "json_column", "load_json_or_damaged", "run_record"]
+__all__ = [
+    "RUN_COLUMNS",
+    "RowDecoder",
+    "dumps",
+    "json_column",
+    "load_json_or_damaged",
+    "run_record",
+    "stream_json",
+]
 
 #: The columns of a run row, in the order :func:`run_record` takes them.
 RUN_COLUMNS = (
@@ -28,6 +36,14 @@ RUN_COLUMNS = (
 #: ``json.dumps(value, separators=(",", ":"))``'s encoder, without building it at every call
 _COMPACT = json.JSONEncoder(separators=(",", ":"))
 _C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)  # the C accelerator, when there is one
+#: ... and the stream's: what JSON lacks is kept as its repr (an event never fails for its data)
+_STREAM = json.JSONEncoder(default=repr, separators=(",", ":"))
+
+
+def stream_json(data: Any) -> str:
+    """An event's data as a store's stream keeps it: compact JSON, anything JSON lacks as its repr
+    (the runtime's own events take a faster encoder to the same text, ``_runtime.stream``)."""
+    return _STREAM.encode(data)
 
 
 def dumps(value: Any) -> str | None:

@@ -552,13 +552,7 @@ class PostgresStore(SqlStore):
             except psycopg.errors.UniqueViolation:
                 if not journal:
                     raise
-                raise StoreError(
-                    f"store {self._label}: run {run_id!r} already has a result journaled by another "
-                    "driver for one of seq/member "
-                    + ", ".join(f"{j[0]}/{j[1]}" for j in journal)
-                    + "; nothing was written, and the run is driven again from its stored checkpoint "
-                    "and journal"
-                ) from None
+                raise self._journaled_twice(run_id, [(j[0], j[1]) for j in journal]) from None
             if not row or not row[0]:
                 self._refuse(conn, run_id, epoch)
 

@@ -19,7 +19,6 @@ The state machine is :class:`~agentrt.stores._sql.store.SqlStore`'s; this module
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -30,9 +29,10 @@ from contextlib import suppress
 from typing import Any  # Any: sqlite3 rows and parameters
 
 from agentrt import keys as _keys
+from agentrt.stores._rows import stream_json
 from agentrt.stores._sql.core import translated
 from agentrt.stores._sql.dialect import Dialect
-from agentrt.stores._sql.store import INSERT_STREAM, SqlStore
+from agentrt.stores._sql.store import STREAM_COLUMNS, SqlStore
 from agentrt.stores.base import (
     Capability,
     StoreCorrupt,
@@ -515,7 +515,7 @@ class SqliteStore(SqlStore):
 
     @translated
     def append_stream(self, run_id: str, kind: str, data: Any) -> int:
-        data_json = json.dumps(data, default=repr, separators=(",", ":"))
+        data_json = stream_json(data)
         with self._lock:  # after anything queued before it, in the same transaction
             self._stream_queue.append((run_id, kind, data_json, time.time()))
             with self._tx():
@@ -552,7 +552,7 @@ class SqliteStore(SqlStore):
             last = self._stream_last.get(run_id)
             if last is not None:
                 try:
-                    conn.executemany(INSERT_STREAM, _numbered(run_id, last, events))
+                    self.dialect.insert_rows(conn, "stream", STREAM_COLUMNS, _numbered(run_id, last, events))
                 except sqlite3.IntegrityError:  # another process wrote to this run's stream
                     pass  # the conflicting row was the first of this run's: none of them was written
                 else:
@@ -561,7 +561,7 @@ class SqliteStore(SqlStore):
             (last,) = conn.execute(
                 "SELECT COALESCE(MAX(id), 0) FROM stream WHERE run_id = ?", (run_id,)
             ).fetchone()
-            conn.executemany(INSERT_STREAM, _numbered(run_id, last, events))
+            self.dialect.insert_rows(conn, "stream", STREAM_COLUMNS, _numbered(run_id, last, events))
             if len(self._stream_last) >= _MAX_STREAM_RUNS:
                 self._stream_last.clear()
             self._stream_last[run_id] = last + len(events)

@@ -7,13 +7,12 @@ transaction of the write: a worker paused past its lease never writes.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from typing import Any  # Any: driver rows and connections; JSON columns
 
 from agentrt.exceptions import RunNotFound
-from agentrt.stores._rows import dumps, json_column, load_json_or_damaged
+from agentrt.stores._rows import dumps, json_column, load_json_or_damaged, stream_json
 from agentrt.stores._sql.core import SqlCore, translated
 from agentrt.stores._sql.packing import pack, unpack
 from agentrt.stores.base import (
@@ -40,12 +39,11 @@ from agentrt.stores.registry import (
     to_json,
 )
 
-__all__ = ["INSERT_STREAM", "SqlStore"]
+__all__ = ["STREAM_COLUMNS", "SqlStore"]
 
-#: One stream event with its id (a run's ids are 1, 2, 3... with no gap: the key refuses a taken one).
-INSERT_STREAM = "INSERT INTO stream (run_id, id, kind, data, created_at) VALUES (?, ?, ?, ?, ?)"
-#: The stream table's columns and their types, for a batch (:meth:`Dialect.insert_rows`).
-_STREAM_COLUMNS = (
+#: The stream table's columns and their types, for rows numbered before they are inserted
+#: (:meth:`Dialect.insert_rows`; a run's ids are 1, 2, 3... with no gap: the key refuses a taken one).
+STREAM_COLUMNS = (
     ("run_id", "TEXT"),
     ("id", "BIGINT"),
     ("kind", "TEXT"),
@@ -119,11 +117,7 @@ class SqlStore(SqlCore):
                     self._sql(_INSERT_RESULT), (run_id, r_seq, idx, bool(ok), pack(r_blob), now)
                 )
                 if cur.rowcount != 1:  # only a driver that lost its lease could meet this
-                    raise StoreError(
-                        f"store {self._label}: run {run_id!r} already has a result for seq {r_seq} "
-                        f"member {idx}, journaled by another driver; nothing was written, and the run "
-                        "is driven again from its stored checkpoint and journal"
-                    )
+                    raise self._journaled_twice(run_id, [(r_seq, idx)])
             conn.execute(
                 self._sql(
                     "INSERT INTO checkpoints (run_id, seq, blob, pending, created_at) VALUES (?, ?, ?, ?, ?) "
@@ -135,6 +129,18 @@ class SqlStore(SqlCore):
             self._insert_events(conn, run_id, events, now)
             if prune_due(seq, self.retention):
                 self._prune(conn, run_id, seq)
+
+    def _journaled_twice(self, run_id: str, results: Sequence[tuple[int, int]]) -> StoreError:
+        """Why a checkpoint whose journal holds a result already stored was refused (``results``:
+        the ``(seq, member)`` it journals; only a driver that lost its lease meets this)."""
+        which = ("" if len(results) == 1 else "one of ") + ", ".join(
+            f"seq {seq} member {idx}" for seq, idx in results
+        )
+        return StoreError(
+            f"store {self._label}: run {run_id!r} already has a result for {which}, journaled by "
+            "another driver; nothing was written, and the run is driven again from its stored "
+            "checkpoint and journal"
+        )
 
     def _prune(self, conn: Any, run_id: str, seq: int) -> None:
         """Drop the checkpoints and journal entries older than the newest ``retention``."""
@@ -463,9 +469,7 @@ class SqlStore(SqlCore):
     @translated
     def append_stream(self, run_id: str, kind: str, data: Any) -> int:
         with self._statement() as conn:
-            return self._append_one(
-                conn, run_id, kind, json.dumps(data, default=repr, separators=(",", ":")), time.time()
-            )
+            return self._append_one(conn, run_id, kind, stream_json(data), time.time())
 
     def _append_one(self, conn: Any, run_id: str, kind: str, data_json: str, created: float) -> int:
         """One event, numbered in the statement that inserts it.  Two writers appending to one run at
@@ -509,7 +513,7 @@ class SqlStore(SqlCore):
                 for run_id, kind, data_json, created in events:
                     last[run_id] = n = last.get(run_id, 0) + 1
                     rows.append((run_id, n, kind, data_json, created))
-                self.dialect.insert_rows(conn, "stream", _STREAM_COLUMNS, rows)
+                self.dialect.insert_rows(conn, "stream", STREAM_COLUMNS, rows)
                 return
         except self._conflict_errors:
             pass
