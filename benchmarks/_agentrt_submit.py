@@ -1,6 +1,6 @@
 """The submitter of benchmarks/workers.py's agentrt points, run with the checkout under test.
 
-    python _agentrt_submit.py STORE_URL PREFIX RUNS STEPS    # (cwd and PYTHONPATH: that checkout)
+    python _agentrt_submit.py STORE_URL SPEC PREFIX RUNS STEPS    # (cwd and PYTHONPATH: that checkout)
 
 It opens the store (making or migrating its schema as that checkout's agentrt does), prints
 ``ready`` and waits for a line on stdin; then it creates the ``queued`` runs and prints
@@ -16,17 +16,15 @@ import sys
 
 from agentrt.stores import NewRun, open_store
 
-SPEC = "workers_agents:chain"
-
 
 def main() -> None:
-    url, prefix, runs, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    url, spec, prefix, runs, steps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
     store = open_store(url)
     try:
         print("ready", flush=True)
         sys.stdin.readline()
         for i in range(runs):
-            store.create_run(NewRun(f"{prefix}{i}", SPEC, {"steps": steps}, status="queued"))
+            store.create_run(NewRun(f"{prefix}{i}", spec, {"steps": steps}, status="queued"))
         print("created", flush=True)
         sys.stdin.readline()
         done = [r for r in store.list_runs(status="completed") if r.run_id.startswith(prefix)]

@@ -203,7 +203,7 @@ def throughput(
     postgres = store_url.startswith("postgresql://")
     prefix = f"w{n_workers}-{time.time_ns()}-"
     submitter = subprocess.Popen(
-        [sys.executable, str(HERE / "_agentrt_submit.py"), store_url, prefix, str(runs), str(steps)],
+        [sys.executable, str(HERE / "_agentrt_submit.py"), store_url, SPEC, prefix, str(runs), str(steps)],
         env=env(root), cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert submitter.stdin is not None and submitter.stdout is not None
