@@ -33,6 +33,7 @@ class CodeTable:
     codes: list[tuple[str, str, str]] | tuple[()] = ()
     needs: tuple[str, ...] = ()  # what a reader must know beyond format 2 (``_format``'s ``needs``)
     shared_floats: dict[int, tuple[float]] | None = None  # float id -> its box (``_reduce._share_floats``)
+    reads: set[object]  # the reconstructors the blob names (``_reduce.reduce_value``; set per encoder)
     _code_index: dict[int, int] | None = None
     _code_keep: list[types.CodeType]
 

@@ -15,8 +15,9 @@ import pickle
 
 from agentrt._codec._codetable import PROTOCOL as PROTOCOL
 from agentrt._codec._codetable import CodeTable as CodeTable
-from agentrt._codec._format import FLAG_CLOUDPICKLE, Bind, blob_key, pack
+from agentrt._codec._format import FLAG_CLOUDPICKLE, FLAG_REFERENCING, Bind, blob_key, pack
 from agentrt._codec._paths import explain_failure, explain_refusal
+from agentrt._codec._preset import preset_memo, with_preamble
 from agentrt._codec._reduce import Refused, reduce_value
 from agentrt.exceptions import AgentrtError
 
@@ -33,7 +34,10 @@ def _encoder(buffer: io.BytesIO, use_cloudpickle: bool) -> CodeTable:
         from agentrt._codec._cloud import cloud_encoder
 
         return cloud_encoder(buffer)
-    return Encoder(buffer, PROTOCOL)
+    encoder = Encoder(buffer, PROTOCOL)
+    encoder.memo = preset_memo()  # agentrt's commonest reconstructor names: no callback for them
+    encoder.reads = set()
+    return encoder
 
 
 def dumps(
@@ -69,5 +73,12 @@ def dumps(
         raise explain_failure(root, exc, use_cloudpickle=use_cloudpickle, signed=signed) from exc
     if refusal is not None:
         raise explain_refusal(root, refusal, signed=signed)
-    flags = encoder.flags | (FLAG_CLOUDPICKLE if use_cloudpickle else 0)
-    return pack(encoder.codes, flags, buffer.getbuffer(), key, bind, encoder.format_version, encoder.needs)
+    flags = encoder.flags
+    if use_cloudpickle:
+        flags |= FLAG_CLOUDPICKLE
+        payload: bytes | memoryview = buffer.getbuffer()
+    else:
+        payload, referencing = with_preamble(buffer.getbuffer(), encoder.reads)
+        if referencing:
+            flags |= FLAG_REFERENCING
+    return pack(encoder.codes, flags, payload, key, bind, encoder.format_version, encoder.needs)

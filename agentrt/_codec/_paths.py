@@ -117,6 +117,7 @@ class _Scratch:
 
     def __init__(self, signed: bool) -> None:
         self.signed = signed
+        self.reads: set[object] = set()
 
     def code_ref(self, code: types.CodeType, module: str) -> int:
         reason = findable(code, module)

@@ -616,14 +616,28 @@ def _r_reopen(enc: EncodeState, obj: Any) -> Any:
 
 
 def reduce_value(enc: EncodeState, obj: Any) -> Any:
-    """The reduce tuple for ``obj`` (NotImplemented for builtin atoms and containers)."""
+    """The reduce tuple for ``obj`` (NotImplemented for builtin atoms and containers).
+
+    Records the reconstructors the tuple names in ``enc.reads``: those of ``_preset.TABLE``
+    are in the pickler's memo from the start, so the pickler writes them without a call
+    here, and the payload's preamble must define the ones the blob reads.  A reduce tuple
+    names a reconstructor as its callable and, when it has one, as its state setter.
+    """
     tp = type(obj)
     if tp in PASSTHROUGH:
         return NotImplemented
     ext = extension_for_type(tp)  # a dict's get: no Python call
     if ext is not None:
-        return reduce_extension(enc, ext, obj)
-    reducer = REDUCERS.get(tp)
-    if reducer is None:
-        reducer = reducer_for(tp, obj)
-    return reducer(enc, obj)
+        reduced = reduce_extension(enc, ext, obj)
+    else:
+        reducer = REDUCERS.get(tp)
+        if reducer is None:
+            reducer = reducer_for(tp, obj)
+        reduced = reducer(enc, obj)
+        if reduced is NotImplemented:
+            return reduced
+    reads = enc.reads
+    reads.add(reduced[0])
+    if len(reduced) == 6:
+        reads.add(reduced[5])
+    return reduced

@@ -28,6 +28,7 @@ class EncodeState(Protocol):
     flags: int
     signed: bool
     shared_floats: dict[int, tuple[float]] | None  # ``_share_floats``'s boxes, made on first use
+    reads: set[object]  # the reconstructors the blob names (``_preset``)
 
     def code_ref(self, code: types.CodeType, module: str) -> int: ...
 

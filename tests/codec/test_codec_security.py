@@ -291,7 +291,9 @@ def test_real_blobs_use_only_the_allowlisted_opcodes() -> None:
             "BINPERSID",
         }
         strings = [arg for name, arg in ops if name == "SHORT_BINUNICODE"]
-        assert strings.count(WIRE) <= 1  # one module name, memoized
+        # one module name, memoized: in the preamble of the names the pickler starts with (_preset),
+        # and once more if the pickle names a reconstructor outside that table
+        assert strings.count(WIRE) <= 2
 
 
 @pytest.mark.usefixtures("no_key")
