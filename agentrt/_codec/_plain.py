@@ -1,15 +1,16 @@
 """The lean path for plain data: journal values that are only builtin atoms and containers.
 
 Most tool results are JSON-like data (dicts, lists, strings, numbers).  For those,
-the codec's pickler never calls a reducer, so its payload is exactly what the C
-pickler writes on its own: :func:`dumps_plain` writes it without the codec's
-per-blob set-up, in the same envelope (same format, same flags, same signature
-and binding), so every agentrt reads these blobs and this path reads theirs.
+the codec's pickler never calls a reducer, so its payload is what the C pickler
+writes on its own (after the codec's preamble, ``_preset``): :func:`dumps_plain`
+writes it without the codec's per-blob set-up, in the same envelope (same format,
+same flags, same signature and binding), so every agentrt reads these blobs and
+this path reads theirs.
 
 :func:`loads_plain` reads a *signed* blob whose payload names no global at all:
 after the envelope's digest is checked against the keys and the binding against
-what the caller requires, the opcode allowlist runs (as in the codec), then the
-C unpickler with a ``find_class`` that refuses every global.  So it builds only
+what the caller requires, the C unpickler runs with a ``find_class`` that refuses
+every global (a signed payload skips the opcode allowlist, as in the codec).  So it builds only
 atoms and containers -- less than the codec's strict mode allows.  Any other blob
 (unsigned, with a code table, or calling a reconstructor) answers
 :data:`NOT_PLAIN` and the caller uses the full codec.
@@ -25,7 +26,6 @@ from typing import Any, Final  # Any: an unpickled value is any builtin data
 from agentrt._codec._codetable import PROTOCOL
 from agentrt._codec._decode import Requirement
 from agentrt._codec._format import FLAG_SIGNED, Bind, pack, unpack
-from agentrt._codec._scan import check_payload
 from agentrt.exceptions import CorruptBlob
 
 __all__ = ["NOT_PLAIN", "dumps_plain", "dumps_plain_with_copy", "is_plain", "loads_plain"]
@@ -100,13 +100,12 @@ class _PlainLoader(pickle.Unpickler):
 
 def loads_plain(blob: bytes, keys: Sequence[bytes], key_source: str, require: Requirement) -> object:
     """The value of a signed plain blob, or :data:`NOT_PLAIN`; raises ``CorruptBlob`` as the codec
-    does for a blob that fails its digest, its binding or the opcode allowlist."""
+    does for a blob that fails its digest or its binding."""
     envelope = unpack(blob, keys, key_source)
     require.check(envelope)
     if not envelope.keyed or envelope.codes or envelope.flags != FLAG_SIGNED:
         return NOT_PLAIN
     payload = envelope.payload
-    check_payload(payload)
     stream = io.BytesIO(payload)
     try:
         value = _PlainLoader(stream, fix_imports=False).load()
