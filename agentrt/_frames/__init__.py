@@ -39,8 +39,8 @@ from agentrt._frames._trap import register_trap as register_trap
 from agentrt._frames._trap import trap_payload as trap_payload
 from agentrt._lazy import lazy_exports
 
-# Loaded on first use: describing stack slots (agentrt dump) and moving frames (agentrt upgrade)
-# are not needed to checkpoint or resume.
+# Loaded on first use: moving frames (agentrt upgrade) is not needed to checkpoint or resume (the
+# stack-slot analysis is loaded with the restore checks, ``_validate``).
 if TYPE_CHECKING:
     from agentrt._frames._migrate import FrameMigration as FrameMigration
     from agentrt._frames._migrate import FrameRecord as ParsedFrameRecord

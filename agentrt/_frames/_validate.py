@@ -36,6 +36,7 @@ import types
 from typing import Any  # Any: restored frame state holds any Python object
 
 from agentrt._codec import class_dict, is_serializable
+from agentrt._frames import _stack  # imported with the engine: on a first restore it cost 2-3 ms
 from agentrt._frames._agen import ANEXT_TYPE, ASEND_TYPE, _agen_of
 from agentrt._frames._capture import Kind
 from agentrt._frames._records import AnextRecord, FrameRecord, StepRecord, record_owner
@@ -59,8 +60,6 @@ def slot_checks(
 
     ``first_stack_index`` is where the stack's non-NULL values start in the frame state list.
     """
-    from agentrt._frames import _stack  # the stack-role analysis (plain dis)
-
     info = _stack._code(code)
     yield_index = info.index_of.get(yield_offset)
     producers = _stack._producers(info, yield_index) if yield_index is not None else None
