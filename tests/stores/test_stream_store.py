@@ -72,6 +72,19 @@ def test_a_batch_numbers_each_runs_events_after_its_last(open_handle):
     assert b.read_stream("r3") == []
 
 
+def test_a_batch_larger_than_one_statement_is_written_whole_and_in_order(open_handle):
+    """SQLite writes a batch as multi-row inserts of at most 999 parameters (199 events of 5 columns):
+    a batch of 450 takes three statements, numbered and stored as one."""
+    h = open_handle()
+    h.create_run(NewRun("r1", "m:a", {}))
+    h.create_run(NewRun("r2", "m:a", {}))
+    h.append_streams([(f"r{1 + i % 2}", "log", f'{{"i": {i}}}', float(i)) for i in range(450)])
+    for run, first in (("r1", 0), ("r2", 1)):
+        events = h.read_stream(run, limit=1000)
+        assert [e.id for e in events] == list(range(1, 226))
+        assert [e.data["i"] for e in events] == list(range(first, 450, 2))
+
+
 def test_batches_and_appends_from_many_handles_keep_each_writers_order(open_handle):
     """Writers that race for a run's next ids: each batch is numbered again until it fits, so every
     event is stored once and each writer's events keep their order."""

@@ -35,6 +35,8 @@ _TABLE = re.compile(r"\b(" + "|".join(TABLES) + r")\b")
 _ROW_LOCK = re.compile(r" FOR UPDATE( SKIP LOCKED)?\b")
 #: How many statement texts a dialect remembers (lists of many lengths make new texts).
 _MAX_CACHED = 1024
+#: Parameters per statement of a multi-row insert: SQLite before 3.32 takes at most 999
+_MAX_PARAMETERS = 999
 
 
 @attrs.define(frozen=True)
@@ -79,9 +81,10 @@ class Dialect:
     def insert_rows(
         self, conn: Any, table: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]
     ) -> None:
-        """Insert ``rows`` into ``table`` (its bare name; ``columns``: each one's name and SQL type):
-        one statement for all of them where the engine takes arrays (PostgreSQL: a column each,
-        unnested), else the one-row statement run for each row."""
+        """Insert ``rows`` into ``table`` (its bare name; ``columns``: each one's name and SQL type)
+        in one statement: a column each, unnested, where the engine takes arrays (PostgreSQL), else
+        one multi-row ``VALUES`` (SQLite; more rows than its parameter limit take more statements).
+        One statement, not one per row: a durable step's stream events are written by one."""
         names = ", ".join(name for name, _ in columns)
         if self.arrays:
             arrays = ", ".join(f"?::{sql_type}[]" for _, sql_type in columns)
@@ -89,9 +92,16 @@ class Dialect:
                 self.sql(f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays})"),
                 [list(column) for column in zip(*rows, strict=True)],
             )
-        else:
-            values = ", ".join("?" * len(columns))
-            self.executemany(conn, self.sql(f"INSERT INTO {table} ({names}) VALUES ({values})"), rows)
+            return
+        row = "(" + ", ".join("?" * len(columns)) + ")"
+        per_statement = max(1, _MAX_PARAMETERS // len(columns))
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start : start + per_statement]
+            values = ", ".join([row] * len(chunk))
+            conn.execute(
+                self.sql(f"INSERT INTO {table} ({names}) VALUES {values}"),
+                [value for one in chunk for value in one],
+            )
 
     def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """``column`` is one of ``values`` (not empty): the condition's text and its parameters."""
