@@ -198,6 +198,11 @@ MIGRATIONS: list[str] = [
     INSERT INTO agentrt_meta (key, value) VALUES ('blob_packing', '1')
         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
     """,
+    # 8 -> 9: blobs are packed against a second dictionary (see the SQLite store's migration 12 -> 13)
+    """
+    INSERT INTO agentrt_meta (key, value) VALUES ('blob_packing', '2')
+        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

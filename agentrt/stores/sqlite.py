@@ -212,6 +212,12 @@ MIGRATIONS: list[str] = [
     """
     INSERT OR REPLACE INTO meta (key, value) VALUES ('blob_packing', '1');
     """,
+    # 12 -> 13: blobs are packed against a second dictionary (packing.DICTIONARY_V2: the payload's
+    # preamble since the codec's preset memo); rows packed with the first stay readable, and the
+    # version stops an older agentrt from reading a row of the second as a damaged blob
+    """
+    INSERT OR REPLACE INTO meta (key, value) VALUES ('blob_packing', '2');
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 #: The page size of a new store file (an existing one keeps its own).

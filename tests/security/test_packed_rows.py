@@ -29,11 +29,20 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("pg_url"))
 
 
-def test_the_dictionary_is_frozen() -> None:
-    """A packed row names its dictionary by a version byte: changing DICTIONARY_V1 would make every
-    packed row of every store unreadable. A new dictionary is a new version beside it."""
+def test_the_dictionaries_are_frozen() -> None:
+    """A packed row names its dictionary by a version byte: changing DICTIONARY_V1 or _V2 would make
+    every packed row of every store unreadable. A new dictionary is a new version beside them."""
     digest = hashlib.sha256(packing.DICTIONARY_V1).hexdigest()
     assert digest == "25ae7df7034241e79c0ac5ee42d393f3183cd70e41855ed41f6048ba7ba0ff91"
+    digest = hashlib.sha256(packing.DICTIONARY_V2).hexdigest()
+    assert digest == "3b3d10844c995ac4848df8afb60b0d357a5aaf8ca467db04cde45997fb8cf425"
+
+
+def test_rows_packed_against_the_first_dictionary_stay_readable() -> None:
+    blob = b'ARTB\x02\x03\r\x0e{"codes":[["m","f","0"]]}' * 20
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, packing.DICTIONARY_V1)
+    assert unpack(MARK + b"\x01" + deflate.compress(blob) + deflate.flush()) == blob
+    assert pack(blob)[:5] == MARK + b"\x02"  # what is written now
 
 
 @pytest.mark.parametrize(
@@ -61,7 +70,7 @@ def test_a_blob_is_packed_only_when_that_is_smaller() -> None:
     assert pack(noise) == noise
     header = b'ARTB\x02\x03\r\x0e\xed\x00\x00\x00{"codes":[["app.agents","triage","' + b"0" * 32 + b'"]]}'
     packed = pack(header * 10)
-    assert packed[:5] == MARK + b"\x01" and len(packed) < len(header) * 2
+    assert packed[:5] == MARK + b"\x02" and len(packed) < len(header) * 2
 
 
 def test_a_damaged_packed_row_is_handed_back_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,7 +90,7 @@ def test_rows_are_packed_and_a_store_from_before_packing_keeps_resuming(location
     _wait_at_question(location, run_id, A.Order(7, "before"))
     raw = Raw(location)
     ((stored,),) = raw("SELECT blob FROM {checkpoints} WHERE run_id = ?", (run_id,))
-    assert bytes(stored)[:5] == MARK + b"\x01"  # packed
+    assert bytes(stored)[:5] == MARK + b"\x02"  # packed
     store = open_store(location)
     try:
         _seq, blob = store.latest_checkpoint(run_id)
@@ -89,7 +98,8 @@ def test_rows_are_packed_and_a_store_from_before_packing_keeps_resuming(location
         assert [c.size_bytes for c in store.list_checkpoints(run_id)][-1] == len(blob)
     finally:
         store.close()
-    # what an agentrt from before packing left: plain rows, the schema version before it
+    # what an agentrt from before packing left: plain rows, the schema version before packing (two
+    # before this one: the second dictionary came next)
     for table, key in (("checkpoints", "seq"), ("results", "idx")):
         for run, k, value in raw(f"SELECT run_id, {key}, blob FROM {{{table}}}"):
             raw(f"UPDATE {{{table}}} SET blob = ? WHERE run_id = ? AND {key} = ?", (unpack(value), run, k))
@@ -97,13 +107,13 @@ def test_rows_are_packed_and_a_store_from_before_packing_keeps_resuming(location
     if raw.pg:
         raw(
             "UPDATE {meta} SET value = ? WHERE key = 'schema_version'",
-            (str(postgres_store.SCHEMA_VERSION - 1),),
+            (str(postgres_store.SCHEMA_VERSION - 2),),
         )
     else:
-        raw(f"PRAGMA user_version = {sqlite_store.SCHEMA_VERSION - 1}")
+        raw(f"PRAGMA user_version = {sqlite_store.SCHEMA_VERSION - 2}")
 
     rec, error = _reply_and_settle(location, run_id, "yes")
 
     assert error is None and rec.status == "completed", (rec, error)
     assert rec.output == {"charged": 7, "label": "before"}
-    assert raw("SELECT value FROM {meta} WHERE key = 'blob_packing'") == [("1",)]
+    assert raw("SELECT value FROM {meta} WHERE key = 'blob_packing'") == [("2",)]

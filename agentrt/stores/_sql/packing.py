@@ -5,12 +5,14 @@ every blob a store hands back is byte for byte the blob it was given (its digest
 chain are those of the blob, docs/blob-format.md is unchanged).  A stored value is either
 
 - the blob itself (anything not starting with :data:`MARK`: every blob starts with ``b"ARTB"``), or
-- ``MARK + b"\\x01" + raw deflate`` of the blob against :data:`DICTIONARY_V1`, or
+- ``MARK + b"\\x02" + raw deflate`` of the blob against :data:`DICTIONARY_V2` (``b"\\x01"``:
+  against :data:`DICTIONARY_V1`, as rows were written before schema 13 / 9), or
 - ``MARK + b"\\x00" + the bytes`` (bytes that start with ``MARK`` themselves, kept verbatim).
 
 A stored value that does not decode (a damaged row) is handed back as it is, so the codec reports
 it as it reports any damaged blob (``CorruptBlob``); inflating stops past :data:`MAX_BLOB_BYTES`.
-Rows written before schema version 12 (SQLite; 8 on PostgreSQL) hold plain blobs and stay readable.
+Rows written before schema version 12 (SQLite; 8 on PostgreSQL) hold plain blobs and stay readable;
+rows packed against version 1 (schema 12 / 8) too.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import functools
 import zlib
 from typing import Any  # Any: zlib's compressor type is not public
 
-__all__ = ["DICTIONARY_V1", "MARK", "MAX_BLOB_BYTES", "pack", "unpack"]
+__all__ = ["DICTIONARY_V1", "DICTIONARY_V2", "MARK", "MAX_BLOB_BYTES", "pack", "unpack"]
 
 #: The first 4 bytes of a packed value (a blob's are ``b"ARTB"``).
 MARK = b"ARTZ"
@@ -99,11 +101,34 @@ DICTIONARY_V1 = b"".join(
 )
 
 
+#: Version 2 (schema 13 on SQLite, 9 on PostgreSQL): version 1 and, nearest, how a payload has
+#: started since the codec's preset memo (``agentrt._codec._preset``): the preambles a checkpoint's
+#: frames and objects read (ext and state; then ref; then obj and ref), the empty one of a plain
+#: value, and what follows the preamble in a checkpoint.  FROZEN, as version 1: the byte strings
+#: are written out, not made from ``_preset``, whose table may change.
+DICTIONARY_V2 = DICTIONARY_V1 + b"".join(
+    [
+        b"\x80\x05\x95\x11\x00\x00\x00\x00\x00\x00\x00N\x94\x94\x94\x94\x94\x94\x940"
+        b"}\x94(\x8c\x01i\x94K\x00\x8c\x02ok\x94\x88u.",
+        b"(\x8c\x14agentrt._codec._wire\x94h\x00\x8c\x03ext\x93\x94h\x00\x8c\x05state\x93\x94\x94\x94\x94\x941",
+        b"(\x8c\x14agentrt._codec._wire\x94h\x00\x8c\x03ext\x93\x94h\x00\x8c\x05state\x93\x94\x94"
+        b"h\x00\x8c\x03ref\x93\x94\x94\x941",
+        b"\x80\x05\x95\xb5\x02\x00\x00\x00\x00\x00\x00(\x8c\x14agentrt._codec._wire\x94h\x00\x8c\x03ext\x93\x94"
+        b"h\x00\x8c\x05state\x93\x94h\x00\x8c\x03obj\x93\x94h\x00\x8c\x03ref\x93\x94\x94\x941"
+        b"h\x01(\x8c\x05frame\x94K\x00C\x10\x00\x00",
+    ]
+)
+#: version byte -> the dictionary a packed row of that version was deflated against
+_DICTIONARIES = {b"\x01": DICTIONARY_V1, b"\x02": DICTIONARY_V2}
+#: what :func:`pack` writes
+_VERSION = b"\x02"
+
+
 @functools.cache
 def _primed(bits: int) -> Any:
-    """A compressor with a window of ``2**bits`` that has read :data:`DICTIONARY_V1`: a copy of it
+    """A compressor with a window of ``2**bits`` that has read :data:`DICTIONARY_V2`: a copy of it
     compresses like a new one, without clearing its tables or reading the dictionary again."""
-    return zlib.compressobj(6, zlib.DEFLATED, -bits, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, DICTIONARY_V1)
+    return zlib.compressobj(6, zlib.DEFLATED, -bits, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, DICTIONARY_V2)
 
 
 def pack(blob: bytes) -> bytes:
@@ -116,12 +141,12 @@ def pack(blob: bytes) -> bytes:
     # to) and a small hash table: what the compressor clears is then a few KB for a typical blob
     # instead of 384 KB -- that, not the compression, cost ~90 us a call in a busy worker.  Any
     # window up to 32 KB makes the same format (inflate reads it with its own).
-    bits = min(15, max(9, (len(DICTIONARY_V1) + len(blob)).bit_length()))
+    bits = min(15, max(9, (len(DICTIONARY_V2) + len(blob)).bit_length()))
     deflate = _primed(bits).copy()
     packed: bytes = deflate.compress(blob) + deflate.flush()
     if len(packed) + 5 >= len(blob):
         return blob
-    return MARK + b"\x01" + packed
+    return MARK + _VERSION + packed
 
 
 def unpack(stored: bytes | memoryview) -> bytes:
@@ -132,9 +157,10 @@ def unpack(stored: bytes | memoryview) -> bytes:
     kind = value[4:5]
     if kind == b"\x00":
         return value[5:]
-    if kind != b"\x01":
+    dictionary = _DICTIONARIES.get(kind)
+    if dictionary is None:
         return value  # not ours to read: the codec says what it is
-    inflate = zlib.decompressobj(-15, DICTIONARY_V1)
+    inflate = zlib.decompressobj(-15, dictionary)
     try:
         blob = inflate.decompress(value[5:], MAX_BLOB_BYTES)
     except zlib.error:
