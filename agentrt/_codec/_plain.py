@@ -2,16 +2,17 @@
 
 Most tool results are JSON-like data (dicts, lists, strings, numbers).  For those,
 the codec's pickler never calls a reducer, so its payload is what the C pickler
-writes on its own (after the codec's preamble, ``_preset``): :func:`dumps_plain`
-writes it without the codec's per-blob set-up, in the same envelope (same format,
-same flags, same signature and binding), so every agentrt reads these blobs and
-this path reads theirs.
+writes on its own behind the codec's preamble (``_preset``, which then names
+nothing): :func:`dumps_plain` writes the C pickler's output alone, without the
+codec's per-blob set-up, in the same envelope (same format, same flags, same
+signature and binding), so every agentrt reads these blobs and this path reads
+the codec's.
 
 :func:`loads_plain` reads a *signed* blob whose payload names no global at all:
 after the envelope's digest is checked against the keys and the binding against
 what the caller requires, the C unpickler runs with a ``find_class`` that refuses
-every global (a signed payload skips the opcode allowlist, as in the codec).  So it builds only
-atoms and containers -- less than the codec's strict mode allows.  Any other blob
+every global (a signed payload skips the opcode allowlist, as in the codec).  So it
+builds only atoms and containers -- less than the codec's strict mode allows.  Any other blob
 (unsigned, with a code table, or calling a reconstructor) answers
 :data:`NOT_PLAIN` and the caller uses the full codec.
 """

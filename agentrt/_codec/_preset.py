@@ -3,17 +3,18 @@
 The first time the C pickler meets one of agentrt's reconstructor names in a blob it
 calls ``reducer_override`` (a Python call, which answers "write it as a global") and then
 ``save_global``, which imports the module and checks the attribute: ~10,000 instructions
-per name, four names in a typical checkpoint (``ext``, ``state``, ``obj``, ``ref``) -- a
-fifth of a checkpoint's encoding.  So the encoder starts its pickle memo with the names
-of ``TABLE`` at fixed indices (``preset_memo``): the pickler writes a memo read of the
-index for each, and never calls back.
+per name, four names in a typical checkpoint (``ext``, ``state``, ``obj``, ``ref``).  So the
+encoder starts its pickle memo with the names of ``TABLE`` at fixed indices
+(``preset_memo``): the pickler writes a memo read of the index for each, and never calls
+back (net of the preamble below, a tenth of a 20-local checkpoint's ``get``).
 
 A reader must find those entries in its memo.  After the dump, ``with_preamble`` puts
 a preamble in front of the pickle that fills exactly those indices: the names the
 pickle reads, as ordinary globals (``STACK_GLOBAL``, ``MEMOIZE``), and a repeat of one
-of them (or None) in the others.  The payload stays an ordinary pickle of the opcodes agentrt always wrote, so
-every reader -- this one, an older agentrt, the unsigned path's opcode scan, bounds
-walk and dry run -- reads it unchanged, and the blob format is what it was.
+of them (or None) in the others.  The payload stays an ordinary pickle of the opcodes
+agentrt always wrote, so every reader -- this one, an older agentrt, the unsigned path's
+opcode scan, bounds walk and dry run -- reads it unchanged, and the blob format is what
+it was.
 
 Which names a pickle reads, ``reduce_value`` records as it hands the pickler each reduce
 tuple (``EncodeState.reads``): every reconstructor a payload names is the callable or the
@@ -35,10 +36,10 @@ TABLE: tuple[str, ...] = ("ext", "state", "obj", "ref", "fn", "cell")
 _MODULE_SLOT = object()
 
 #: the preset memo, as ``pickle.Pickler.memo`` takes it: id -> (index, object)
-_PRESET: dict[int, tuple[int, object]] = {id(_MODULE_SLOT): (0, _MODULE_SLOT)}
-_PRESET.update(
-    {id(_wire.PLACEHOLDERS[name]): (index, _wire.PLACEHOLDERS[name]) for index, name in enumerate(TABLE, 1)}
-)
+_PRESET: dict[int, tuple[int, object]] = {
+    id(held): (index, held)
+    for index, held in enumerate((_MODULE_SLOT, *(_wire.PLACEHOLDERS[name] for name in TABLE)))
+}
 #: memo size after the preset: the first index the pickler gives an object of the blob
 SIZE = len(_PRESET)
 _PLACEHOLDERS = frozenset(_wire.PLACEHOLDERS[name] for name in TABLE)
