@@ -156,17 +156,22 @@ def pytest_unconfigure(config):
         shutil.rmtree(_KEY_DIR, ignore_errors=True)
 
 
+def fresh_store(kind, request, tmp_path):
+    """A fresh store of ``kind``: ``memory``, ``sqlite`` (in ``tmp_path``) or ``postgres`` (on the
+    session's cluster, through the requesting test's ``pg_url``)."""
+    from agentrt.stores import MemoryStore, SqliteStore, open_store
+
+    if kind == "memory":
+        return MemoryStore()
+    if kind == "sqlite":
+        return SqliteStore(tmp_path / "agentrt.db")
+    return open_store(request.getfixturevalue("pg_url"))
+
+
 @pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def every_store(request, tmp_path):
     """A fresh store of each kind in turn: memory, SQLite, and PostgreSQL on the session's cluster."""
-    from agentrt.stores import MemoryStore, SqliteStore, open_store
-
-    if request.param == "memory":
-        s = MemoryStore()
-    elif request.param == "sqlite":
-        s = SqliteStore(tmp_path / "agentrt.db")
-    else:
-        s = open_store(request.getfixturevalue("pg_url"))
+    s = fresh_store(request.param, request, tmp_path)
     yield s
     s.close()
 

@@ -10,8 +10,9 @@ import pytest
 import tests.runtime.agents as A
 from agentrt import Runtime
 from agentrt.exceptions import NotWaiting, RunExists, RunNotFound
-from agentrt.stores import Capability, MemoryStore, SqliteStore, open_store
+from agentrt.stores import Capability, MemoryStore, SqliteStore
 from tests.cli.helpers import cli
+from tests.conftest import fresh_store
 
 
 class BatchingSqliteStore(SqliteStore):
@@ -29,14 +30,10 @@ class BatchingSqliteStore(SqliteStore):
 def store(request, tmp_path):
     """Each way a store takes the stream: memory and SQLite queue events on their next write, a
     batching store (and PostgreSQL) writes each turn of the loop's events in one transaction."""
-    if request.param == "memory":
-        s = MemoryStore()
-    elif request.param == "sqlite":
-        s = SqliteStore(tmp_path / "agentrt.db")
-    elif request.param == "batching":
+    if request.param == "batching":
         s = BatchingSqliteStore(tmp_path / "agentrt.db")
     else:
-        s = open_store(request.getfixturevalue("pg_url"))
+        s = fresh_store(request.param, request, tmp_path)
     yield s
     s.close()
 
