@@ -103,6 +103,17 @@ class Dialect:
                 [value for one in chunk for value in one],
             )
 
+    def each_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
+        """A table of ``values`` (text, not empty), one row each, its one column named ``column``:
+        the text to put after ``FROM`` and its parameters.  For a lookup per value that an index
+        answers (the newest stream id of each run: ``SELECT MAX(id) ... WHERE run_id = each.run_id``),
+        where ``WHERE run_id = ANY(?) GROUP BY run_id`` let PostgreSQL's planner, misjudging how
+        many rows a list of ids matches, scan the whole table at every durable step."""
+        if self.arrays:
+            return f"unnest(?::text[]) AS each_({column})", [list(values)]
+        rows = ", ".join(["(?)"] * len(values))
+        return f"(SELECT column1 AS {column} FROM (VALUES {rows})) AS each_", list(values)
+
     def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """``column`` is one of ``values`` (not empty): the condition's text and its parameters."""
         if self.arrays:

@@ -14,6 +14,7 @@ from typing import Any  # Any: driver rows and connections; JSON columns
 from agentrt.exceptions import RunNotFound
 from agentrt.stores._rows import dumps, json_column, load_json_or_damaged, stream_json
 from agentrt.stores._sql.core import SqlCore, translated
+from agentrt.stores._sql.dialect import Dialect
 from agentrt.stores._sql.packing import pack, unpack
 from agentrt.stores.base import (
     FINAL,
@@ -39,7 +40,7 @@ from agentrt.stores.registry import (
     to_json,
 )
 
-__all__ = ["STREAM_COLUMNS", "SqlStore"]
+__all__ = ["STREAM_COLUMNS", "SqlStore", "newest_stream_ids"]
 
 #: The stream table's columns and their types, for rows numbered before they are inserted
 #: (:meth:`Dialect.insert_rows`; a run's ids are 1, 2, 3... with no gap: the key refuses a taken one).
@@ -50,6 +51,19 @@ STREAM_COLUMNS = (
     ("data", "TEXT"),
     ("created_at", "DOUBLE PRECISION"),
 )
+
+
+def newest_stream_ids(dialect: Dialect, run_ids: Sequence[str]) -> tuple[str, list[Any]]:
+    """The statement (in the store's one form) and parameters that read each run's newest stream id
+    (0 for none): one backward step of the ``(run_id, id)`` key per run, however long the stream."""
+    each, params = dialect.each_of("run_id", run_ids)
+    return (
+        "SELECT each_.run_id, (SELECT COALESCE(MAX(s.id), 0) FROM stream s "
+        f"WHERE s.run_id = each_.run_id) FROM {each}",
+        params,
+    )
+
+
 _INSERT_RESULT = (
     "INSERT INTO results (run_id, seq, idx, ok, blob, created_at) VALUES (?, ?, ?, ?, ?, ?) "
     "ON CONFLICT DO NOTHING"
@@ -498,17 +512,10 @@ class SqlStore(SqlCore):
         again event by event, each numbered where it is inserted (:meth:`_append_one`)."""
         if not events:
             return
-        cond, runs = self.dialect.one_of("run_id", list(dict.fromkeys(e[0] for e in events)))
+        newest, runs = newest_stream_ids(self.dialect, list(dict.fromkeys(e[0] for e in events)))
         try:
             with self._tx() as conn:
-                last = dict(
-                    conn.execute(
-                        self._sql(
-                            f"SELECT run_id, COALESCE(MAX(id), 0) FROM stream WHERE {cond} GROUP BY run_id"
-                        ),
-                        runs,
-                    ).fetchall()
-                )
+                last = dict(conn.execute(self._sql(newest), runs).fetchall())
                 rows = []
                 for run_id, kind, data_json, created in events:
                     last[run_id] = n = last.get(run_id, 0) + 1
