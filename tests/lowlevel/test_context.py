@@ -340,3 +340,23 @@ def test_agentrt_check_reports_a_token_live_across_an_await_and_nothing_else_abo
     ]
     token = next(f for f in findings if f.variable == "token")
     assert "reset(token)" in token.message
+
+
+def test_a_decimal_context_is_carried_only_when_its_settings_differ_from_the_default():
+    from agentrt._context._adapters import DecimalAdapter
+
+    adapter, default = DecimalAdapter(), decimal.DefaultContext
+    flagged = default.copy()
+    flagged.flags[decimal.Inexact] = True  # flags alone: arithmetic raised them, nothing was set
+    assert not adapter.worth_carrying(default.copy()) and not adapter.worth_carrying(flagged)
+    for change in (
+        lambda c: setattr(c, "prec", 5),
+        lambda c: setattr(c, "rounding", decimal.ROUND_DOWN),
+        lambda c: setattr(c, "Emax", 99),
+        lambda c: setattr(c, "capitals", 0),
+        lambda c: c.traps.__setitem__(decimal.Inexact, True),
+        lambda c: c.traps.__setitem__(decimal.DivisionByZero, False),
+    ):
+        changed = default.copy()
+        change(changed)
+        assert adapter.worth_carrying(changed)
