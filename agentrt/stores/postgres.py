@@ -518,11 +518,20 @@ class PostgresStore(SqlStore):
             "run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "blob": pack(blob),
             "pending": pending_json, "now": now, "cutoff": cutoff, "code": code_required,
             "head": self._head(run_id, seq, blob, False),
-            "eseq": [e[0] for e in events], "en": [e[1] for e in events], "ekind": [e[2] for e in events],
-            "elevel": [e[3] for e in events], "edata": [dumps(e[4]) or "null" for e in events],
-            "jseq": [j[0] for j in journal], "jidx": [j[1] for j in journal],
-            "jok": [bool(j[2]) for j in journal], "jblob": [pack(j[3]) for j in journal],
         }  # fmt: skip
+        if events:
+            params.update(
+                eseq=[e[0] for e in events], en=[e[1] for e in events], ekind=[e[2] for e in events],
+                elevel=[e[3] for e in events], edata=[dumps(e[4]) or "null" for e in events],
+            )  # fmt: skip
+        if len(journal) == 1:  # the common step: one result; scalars cost psycopg a fifth of arrays
+            ((jseq, jidx, jok, jblob),) = journal
+            params.update(jseq=jseq, jidx=jidx, jok=bool(jok), jblob=pack(jblob))
+        else:
+            params.update(
+                jseq=[j[0] for j in journal], jidx=[j[1] for j in journal],
+                jok=[bool(j[2]) for j in journal], jblob=[pack(j[3]) for j in journal],
+            )  # fmt: skip
         gc = (
             ", gc1 AS (DELETE FROM agentrt_checkpoints WHERE run_id IN (SELECT run_id FROM fenced) "
             "AND seq <= %(cutoff)s), gc2 AS (DELETE FROM agentrt_results "
@@ -544,12 +553,16 @@ class PostgresStore(SqlStore):
         # CONFLICT: a result already there (a driver that lost its lease wrote it) fails the whole
         # statement, so nothing of it is written.
         journal_cte = (
-            ", jr AS (INSERT INTO agentrt_results (run_id, seq, idx, ok, blob, created_at) "
+            ""
+            if not journal
+            else ", jr AS (INSERT INTO agentrt_results (run_id, seq, idx, ok, blob, created_at) "
+            "SELECT f.run_id, %(jseq)s::int, %(jidx)s::int, %(jok)s::bool, %(jblob)s::bytea, %(now)s "
+            "FROM fenced f)"
+            if len(journal) == 1
+            else ", jr AS (INSERT INTO agentrt_results (run_id, seq, idx, ok, blob, created_at) "
             "SELECT f.run_id, j.seq, j.idx, j.ok, j.blob, %(now)s FROM fenced f, "
             "unnest(%(jseq)s::int[], %(jidx)s::int[], %(jok)s::bool[], %(jblob)s::bytea[]) "
             "AS j(seq, idx, ok, blob))"
-            if journal
-            else ""
         )
         with self._connection() as conn:
             try:

@@ -742,3 +742,9 @@ def test_a_checkpoint_journals_the_results_that_led_to_it_in_its_own_write(store
     with pytest.raises(LeaseLost):
         store.save_checkpoint("r", make_owner(), 3, b"cp3", {}, [], epoch=1, journal=[(2, 0, True, b"x")])
     assert store.get_results("r", 2) == {}
+    # one result (a step's usual journal; PostgreSQL writes it without arrays): the same contract
+    store.save_checkpoint("r", owner, 3, b"cp3", {}, [], epoch=1, journal=[(2, 0, False, b"one")])
+    assert store.get_results("r", 2) == {0: (False, b"one")} and store.latest_checkpoint("r") == (3, b"cp3")
+    with pytest.raises(StoreError, match="already has a result"):
+        store.save_checkpoint("r", owner, 4, b"cp4", {}, [], epoch=1, journal=[(2, 0, True, b"twice")])
+    assert store.latest_checkpoint("r") == (3, b"cp3") and store.get_results("r", 2) == {0: (False, b"one")}
