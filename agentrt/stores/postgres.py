@@ -528,10 +528,8 @@ class PostgresStore(SqlStore):
             ((jseq, jidx, jok, jblob),) = journal
             params.update(jseq=jseq, jidx=jidx, jok=bool(jok), jblob=pack(jblob))
         else:
-            params.update(
-                jseq=[j[0] for j in journal], jidx=[j[1] for j in journal],
-                jok=[bool(j[2]) for j in journal], jblob=[pack(j[3]) for j in journal],
-            )  # fmt: skip
+            params.update(jseq=[j[0] for j in journal], jidx=[j[1] for j in journal])
+            params.update(jok=[bool(j[2]) for j in journal], jblob=[pack(j[3]) for j in journal])
         gc = (
             ", gc1 AS (DELETE FROM agentrt_checkpoints WHERE run_id IN (SELECT run_id FROM fenced) "
             "AND seq <= %(cutoff)s), gc2 AS (DELETE FROM agentrt_results "
