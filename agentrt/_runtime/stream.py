@@ -56,7 +56,15 @@ from agentrt.stores.base import (
     capabilities,
 )
 
-__all__ = ["END_KINDS", "FLUSH_SECONDS", "MAX_EVENT_ID", "UNSTORED_KINDS", "EventStream", "check_event_id"]
+__all__ = [
+    "END_EVENT_GRACE_SECONDS",
+    "END_KINDS",
+    "FLUSH_SECONDS",
+    "MAX_EVENT_ID",
+    "UNSTORED_KINDS",
+    "EventStream",
+    "check_event_id",
+]
 
 #: Event ids are 64-bit signed integers in every store (SQLite INTEGER, PostgreSQL BIGINT).
 MAX_EVENT_ID = 2**63 - 1
@@ -106,6 +114,9 @@ def _json_text(data: dict[str, Any]) -> str:
 
 #: How often a subscriber re-reads the store when nothing woke it (another process may drive the run).
 DEFAULT_POLL_SECONDS = 0.5
+#: How long after a run's row says it ended a subscriber waits for its end event to be stored (the
+#: driver records it after the row commits; a process that died in between never does).
+END_EVENT_GRACE_SECONDS = 3.0
 
 
 class EventStream:
@@ -319,8 +330,10 @@ class EventStream:
     async def subscribe(self, run_id: str, after: int = 0) -> AsyncIterator[StreamEvent]:
         """Yield the run's events with id > ``after``, then each new one as it is stored, until its end
         event (``completed`` / ``failed`` / ``cancelled``) -- the last one: a run retried after it ended
-        (``Runtime.retry``) goes on past its earlier end.  A run that ended without a stored end event
-        (its process died between finishing and recording it) ends the iteration once drained."""
+        (``Runtime.retry``) goes on past its earlier end.  A run whose row says it ended while its end
+        event is not stored yet is followed :data:`END_EVENT_GRACE_SECONDS` longer (its driver stores
+        the event just after the row); one that never gets it (its process died between finishing and
+        recording it) ends the iteration then, drained."""
         while True:
             # Taken before reading: an event stored between the read and the wait sets this one.
             wakeup = self._wakeups.setdefault(run_id, asyncio.Event())
@@ -335,10 +348,28 @@ class EventStream:
             if batch:
                 continue
             rec = await io(store.get_run, run_id)
+            wait = self.poll_seconds
             if rec is None or rec.finished:
                 await self.settled(run_id)
-                if not await io(store.read_stream, run_id, after, 1):
+                if await io(store.read_stream, run_id, after, 1):
+                    continue
+                if rec is None or await self._end_stored(run_id, after):
                     return
-                continue
+                # Its row says it ended, its end event is not stored: the driver records that event
+                # just after the row commits (here or in another process), so wait for it a while.
+                # A run whose process died in between has none: the iteration ends once drained.
+                grace = rec.updated_at + END_EVENT_GRACE_SECONDS - time.time()
+                if grace <= 0:
+                    return
+                wait = min(wait, grace)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wakeup.wait(), self.poll_seconds)
+                await asyncio.wait_for(wakeup.wait(), wait)
+
+    async def _end_stored(self, run_id: str, after: int) -> bool:
+        """Whether no end event can still come after ``after`` in a stream that holds nothing after it:
+        the event at ``after`` is one, or there is none at ``after`` (ids run 1, 2, 3...: the stream ends
+        before it, and the next event would not be after ``after`` either)."""
+        if after == 0:
+            return False
+        at = await self.io(self.store.read_stream, run_id, after - 1, 1)
+        return not at or at[0].id != after or at[0].kind in END_KINDS

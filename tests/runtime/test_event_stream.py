@@ -10,7 +10,7 @@ import pytest
 import tests.runtime.agents as A
 from agentrt import Runtime
 from agentrt.exceptions import NotWaiting, RunExists, RunNotFound
-from agentrt.stores import Capability, MemoryStore, SqliteStore
+from agentrt.stores import Capability, MemoryStore, NewRun, SqliteStore
 from tests.cli.helpers import cli
 from tests.conftest import fresh_store
 
@@ -111,6 +111,59 @@ def test_subscribers_follow_a_run_while_it_waits_and_goes_on(store):
     results, stored = run(main())
     assert all(r == stored for r in results)
     assert stored[-1].kind == "completed"
+
+
+def _ended_without_its_end_event(store, run_id):
+    """A run whose row says it completed, its end event not stored (as between the driver's commit of
+    the row and its write of the event, or forever when its process died in between)."""
+    store.create_run(NewRun(run_id, "tests.runtime.agents:asker", {"n": 1}, owner="w", ttl_seconds=60))
+    assert store.finish_run(run_id, "w", "completed", output={"n": 1})
+
+
+def test_a_subscriber_waits_for_the_end_event_stored_just_after_the_row(store):
+    """The driver stores a run's end event after the row that ends it commits: a subscriber that reads
+    the row in between gets the event, rather than an iteration that ends without it."""
+
+    async def main():
+        async with Runtime(store) as rt:
+            _ended_without_its_end_event(store, "late")
+            follower = asyncio.ensure_future(_collect(rt.subscribe("late")))
+            await asyncio.sleep(0.3)
+            assert not follower.done()
+            await asyncio.to_thread(store.append_stream, "late", "completed", {"output": {"n": 1}})
+            return await asyncio.wait_for(follower, 10)
+
+    assert [e.kind for e in run(main())] == ["completed"]
+
+
+def test_a_run_that_never_got_its_end_event_ends_the_iteration_after_the_grace(store, monkeypatch):
+    monkeypatch.setattr("agentrt._runtime.stream.END_EVENT_GRACE_SECONDS", 0.3)
+
+    async def main():
+        async with Runtime(store) as rt:
+            _ended_without_its_end_event(store, "died")
+            return await asyncio.wait_for(_collect(rt.subscribe("died")), 10)
+
+    assert run(main()) == []
+
+
+def test_a_subscriber_after_the_stored_end_does_not_wait_for_another(store, monkeypatch):
+    monkeypatch.setattr("agentrt._runtime.stream.END_EVENT_GRACE_SECONDS", 60.0)
+
+    async def main():
+        async with Runtime(store) as rt:
+            run_id = await rt.start(A.fanout, {"n": 1})
+            await rt.wait(run_id, timeout=10)
+            last = rt.events(run_id)[-1]
+            assert last.kind == "completed"
+            for after in (last.id, last.id + 5, 2**63 - 1):  # at the end, and past it
+                assert await asyncio.wait_for(_collect(rt.subscribe(run_id, after)), 10) == []
+
+    run(main())
+
+
+async def _collect(events):
+    return [e async for e in events]
 
 
 def test_runs_lists_and_filters(store):
