@@ -518,8 +518,7 @@ class Driver:
         journal: dict[str, Any] = {}
         if live.unjournaled:
             journal["journal"], live.unjournaled = live.unjournaled, []
-        await self.io(
-            self.store.save_checkpoint,
+        await self.io.save_checkpoint(
             live.run_id,
             self.owner,
             live.seq,

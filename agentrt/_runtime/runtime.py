@@ -251,7 +251,7 @@ class Runtime:
         if not self._owns_store:  # a shared store handle outlives this runtime: its owner's session ends
             await self.io(self.leases.end_session)
         self._stream.flush()  # the queued stream events, before the store may be closed
-        self.io.close()
+        await self.io.aclose()
         if self._watchdog is not None:
             self._watchdog.close()
         if self._owns_store:

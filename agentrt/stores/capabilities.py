@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol  # Any: a checkpoint's pending request and events, as Store has them
 
 __all__ = [
     "BatchedStream",
     "Capability",
+    "Pipeline",
+    "Pipelined",
     "QueuedStream",
     "SessionOwners",
     "StreamItem",
@@ -42,6 +44,10 @@ class Capability(StrEnum):
     #: one whose session ended as dead, on any machine (PostgreSQL: see ``agentrt.stores._pg_sessions``);
     #: ``end_owner_session(owner)`` when the owner's runtime closes
     OWNER_SESSIONS = "owner_sessions"
+    #: ``open_pipeline()`` / ``save_checkpoint_pipelined(pipeline, ...)``: a step's checkpoint is made
+    #: on the event loop, its statement sent with the other runs' of the same turn of the loop (no
+    #: thread; see ``agentrt.stores._pg_pipeline``)
+    PIPELINED = "pipelined"
 
 
 class WatchedOwners(Protocol):
@@ -84,6 +90,39 @@ class BatchedStream(Protocol):
     def append_streams(self, events: Sequence[StreamItem]) -> None:
         """Append the events of one or more runs in one transaction, each run's in the order given
         and numbered after its last id (as :meth:`Store.append_stream` numbers one)."""
+        ...
+
+
+class Pipeline(Protocol):
+    """A store's pipeline of one event loop's statements (:attr:`Capability.PIPELINED`)."""
+
+    async def aclose(self) -> None:
+        """Wait for the statements in flight, then let the connection go."""
+        ...
+
+
+class Pipelined(Protocol):
+    """What a store that declares :attr:`Capability.PIPELINED` has beside the :class:`Store` protocol."""
+
+    def open_pipeline(self) -> Pipeline:
+        """A pipeline for the calling event loop (used on that loop only, closed with ``aclose``)."""
+        ...
+
+    async def save_checkpoint_pipelined(
+        self,
+        pipeline: Any,
+        run_id: str,
+        owner: str,
+        seq: int,
+        blob: bytes,
+        pending: Any,
+        events: list[Any],
+        *,
+        epoch: int | None = None,
+        journal: Sequence[tuple[int, int, bool, bytes]] = (),
+        code_required: str | None = None,
+    ) -> None:
+        """``Store.save_checkpoint``, awaited on the loop (its statement sent with the loop's others)."""
         ...
 
 

@@ -31,6 +31,7 @@ the next use.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import re
@@ -44,8 +45,9 @@ from typing import Any  # Any: psycopg rows and connections; JSON columns
 from agentrt.exceptions import RunNotFound
 from agentrt.keys import keyring_for_store
 from agentrt.stores import _identity
+from agentrt.stores._pg_checkpoint import checkpoint_statement
+from agentrt.stores._pg_pipeline import StatementPipeline
 from agentrt.stores._pg_sessions import GONE_SQL, OwnerSessions, gone_params
-from agentrt.stores._rows import dumps
 from agentrt.stores._sql.core import translated
 from agentrt.stores._sql.dialect import Dialect
 from agentrt.stores._sql.packing import pack
@@ -58,7 +60,6 @@ from agentrt.stores.base import (
     StoreSchemaTooNew,
     has_session,
     lease_lost,
-    prune_due,
     require_blob_key,
 )
 
@@ -266,7 +267,9 @@ class PostgresStore(SqlStore):
     """The Store protocol on one PostgreSQL database (``postgresql://user:pass@host:port/db``)."""
 
     dialect = DIALECT
-    capabilities = frozenset({*SqlStore.capabilities, Capability.JOURNAL_WITH_CHECKPOINT})
+    capabilities = frozenset(
+        {*SqlStore.capabilities, Capability.JOURNAL_WITH_CHECKPOINT, Capability.PIPELINED}
+    )
     _driver_errors = (psycopg.Error,) if psycopg is not None else ()
     _conflict_errors = (psycopg.IntegrityError,) if psycopg is not None else ()
 
@@ -505,66 +508,13 @@ class PostgresStore(SqlStore):
         journal: Sequence[tuple[int, int, bool, bytes]] = (),
         code_required: str | None = None,
     ) -> None:
-        now = time.time()
-        pending_json = dumps(pending)
-        # Old checkpoints and results are pruned in batches (see prune_due), here in the same statement.
-        cutoff = (
-            seq - self.retention if self.retention is not None and prune_due(seq, self.retention) else None
-        )
-        # One statement, so one round trip and its own transaction: the fenced UPDATE of the run row
-        # (which takes its lock, as a claim does) feeds every other write, so none lands unless the
-        # writer still holds the lease at its epoch.
-        params: dict[str, Any] = {
-            "run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "blob": pack(blob),
-            "pending": pending_json, "now": now, "cutoff": cutoff, "code": code_required,
-            "head": self._head(run_id, seq, blob, False),
-        }  # fmt: skip
-        if events:
-            params.update(
-                eseq=[e[0] for e in events], en=[e[1] for e in events], ekind=[e[2] for e in events],
-                elevel=[e[3] for e in events], edata=[dumps(e[4]) or "null" for e in events],
-            )  # fmt: skip
-        if len(journal) == 1:  # the common step: one result; scalars cost psycopg a fifth of arrays
-            ((jseq, jidx, jok, jblob),) = journal
-            params.update(jseq=jseq, jidx=jidx, jok=bool(jok), jblob=pack(jblob))
-        else:
-            params.update(jseq=[j[0] for j in journal], jidx=[j[1] for j in journal])
-            params.update(jok=[bool(j[2]) for j in journal], jblob=[pack(j[3]) for j in journal])
-        gc = (
-            ", gc1 AS (DELETE FROM agentrt_checkpoints WHERE run_id IN (SELECT run_id FROM fenced) "
-            "AND seq <= %(cutoff)s), gc2 AS (DELETE FROM agentrt_results "
-            "WHERE run_id IN (SELECT run_id FROM fenced) AND seq <= %(cutoff)s), "
-            "gc3 AS (DELETE FROM agentrt_replaced_checkpoints "
-            "WHERE run_id IN (SELECT run_id FROM fenced) AND seq <= %(cutoff)s) "
-            if cutoff is not None
-            else " "
-        )
-        events_cte = (
-            ", ev AS (INSERT INTO agentrt_events (run_id, seq, n, kind, level, data, created_at) "
-            "SELECT f.run_id, e.seq, e.n, e.kind, e.level, e.data, %(now)s FROM fenced f, "
-            "unnest(%(eseq)s::int[], %(en)s::int[], %(ekind)s::text[], %(elevel)s::text[], "
-            "%(edata)s::text[]) AS e(seq, n, kind, level, data) ON CONFLICT DO NOTHING)"
-            if events
-            else ""
-        )
-        # The journal (the results that led here) is inserted by the same statement, without ON
-        # CONFLICT: a result already there (a driver that lost its lease wrote it) fails the whole
-        # statement, so nothing of it is written.
-        journal_cte = (
-            ""
-            if not journal
-            else ", jr AS (INSERT INTO agentrt_results (run_id, seq, idx, ok, blob, created_at) "
-            "SELECT f.run_id, %(jseq)s::int, %(jidx)s::int, %(jok)s::bool, %(jblob)s::bytea, %(now)s "
-            "FROM fenced f)"
-            if len(journal) == 1
-            else ", jr AS (INSERT INTO agentrt_results (run_id, seq, idx, ok, blob, created_at) "
-            "SELECT f.run_id, j.seq, j.idx, j.ok, j.blob, %(now)s FROM fenced f, "
-            "unnest(%(jseq)s::int[], %(jidx)s::int[], %(jok)s::bool[], %(jblob)s::bytea[]) "
-            "AS j(seq, idx, ok, blob))"
-        )
+        sql, params = checkpoint_statement(
+            run_id, owner, seq, blob, pending, events, epoch, journal, code_required,
+            retention=self.retention, head=self._head(run_id, seq, blob, False),
+        )  # fmt: skip
         with self._connection() as conn:
             try:
-                row = self._checkpoint_statement(conn, journal_cte + events_cte + gc, params)
+                row = conn.execute(sql, params).fetchone()
             except psycopg.errors.UniqueViolation:
                 if not journal:
                     raise
@@ -572,22 +522,51 @@ class PostgresStore(SqlStore):
             if not row or not row[0]:
                 self._refuse(conn, run_id, epoch)
 
-    @staticmethod
-    def _checkpoint_statement(conn: Any, ctes: str, params: dict[str, Any]) -> Any:
-        """The fenced UPDATE of the run row feeding the checkpoint's insert and ``ctes``: one row, the
-        number of run rows it fenced (0: not this writer's lease, or no run)."""
-        return conn.execute(
-            "WITH fenced AS (UPDATE agentrt_runs SET seq = %(seq)s, pending = %(pending)s, "
-            "status = 'running', waiting_on = NULL, wake_at = NULL, updated_at = %(now)s, "
-            "code_required = %(code)s, blocked = NULL, head = %(head)s "
-            "WHERE run_id = %(run)s AND lease_owner = %(owner)s "
-            "AND (%(epoch)s::bigint IS NULL OR epoch = %(epoch)s::bigint) RETURNING run_id), "
-            "ck AS (INSERT INTO agentrt_checkpoints (run_id, seq, blob, pending, created_at) "
-            "SELECT run_id, %(seq)s, %(blob)s, %(pending)s, %(now)s FROM fenced "
-            "ON CONFLICT (run_id, seq) DO UPDATE SET blob = EXCLUDED.blob, pending = EXCLUDED.pending, "
-            f"created_at = EXCLUDED.created_at){ctes}SELECT count(*) FROM fenced",
-            params,
-        ).fetchone()
+    async def save_checkpoint_pipelined(
+        self,
+        pipeline: StatementPipeline,
+        run_id: str,
+        owner: str,
+        seq: int,
+        blob: bytes,
+        pending: Any,
+        events: list[EventRow],
+        *,
+        epoch: int | None = None,
+        journal: Sequence[tuple[int, int, bool, bytes]] = (),
+        code_required: str | None = None,
+    ) -> None:
+        """:meth:`save_checkpoint`, its statement sent with the loop's others (``Capability.PIPELINED``)."""
+        sql, params = checkpoint_statement(
+            run_id, owner, seq, blob, pending, events, epoch, journal, code_required,
+            retention=self.retention, head=self._head(run_id, seq, blob, False),
+        )  # fmt: skip
+        try:
+            row = await pipeline.fetchone(sql, params)
+        except psycopg.errors.UniqueViolation as exc:
+            if not journal:
+                raise self._store_error(exc) from None
+            raise self._journaled_twice(run_id, [(j[0], j[1]) for j in journal]) from None
+        except psycopg.Error as exc:
+            raise self._store_error(exc) from None
+        if not row or not row[0]:
+            await asyncio.to_thread(self._refuse_unfenced, run_id, epoch)
+
+    def open_pipeline(self) -> StatementPipeline:
+        """A pipeline for the calling event loop's one-statement writes (``Capability.PIPELINED``)."""
+
+        async def connect() -> Any:
+            try:
+                return await psycopg.AsyncConnection.connect(self.url, autocommit=True, connect_timeout=10)
+            except psycopg.Error as exc:
+                raise self._store_error(exc) from None
+
+        return StatementPipeline(connect, _connection_lost)
+
+    @translated
+    def _refuse_unfenced(self, run_id: str, epoch: int | None) -> None:
+        with self._connection() as conn:
+            self._refuse(conn, run_id, epoch)
 
     def _refuse(self, conn: Any, run_id: str, epoch: int | None) -> None:
         """Raise why a fenced one-statement write matched no run row (no lease, or no run)."""

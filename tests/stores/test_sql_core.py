@@ -56,7 +56,7 @@ def test_stores_declare_their_capabilities():
     from agentrt.stores.postgres import PostgresStore
 
     # and, per handle unless turned off, OWNER_SESSIONS (tests/stores/test_owner_sessions.py)
-    assert PostgresStore.capabilities == sqlite_features - {Capability.QUEUED_STREAM}
+    assert PostgresStore.capabilities == sqlite_features - {Capability.QUEUED_STREAM} | {Capability.PIPELINED}
 
     class Older:  # a store written before capabilities were declared
         def advertise_worker(self, info: object) -> None: ...

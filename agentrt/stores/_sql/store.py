@@ -40,7 +40,7 @@ from agentrt.stores.registry import (
     to_json,
 )
 
-__all__ = ["STREAM_COLUMNS", "SqlStore", "newest_stream_ids"]
+__all__ = ["APPEND_NUMBERED", "STREAM_COLUMNS", "SqlStore", "newest_stream_ids"]
 
 #: The stream table's columns and their types, for rows numbered before they are inserted
 #: (:meth:`Dialect.insert_rows`; a run's ids are 1, 2, 3... with no gap: the key refuses a taken one).
@@ -63,6 +63,16 @@ def newest_stream_ids(dialect: Dialect, run_ids: Sequence[str]) -> tuple[str, li
         params,
     )
 
+
+#: A batch of stream events numbered by the statement that inserts them (engines that take arrays):
+#: its run's last id -- one backward step of the key -- plus the event's place in the batch's events
+#: of that run.  Parameters: run ids, places, kinds, data, times.
+APPEND_NUMBERED = (
+    "INSERT INTO stream (run_id, id, kind, data, created_at) SELECT e.run_id, "
+    "COALESCE((SELECT MAX(s.id) FROM stream s WHERE s.run_id = e.run_id), 0) + e.place, "
+    "e.kind, e.data, e.created_at FROM unnest(?::text[], ?::bigint[], ?::text[], ?::text[], "
+    "?::double precision[]) AS e(run_id, place, kind, data, created_at)"
+)
 
 _INSERT_RESULT = (
     "INSERT INTO results (run_id, seq, idx, ok, blob, created_at) VALUES (?, ?, ?, ?, ?, ?) "
@@ -506,14 +516,20 @@ class SqlStore(SqlCore):
         """Append ``(run_id, kind, data_json, created_at)`` events of one or more runs in one
         transaction, each run's in the order given after its last id (``Capability.BATCHED_STREAM``).
 
-        Numbered up front from each run's last id: two statements and one commit for the lot.  A
-        writer in another process that appended to one of these runs meanwhile took an id the batch
-        meant to use: the key refuses the insert, the transaction rolls back, and the batch is written
-        again event by event, each numbered where it is inserted (:meth:`_append_one`)."""
+        Numbered from each run's last id: where the engine takes arrays, by the one statement that
+        inserts them (:meth:`_append_numbered`: one round trip), elsewhere read first, in the same
+        transaction (two statements, one commit).  A writer in another process that appended to one
+        of these runs meanwhile took an id the batch meant to use: the key refuses the insert, nothing
+        of the batch is written, and it is written again event by event, each numbered where it is
+        inserted (:meth:`_append_one`)."""
         if not events:
             return
-        newest, runs = newest_stream_ids(self.dialect, list(dict.fromkeys(e[0] for e in events)))
         try:
+            if self.dialect.arrays:
+                with self._statement() as conn:
+                    self._append_numbered(conn, events)
+                return
+            newest, runs = newest_stream_ids(self.dialect, list(dict.fromkeys(e[0] for e in events)))
             with self._tx() as conn:
                 last = dict(conn.execute(self._sql(newest), runs).fetchall())
                 rows = []
@@ -527,6 +543,20 @@ class SqlStore(SqlCore):
         with self._tx() as conn:
             for event in events:
                 self._append_one(conn, *event)
+
+    def _append_numbered(self, conn: Any, events: Sequence[StreamItem]) -> None:
+        """The batch in one statement where the engine takes arrays (one round trip, its own commit):
+        each event is its run's last id plus its place among the batch's events of that run, the
+        last ids read by the statement that inserts (it does not see its own rows)."""
+        place: dict[str, int] = {}
+        places = []
+        for event in events:
+            place[event[0]] = n = place.get(event[0], 0) + 1
+            places.append(n)
+        run_ids, kinds, data, created = zip(*events, strict=True)
+        conn.execute(
+            self._sql(APPEND_NUMBERED), [list(run_ids), places, list(kinds), list(data), list(created)]
+        )
 
     @translated
     def read_stream(self, run_id: str, after: int = 0, limit: int | None = None) -> list[StreamEvent]:

@@ -1,0 +1,171 @@
+"""The PostgreSQL store's pipeline of one event loop's statements (agentrt.stores._pg_pipeline)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import psycopg
+import pytest
+
+from agentrt.stores import NewRun, open_store
+from agentrt.stores._pg_pipeline import StatementPipeline
+from agentrt.stores.base import Capability, LeaseLost, StoreError
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def table(pg_url):
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)")
+        conn.execute("INSERT INTO t SELECT g, 0 FROM generate_series(0, 9) g")
+    return pg_url
+
+
+def pipeline_on(url, connections):
+    async def connect():
+        conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+        connections.append(conn)
+        return conn
+
+    return StatementPipeline(connect, lambda exc: isinstance(exc, psycopg.OperationalError))
+
+
+def test_one_turns_statements_go_together_and_each_caller_gets_its_row(table):
+    connections = []
+
+    async def main():
+        pipeline = pipeline_on(table, connections)
+        try:
+            rows = await asyncio.gather(
+                *(
+                    pipeline.fetchone("UPDATE t SET v = v + %s WHERE id = %s RETURNING id, v", (i, i))
+                    for i in range(10)
+                )
+            )
+            none = await pipeline.fetchone("UPDATE t SET v = v WHERE id = 99 RETURNING id", ())
+            nothing = await pipeline.fetchone("UPDATE t SET v = v WHERE id = 0", ())
+            return rows, none, nothing
+        finally:
+            await pipeline.aclose()
+
+    rows, none, nothing = asyncio.run(main())
+    assert rows == [(i, i) for i in range(10)]
+    assert none is None and nothing is None
+    assert len(connections) == 1 and connections[0].closed
+
+
+def test_a_failing_statement_fails_alone_and_the_others_of_its_batch_land(table):
+    async def main():
+        pipeline = pipeline_on(table, [])
+        try:
+            return await asyncio.gather(
+                pipeline.fetchone("UPDATE t SET v = 1 WHERE id = 1 RETURNING v", ()),
+                pipeline.fetchone("INSERT INTO t VALUES (2, 0)", ()),  # the key refuses it
+                pipeline.fetchone("UPDATE t SET v = 3 WHERE id = 3 RETURNING v", ()),
+                return_exceptions=True,
+            )
+        finally:
+            await pipeline.aclose()
+
+    first, refused, third = asyncio.run(main())
+    assert first == (1,) and third == (3,)
+    assert isinstance(refused, psycopg.errors.UniqueViolation)
+    with psycopg.connect(table) as conn:
+        assert conn.execute("SELECT id, v FROM t WHERE id IN (1, 2, 3) ORDER BY id").fetchall() == [
+            (1, 1),
+            (2, 0),
+            (3, 3),
+        ]
+
+
+def test_a_connection_the_server_dropped_is_replaced_and_the_batch_made_once(table):
+    connections = []
+
+    async def main():
+        pipeline = pipeline_on(table, connections)
+        try:
+            await pipeline.fetchone("UPDATE t SET v = v + 1 WHERE id = 0", ())
+            with psycopg.connect(table, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (connections[0].info.backend_pid,))
+            return await asyncio.gather(
+                *(
+                    pipeline.fetchone("UPDATE t SET v = v + 1 WHERE id = %s RETURNING v", (0,))
+                    for _ in range(3)
+                )
+            )
+        finally:
+            await pipeline.aclose()
+
+    rows = asyncio.run(main())
+    assert sorted(rows) == [(2,), (3,), (4,)]  # each made once, on the second connection
+    assert len(connections) == 2
+
+
+def test_a_caller_cancelled_while_its_statement_is_on_its_way_waits_for_it(table):
+    async def main():
+        pipeline = pipeline_on(table, [])
+        try:
+            call = asyncio.ensure_future(pipeline.fetchone("SELECT pg_sleep(0.2)", ()))
+            await asyncio.sleep(0.05)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            return pipeline._sender is None  # the statement ended before the caller saw the cancel
+        finally:
+            await pipeline.aclose()
+
+    assert asyncio.run(main())
+
+
+def test_a_pipelined_checkpoint_is_fenced_like_any_other(pg_url):
+    """The store's pipelined checkpoint: written for the lease holder, refused for a stale epoch
+    (LeaseLost, nothing written), and a result journaled twice is the store's own error."""
+    store = open_store(pg_url)
+    try:
+        assert Capability.PIPELINED in store.capabilities
+        store.create_run(NewRun("r", "m:a", {}, owner="w", ttl_seconds=60))
+        epoch = store.get_run("r").epoch
+
+        async def main():
+            pipeline = store.open_pipeline()
+            try:
+                await store.save_checkpoint_pipelined(
+                    pipeline, "r", "w", 1, b"blob-1", None, [], epoch=epoch, journal=[(0, 0, True, b"x")]
+                )
+                with pytest.raises(LeaseLost):
+                    await store.save_checkpoint_pipelined(
+                        pipeline, "r", "w", 2, b"blob-2", None, [], epoch=epoch + 1
+                    )
+                with pytest.raises(StoreError, match="journal"):
+                    await store.save_checkpoint_pipelined(
+                        pipeline, "r", "w", 2, b"blob-2", None, [], epoch=epoch, journal=[(0, 0, True, b"x")]
+                    )
+            finally:
+                await pipeline.aclose()
+
+        asyncio.run(main())
+        assert store.latest_checkpoint("r")[0] == 1
+        assert store.get_results("r", 0) == {0: (True, b"x")}
+    finally:
+        store.close()
+
+
+def test_without_pipeline_mode_the_statements_are_made_one_after_another(table):
+    """libpq older than 14 has no pipeline mode (psycopg-binary bundles a newer one)."""
+
+    async def main():
+        pipeline = pipeline_on(table, [])
+        pipeline._together_ok = False
+        try:
+            return await asyncio.gather(
+                pipeline.fetchone("UPDATE t SET v = 5 WHERE id = 5 RETURNING v", ()),
+                pipeline.fetchone("INSERT INTO t VALUES (6, 0)", ()),
+                pipeline.fetchone("UPDATE t SET v = 7 WHERE id = 7 RETURNING v", ()),
+                return_exceptions=True,
+            )
+        finally:
+            await pipeline.aclose()
+
+    five, refused, seven = asyncio.run(main())
+    assert (five, seven) == ((5,), (7,)) and isinstance(refused, psycopg.errors.UniqueViolation)
