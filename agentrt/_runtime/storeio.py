@@ -88,6 +88,7 @@ class StoreIO:
             cast(Pipelined, store) if Capability.PIPELINED in capabilities(store) and self.threads else None
         )
         self._pipeline: Pipeline | None = None
+        self._pipeline_loop: asyncio.AbstractEventLoop | None = None
         self.store = store
 
     @property
@@ -120,8 +121,9 @@ class StoreIO:
         if self._pipelined is None or self._closed:
             await self(self.store.save_checkpoint, *args, **kwargs)  # type: ignore[attr-defined]  # a Store
             return
-        if self._pipeline is None:
-            self._pipeline = self._pipelined.open_pipeline()
+        loop = asyncio.get_running_loop()
+        if self._pipeline is None or self._pipeline_loop is not loop:  # a pipeline serves one loop
+            self._pipeline, self._pipeline_loop = self._pipelined.open_pipeline(), loop
         await self._pipelined.save_checkpoint_pipelined(self._pipeline, *args, **kwargs)
 
     async def aclose(self) -> None:

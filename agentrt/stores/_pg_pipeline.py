@@ -110,7 +110,10 @@ class StatementPipeline:
                     return
                 await self._one_by_one(batch)
                 return
-            except BaseException as exc:  # every caller hears of it, then it goes on (cancelled sender)
+            except Exception as exc:  # no connection to be had (the store's error): each caller's
+                _fail(batch, exc)
+                return
+            except BaseException as exc:  # the sender cancelled: every caller hears of it first
                 _fail(batch, exc)
                 raise
             for (_sql, _params, future), row in zip(batch, rows, strict=True):

@@ -169,3 +169,21 @@ def test_without_pipeline_mode_the_statements_are_made_one_after_another(table):
 
     five, refused, seven = asyncio.run(main())
     assert (five, seven) == ((5,), (7,)) and isinstance(refused, psycopg.errors.UniqueViolation)
+
+
+def test_a_server_that_cannot_be_reached_fails_each_statement_with_the_stores_error(table):
+    from agentrt.stores.base import StoreError
+
+    async def main():
+        async def connect():
+            raise StoreError("cannot connect to the PostgreSQL store (test)")
+
+        pipeline = StatementPipeline(connect, lambda exc: False)
+        try:
+            return await asyncio.gather(
+                *(pipeline.fetchone("SELECT 1", ()) for _ in range(2)), return_exceptions=True
+            )
+        finally:
+            await pipeline.aclose()
+
+    assert [type(r) for r in asyncio.run(main())] == [StoreError, StoreError]
