@@ -4,16 +4,19 @@ A worker drives many runs on one event loop, and each durable step writes its ch
 statement.  Made through a thread pool (the store is synchronous), each statement costs the worker
 far more CPU than PostgreSQL spends on it: the hand-off to a thread and back, and the threads'
 convoys on the GIL, put half of a busy worker's CPU in the kernel's scheduler.  Measured on this
-project's 2-core machines, 100 tasks of one loop each making 40 one-row UPDATEs: ~170 us of the
-worker's CPU per statement through 4 threads and a pool of 4 connections, ~90 us through psycopg's
-async pool, ~16 us sent as here.
+project's 2-core machines, 100 tasks of one loop each making 40 one-row UPDATEs: ~200 us of the
+process's CPU per statement through 4 threads and a pool of 4 connections, ~93 us through psycopg's
+async pool, ~32 us sent as here (``benchmarks/pg_statements.py``).
 
 :class:`StatementPipeline` gathers the statements the loop's tasks queue during one turn of the
 loop (and while a batch is in flight), and sends them in one pipeline (psycopg's pipeline mode: one
 round trip, one Sync) on one async connection.  The batch is one implicit transaction: if any of its
 statements fails, none of them took effect, and each is made again on its own, so each caller gets
 its own statement's result or error, as if it had been made alone.  A connection the server dropped
-is replaced and the batch made once more (none of it was committed).
+is replaced and the batch made once more (none of it was committed).  A batch holds the row locks
+of several runs at once, so another transaction that locks many runs (a lease renewal, a cancel of
+a tree of runs) may deadlock with it: PostgreSQL fails one of the two after ``deadlock_timeout``
+(1 s by default); a failed batch is made statement by statement, a renewal again at its interval.
 
 Each caller awaits its own statement; a task cancelled meanwhile waits for the statement to end
 before it sees the cancellation (as :class:`~agentrt._runtime.storeio.StoreIO` does): nothing it does
