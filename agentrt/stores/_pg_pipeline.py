@@ -14,9 +14,11 @@ round trip, one Sync) on one async connection.  The batch is one implicit transa
 statements fails, none of them took effect, and each is made again on its own, so each caller gets
 its own statement's result or error, as if it had been made alone.  A connection the server dropped
 is replaced and the batch made once more (none of it was committed).  A batch holds the row locks
-of several runs at once, so another transaction that locks many runs (a lease renewal, a cancel of
-a tree of runs) may deadlock with it: PostgreSQL fails one of the two after ``deadlock_timeout``
-(1 s by default); a failed batch is made statement by statement, a renewal again at its interval.
+of several runs at once, so it sends its statements in the order of their keys (a checkpoint's:
+its run id), the order a lease renewal locks a worker's runs in: the two cannot deadlock.  Another
+transaction that locks many runs in another order (a cancel of a tree of runs) may: PostgreSQL
+fails one of the two after ``deadlock_timeout`` (1 s by default), and a failed batch is made
+statement by statement.
 
 Each caller awaits its own statement; a task cancelled meanwhile waits for the statement to end
 before it sees the cancellation (as :class:`~agentrt._runtime.storeio.StoreIO` does): nothing it does
@@ -34,7 +36,8 @@ import psycopg
 
 __all__ = ["StatementPipeline"]
 
-_Queued = tuple[str, Any, "asyncio.Future[tuple[Any, ...] | None]"]
+#: ``(key, sql, params, future)``: a statement waiting for its batch
+_Queued = tuple[str, str, Any, "asyncio.Future[tuple[Any, ...] | None]"]
 
 
 class StatementPipeline:
@@ -55,14 +58,15 @@ class StatementPipeline:
         #: the gathered statements are made one after another, still on the loop
         self._together_ok = psycopg.AsyncPipeline.is_supported()
 
-    async def fetchone(self, sql: str, params: Any) -> tuple[Any, ...] | None:
-        """Make one statement (with the others of this turn of the loop); its first row (None: none),
-        or the ``psycopg.Error`` it raised made alone."""
+    async def fetchone(self, sql: str, params: Any, key: str = "") -> tuple[Any, ...] | None:
+        """Make one statement (with the others of this turn of the loop, in the order of their
+        ``key``: the row it locks); its first row (None: none), or the ``psycopg.Error`` it raised
+        made alone."""
         if self._closed:
             raise RuntimeError("the statement pipeline is closed")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[Any, ...] | None] = loop.create_future()
-        self._queue.append((sql, params, future))
+        self._queue.append((key, sql, params, future))
         if self._sender is None:
             self._sender = loop.create_task(self._send())
         cancelled: asyncio.CancelledError | None = None
@@ -89,6 +93,7 @@ class StatementPipeline:
         try:
             while self._queue:
                 batch, self._queue = self._queue, []
+                batch.sort(key=_by_key)
                 await self._batch(batch)
         finally:
             self._sender = None
@@ -119,14 +124,14 @@ class StatementPipeline:
             except BaseException as exc:  # the sender cancelled: every caller hears of it first
                 _fail(batch, exc)
                 raise
-            for (_sql, _params, future), row in zip(batch, rows, strict=True):
+            for (_key, _sql, _params, future), row in zip(batch, rows, strict=True):
                 if not future.done():
                     future.set_result(row)
             return
 
     @staticmethod
     async def _alone(conn: psycopg.AsyncConnection[Any], queued: _Queued) -> list[tuple[Any, ...] | None]:
-        cursor = await conn.execute(queued[0], queued[1])
+        cursor = await conn.execute(queued[1], queued[2])
         return [await cursor.fetchone() if cursor.description is not None else None]
 
     @staticmethod
@@ -135,7 +140,7 @@ class StatementPipeline:
     ) -> list[tuple[Any, ...] | None]:
         cursors = []
         async with conn.pipeline():
-            for sql, params, _future in batch:
+            for _key, sql, params, _future in batch:
                 cursor = conn.cursor()
                 await cursor.execute(sql, params)
                 cursors.append(cursor)
@@ -153,8 +158,8 @@ class StatementPipeline:
                     return
                 _fail([queued], exc)
             else:
-                if not queued[2].done():
-                    queued[2].set_result(row)
+                if not queued[3].done():
+                    queued[3].set_result(row)
 
     async def _connection(self) -> psycopg.AsyncConnection[Any]:
         if self._conn is None or self._conn.closed:
@@ -168,7 +173,11 @@ class StatementPipeline:
                 await conn.close()
 
 
+def _by_key(queued: _Queued) -> str:
+    return queued[0]
+
+
 def _fail(batch: list[_Queued], exc: BaseException) -> None:
-    for _sql, _params, future in batch:
+    for _key, _sql, _params, future in batch:
         if not future.done():
             future.set_exception(exc)

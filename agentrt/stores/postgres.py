@@ -260,6 +260,7 @@ DIALECT = Dialect(
     arrays=True,
     executemany=_executemany,
     container="database",
+    code_point_order=' COLLATE "C"',
 )
 
 
@@ -542,7 +543,7 @@ class PostgresStore(SqlStore):
             retention=self.retention, head=self._head(run_id, seq, blob, False),
         )  # fmt: skip
         try:
-            row = await pipeline.fetchone(sql, params)
+            row = await pipeline.fetchone(sql, params, run_id)
         except psycopg.errors.UniqueViolation as exc:
             if not journal:
                 raise self._store_error(exc) from None

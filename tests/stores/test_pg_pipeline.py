@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import psycopg
 import pytest
@@ -187,3 +188,61 @@ def test_a_server_that_cannot_be_reached_fails_each_statement_with_the_stores_er
             await pipeline.aclose()
 
     assert [type(r) for r in asyncio.run(main())] == [StoreError, StoreError]
+
+
+def test_a_batch_is_sent_in_the_order_of_its_keys_the_order_a_renewal_locks_runs_in(table):
+    """A batch locks its runs' rows in the order of their run ids, as a lease renewal does (below):
+    two transactions that lock rows in one order cannot deadlock."""
+    with psycopg.connect(table, autocommit=True) as conn:
+        conn.execute("CREATE SEQUENCE made")
+
+    async def main():
+        pipeline = pipeline_on(table, [])
+        try:
+            return await asyncio.gather(
+                *(
+                    pipeline.fetchone("SELECT %s::text, nextval('made')", (k,), k)
+                    for k in ("r-c", "r-a", "R-b")
+                )
+            )
+        finally:
+            await pipeline.aclose()
+
+    made = dict(asyncio.run(main()))
+    assert sorted(made, key=made.get) == sorted(made) == ["R-b", "r-a", "r-c"]  # code points: "R" < "r"
+
+
+def test_a_lease_renewal_locks_its_runs_in_the_order_of_their_ids(pg_url):
+    """Made while another transaction holds the last of the runs (by code point): the renewal has
+    locked the others already when it waits for it.  (In the order they were made, "r-c" first, it
+    would wait holding none.)"""
+    import threading
+
+    store = open_store(pg_url)
+    try:
+        for run_id in ("r-c", "r-a", "R-b"):
+            store.create_run(NewRun(run_id, "m:a", {}, owner="w", ttl_seconds=60))
+        with psycopg.connect(pg_url) as holder, psycopg.connect(pg_url, autocommit=True) as probe:
+            holder.execute("SELECT 1 FROM agentrt_runs WHERE run_id = 'r-c' FOR UPDATE")
+            renewal = threading.Thread(target=store.renew_leases, args=("w", ["r-c", "r-a", "R-b"], 60))
+            renewal.start()
+            for _ in range(200):  # until the renewal waits for the held row
+                waiting = probe.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()[0]
+                if waiting:
+                    break
+                time.sleep(0.01)
+            free = [run_id for run_id in ("R-b", "r-a") if _lockable(probe, run_id)]
+            holder.rollback()
+            renewal.join(10)
+        assert waiting and free == []
+    finally:
+        store.close()
+
+
+def _lockable(conn, run_id):
+    try:
+        with conn.transaction():
+            conn.execute("SELECT 1 FROM agentrt_runs WHERE run_id = %s FOR UPDATE NOWAIT", (run_id,))
+        return True
+    except psycopg.errors.LockNotAvailable:
+        return False

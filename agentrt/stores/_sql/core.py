@@ -464,10 +464,15 @@ class SqlCore:
         self._hold_owner(owner)
         expires = time.time() + ttl_seconds
         chosen, params = self.dialect.one_of("run_id", run_ids)
+        # The rows are locked in the order of their run ids (by code point), as a pipelined batch of
+        # checkpoints locks them (agentrt.stores._pg_pipeline): two transactions that lock the same
+        # runs in one order cannot deadlock.
         with self._tx() as conn:
             rows = conn.execute(
                 self._sql(
-                    f"UPDATE runs SET lease_expires = ? WHERE lease_owner = ? AND {chosen} RETURNING run_id"
+                    "UPDATE runs SET lease_expires = ? WHERE run_id IN (SELECT run_id FROM runs "
+                    f"WHERE lease_owner = ? AND {chosen} ORDER BY run_id{self.dialect.code_point_order} "
+                    "FOR UPDATE) RETURNING run_id"
                 ),
                 (expires, owner, *params),
             ).fetchall()

@@ -57,6 +57,8 @@ class Dialect:
     executemany: Callable[[Any, str, Sequence[Sequence[Any]]], None]
     #: what the store lives in, for messages ("file", "database")
     container: str
+    #: what makes ``ORDER BY`` of text compare code points, as Python sorts strings (SQLite's default)
+    code_point_order: str = ""
     #: ``sql(text)``: ``text`` (the store's one form of a statement) in this engine's spelling --
     #: a dictionary lookup once a text was spelled (a step makes several; see :class:`_Spellings`)
     sql: Callable[[str], str] = attrs.field(init=False, repr=False, eq=False)
