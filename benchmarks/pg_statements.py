@@ -131,6 +131,12 @@ def main() -> None:
     args = parser.parse_args()
     rounds, per_task = (1, 5) if args.quick else (args.rounds, args.per_task)
     samples: dict[str, list[tuple[float, float]]] = {way: [] for way in WAYS}
+    if args.url is None and pgcluster.find_bindir() is None:
+        raise SystemExit(
+            "pg_statements.py needs a PostgreSQL server: pass --url postgresql://..., or install the "
+            "server binaries (apt-get install postgresql; AGENTRT_PG_BIN names another directory) for "
+            "a throwaway cluster"
+        )
     with database(args.url) as url:
         for _ in range(rounds):
             for way, run in WAYS.items():
