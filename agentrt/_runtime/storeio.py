@@ -123,6 +123,8 @@ class StoreIO:
             return
         loop = asyncio.get_running_loop()
         if self._pipeline is None or self._pipeline_loop is not loop:  # a pipeline serves one loop
+            if self._pipeline is not None:
+                self._pipeline.abandon()
             self._pipeline, self._pipeline_loop = self._pipelined.open_pipeline(), loop
         await self._pipelined.save_checkpoint_pipelined(self._pipeline, *args, **kwargs)
 

@@ -89,6 +89,14 @@ class StatementPipeline:
             await asyncio.gather(self._sender, return_exceptions=True)
         await self._drop()
 
+    def abandon(self) -> None:
+        """Close the connection at once, without its event loop (one that has ended): the statements
+        it had are gone with that loop."""
+        self._closed = True
+        conn, self._conn = self._conn, None
+        if conn is not None and not conn.closed:
+            conn.pgconn.finish()
+
     async def _send(self) -> None:
         try:
             while self._queue:

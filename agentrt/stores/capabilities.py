@@ -100,6 +100,10 @@ class Pipeline(Protocol):
         """Wait for the statements in flight, then let the connection go."""
         ...
 
+    def abandon(self) -> None:
+        """Let the connection go at once, from outside its event loop (which has ended)."""
+        ...
+
 
 class Pipelined(Protocol):
     """What a store that declares :attr:`Capability.PIPELINED` has beside the :class:`Store` protocol."""

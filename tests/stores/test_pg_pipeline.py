@@ -246,3 +246,22 @@ def _lockable(conn, run_id):
         return True
     except psycopg.errors.LockNotAvailable:
         return False
+
+
+def test_a_new_event_loop_gets_a_new_pipeline_and_the_old_connection_is_closed(pg_url):
+    from agentrt._runtime.storeio import StoreIO
+
+    store = open_store(pg_url)
+    io = StoreIO(store)
+    try:
+        for run_id in ("one", "two"):
+            store.create_run(NewRun(run_id, "m:a", {}, owner="w", ttl_seconds=60))
+        asyncio.run(io.save_checkpoint("one", "w", 1, b"blob", None, [], epoch=1))
+        first = io._pipeline
+        asyncio.run(io.save_checkpoint("two", "w", 1, b"blob", None, [], epoch=1))
+        assert io._pipeline is not first and first._conn is None
+        asyncio.run(io.aclose())
+        assert store.latest_checkpoint("one")[0] == store.latest_checkpoint("two")[0] == 1
+    finally:
+        io.close()
+        store.close()
