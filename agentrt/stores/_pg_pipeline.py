@@ -108,11 +108,11 @@ class StatementPipeline:
 
     async def _batch(self, batch: list[_Queued]) -> None:
         for attempt in (1, 2):
+            if not self._together_ok:
+                await self._one_by_one(batch)
+                return
             try:
                 conn = await self._connection()
-                if not self._together_ok:
-                    await self._one_by_one(batch)
-                    return
                 rows = await (self._alone(conn, batch[0]) if len(batch) == 1 else self._together(conn, batch))
             except psycopg.Error as exc:
                 if self._connection_lost(exc):
@@ -165,6 +165,9 @@ class StatementPipeline:
                     _fail(batch[i:], exc)
                     return
                 _fail([queued], exc)
+            except Exception as exc:  # no connection to be had (the store's error): the rest fail with it
+                _fail(batch[i:], exc)
+                return
             else:
                 if not queued[3].done():
                     queued[3].set_result(row)

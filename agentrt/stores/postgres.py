@@ -516,10 +516,8 @@ class PostgresStore(SqlStore):
         with self._connection() as conn:
             try:
                 row = conn.execute(sql, params).fetchone()
-            except psycopg.errors.UniqueViolation:
-                if not journal:
-                    raise
-                raise self._journaled_twice(run_id, [(j[0], j[1]) for j in journal]) from None
+            except psycopg.errors.UniqueViolation as exc:
+                raise self._checkpoint_error(exc, run_id, journal) from None
             if not row or not row[0]:
                 self._refuse(conn, run_id, epoch)
 
@@ -544,14 +542,20 @@ class PostgresStore(SqlStore):
         )  # fmt: skip
         try:
             row = await pipeline.fetchone(sql, params, run_id)
-        except psycopg.errors.UniqueViolation as exc:
-            if not journal:
-                raise self._store_error(exc) from None
-            raise self._journaled_twice(run_id, [(j[0], j[1]) for j in journal]) from None
         except psycopg.Error as exc:
-            raise self._store_error(exc) from None
+            raise self._checkpoint_error(exc, run_id, journal) from None
         if not row or not row[0]:
             await asyncio.to_thread(self._refuse_unfenced, run_id, epoch)
+
+    def _checkpoint_error(
+        self, exc: BaseException, run_id: str, journal: Sequence[tuple[int, int, bool, bytes]]
+    ) -> StoreError:
+        """What a failed checkpoint statement means: with a journal, a key refusing its result is a
+        result another driver already journaled (nothing of the statement was written); else the
+        store's error."""
+        if journal and isinstance(exc, psycopg.errors.UniqueViolation):
+            return self._journaled_twice(run_id, [(j[0], j[1]) for j in journal])
+        return self._store_error(exc)
 
     def open_pipeline(self) -> StatementPipeline:
         """A pipeline for the calling event loop's one-statement writes (``Capability.PIPELINED``)."""

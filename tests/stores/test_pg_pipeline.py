@@ -265,3 +265,27 @@ def test_a_new_event_loop_gets_a_new_pipeline_and_the_old_connection_is_closed(p
     finally:
         io.close()
         store.close()
+
+
+def test_statements_made_one_by_one_on_a_server_gone_fail_each_rather_than_hang(table):
+    """Made one after another (no pipeline mode, or a batch that failed as a whole) with no
+    connection to be had: every caller hears the store's error, none waits for ever."""
+    from agentrt.stores.base import StoreError
+
+    async def main():
+        async def connect():
+            raise StoreError("cannot connect to the PostgreSQL store (test)")
+
+        pipeline = StatementPipeline(connect, lambda exc: False)
+        pipeline._together_ok = False
+        try:
+            return await asyncio.wait_for(
+                asyncio.gather(
+                    *(pipeline.fetchone("SELECT 1", ()) for _ in range(2)), return_exceptions=True
+                ),
+                10,
+            )
+        finally:
+            await pipeline.aclose()
+
+    assert [type(r) for r in asyncio.run(main())] == [StoreError, StoreError]
