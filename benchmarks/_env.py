@@ -20,6 +20,7 @@ Standard library only: the peer venvs (which have no agentrt) import the scripts
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -42,6 +43,11 @@ def results_dir() -> Path:
     path = Path(raw).resolve() if raw else LOCAL
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def result_name(stem: str, quick: bool) -> str:
+    """``<stem>-<python>[-quick].json``: a smoke or quick run never overwrites a full run's result."""
+    return f"{stem}-{sys.version_info.major}.{sys.version_info.minor}{'-quick' if quick else ''}.json"
 
 
 def may_install() -> bool:

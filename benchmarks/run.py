@@ -53,7 +53,19 @@ sys.path.insert(0, str(HERE))
 
 import _env  # noqa: E402  (benchmarks/_env.py: the results folder, the no-install switch)
 
-BENCHMARKS = ("step", "coldstart", "trap", "checkpoint", "resume", "llm", "workers")
+BENCHMARKS = (
+    "step",
+    "coldstart",
+    "trap",
+    "checkpoint",
+    "resume",
+    "llm",
+    "workers",
+    # issue 26's prototypes: the floor of a leaner design, where today's code misses a target
+    "step_floor",
+    "checkpoint_floor",
+    "store_floor",
+)
 
 #: The arguments each benchmark gets in each mode; a benchmark missing from a mode is not run in it.
 MODES: dict[str, dict[str, list[str]]] = {
@@ -71,6 +83,9 @@ MODES: dict[str, dict[str, list[str]]] = {
         "llm": ["--quick", "--no-plot"],
         # recovery only (issue 26: <= 1 s from SIGKILL to a survivor running the run, default settings)
         "workers": ["--recovery-only", "--rounds", "3", "--systems", "sqlite,postgres"],
+        "step_floor": ["--rounds", "3", "--calls", "300"],
+        "checkpoint_floor": ["--rounds", "7"],
+        "store_floor": ["--quick"],
     },
     "full": {name: [] for name in BENCHMARKS},
 }
@@ -210,6 +225,7 @@ Row = tuple[str, str, str, str, str, str]  # measurement, value, floor or peer, 
 
 def _load(results: Path, stem: str) -> dict[str, Any] | None:
     """The newest result of ``stem`` for this interpreter in ``results`` (quick- or full-named)."""
+    stem = stem.replace("_", "-")  # step_floor.py writes step-floor-<python>.json
     names = [f"{stem}-{PY}.json", f"{stem}-{PY}-quick.json", f"{stem}.json", f"{stem}-quick.json"]
     names.append(f"{stem}-recovery.json")  # workers.py --recovery-only (the quick mode's run)
     found = [results / n for n in names if (results / n).exists()]
@@ -487,6 +503,65 @@ def workers_rows(d: dict[str, Any]) -> list[Row]:
     return out
 
 
+def step_floor_rows(d: dict[str, Any]) -> list[Row]:
+    rows = d["rows"]
+    floor = rows["floor: plain sqlite3, 2 tx"]
+    out = []
+    for name in ("Runtime (async tool)", "shell", "shell, unpacked, no events", "shell, nothing written"):
+        row = rows[name]
+        out.append(
+            (
+                f"durable step CPU, {name}{' (prototype)' * name.startswith('shell')}, SQLite NORMAL",
+                f"{row['cpu_us']:,.0f} µs [{row['iqr_us'][0]:,.0f}–{row['iqr_us'][1]:,.0f}]",
+                f"plain sqlite3, same 2 tx: {floor['cpu_us']:,.0f} µs",
+                f"{row['ratio_to_floor']:.2f}×",
+                "≤ 2.0×",
+                _status(row["ratio_to_floor"] <= 2.0),
+            )
+        )
+    return out
+
+
+def checkpoint_floor_rows(d: dict[str, Any]) -> list[Row]:
+    out = []
+    for key, target in (("a_flat20", 3.0), ("b_chain5", 6.0)):
+        sc = d["scenarios"][key]
+        med = sc["median_ns"]
+        cloud = med["cloudpickle_dumps"] + med["cloudpickle_loads"]
+        for who in ("prototype", "agentrt"):
+            total = med[f"{who}_get"] + med[f"{who}_set_step"]
+            out.append(
+                (
+                    f"checkpoint get + set + step, {sc['description']}, "
+                    + ("plain-frame prototype" if who == "prototype" else "agentrt (same run)"),
+                    _ns(total),
+                    f"cloudpickle of the values as tuples: {_ns(cloud)}",
+                    f"{sc[f'{who}_ratio']:.2f}×",
+                    f"≤ {target:g}× (issue 26)",
+                    _status(sc[f"{who}_ratio"] <= target),
+                )
+            )
+    return out
+
+
+def store_floor_rows(d: dict[str, Any]) -> list[Row]:
+    today = d["today"]["store_bytes_per_run"]
+    out = []
+    for name, layout in d["layouts"].items():
+        size = layout["store_bytes_per_run"]
+        out.append(
+            (
+                f"store bytes per waiting run, prototype layout: {name}",
+                f"{size:,.0f} B",
+                f"today's store, same runs: {today:,.0f} B",
+                f"{size / today:.2f}× today",
+                "≤ 1,200 B (issue 26)",
+                _status(size <= 1200),
+            )
+        )
+    return out
+
+
 ROWS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {
     "step": step_rows,
     "coldstart": coldstart_rows,
@@ -495,6 +570,9 @@ ROWS: dict[str, Callable[[dict[str, Any]], list[Row]]] = {
     "resume": resume_rows,
     "llm": llm_rows,
     "workers": workers_rows,
+    "step_floor": step_floor_rows,
+    "checkpoint_floor": checkpoint_floor_rows,
+    "store_floor": store_floor_rows,
 }
 
 

@@ -1,0 +1,329 @@
+"""Issue 26's checkpoint target: the floor of a leaner checkpoint design, beside agentrt's and cloudpickle.
+
+    python benchmarks/checkpoint_floor.py            # 15 interleaved rounds
+    python benchmarks/checkpoint_floor.py --quick    # smoke: 3 rounds (no ratio asserted)
+
+``benchmarks/checkpoint.py`` compares a checkpoint round trip (``Machine.get`` + ``Machine.set`` +
+one ``step``, the restored machine dropped inside the timed loop) with ``cloudpickle`` of the same
+live values.  This prototype asks how close a design can come that keeps agentrt's engine -- its
+frame capture, its validated per-shape plans and synthesized resume code, the ``suspend()`` trap,
+``abandon`` on drop -- and replaces the codec around it for **plain frames** (every live local and
+stack value plain data, no closure cells, no exception being handled):
+
+* **get**: ``capture`` each frame of the chain (one C read of its kept slots), look up its shape's
+  record (cached per shape), and pickle ``(codes, [(shape, locals, stack)], payload)`` with the C
+  pickler and nothing else: no ``reducer_override``, no per-object callback, no code table walk;
+  then a keyed BLAKE2b MAC over the payload (as agentrt signs blobs).
+* **set**: verify the MAC, unpickle with an unpickler whose ``find_class`` refuses everything (a
+  payload of plain data never names a global, so nothing named by the blob can be imported or
+  called), resolve the codes (cached per code list, as agentrt's ``_RESOLVED``), build each frame
+  with the shape's resume code (``new_frame_object``, innermost first, each awaiting the one
+  inside it, the innermost a fresh trap), and prime the chain with ONE ``send(None)`` from the
+  outermost -- no dry step, no per-frame priming.
+* **step**: one ``send`` of the value; the dropped machine is abandoned (``_engine.abandon``: its
+  ``finally`` blocks never run), inside the timed loop as in checkpoint.py.
+
+A frame that is not plain is out of its scope (the design would hand it to today's codec).  The
+prototype's restore is checked before anything is timed: it steps exactly like an uninterrupted
+machine, for several steps, and its blob restores with agentrt's engine in the same process.
+
+Results: ``checkpoint-floor-<python>[-quick].json`` in the results folder (benchmarks/_env.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import io
+import json
+import pickle
+import platform
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+for _path in (str(REPO), str(HERE)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+import _env  # noqa: E402
+import checkpoint_agents  # noqa: E402
+from _timing import run_interleaved  # noqa: E402
+
+from agentrt._codec._code_identity import code_digest, resolve_code  # noqa: E402
+from agentrt._frames import _layout as L  # noqa: E402
+from agentrt._frames import _plans  # noqa: E402
+from agentrt._frames._capture import capture, view_of  # noqa: E402
+from agentrt._frames._engine import abandon  # noqa: E402
+from agentrt._frames._trap import fresh_trap, trap_payload  # noqa: E402
+from agentrt.lowlevel import Machine  # noqa: E402
+
+KEY = bytes(range(32))
+CHECKPOINT_AT = 3  # as checkpoint.py: a steady-state suspension of every scenario agent
+SCENARIOS = ("a_flat20", "b_chain5")
+_MAC = 32
+_PLAIN_ATOMS = frozenset({type(None), bool, int, float, str, bytes, complex})
+_GENERATOR_LIKE = frozenset({types.CoroutineType, types.GeneratorType, types.AsyncGeneratorType})
+_PLAIN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
+
+
+class NotPlain(Exception):
+    """A frame this prototype does not cover (today's codec would take it)."""
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """The C unpickler, with every global refused: a plain-data payload names none."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"a plain checkpoint names no global ({module}.{name})")
+
+
+def _is_plain(value: Any, depth: int = 0) -> bool:
+    tp = type(value)
+    if tp in _PLAIN_ATOMS:
+        return True
+    if tp in _PLAIN_CONTAINERS and depth < 20:
+        items = value.items() if tp is dict else value
+        if tp is dict:
+            return all(_is_plain(k, depth + 1) and _is_plain(v, depth + 1) for k, v in items)
+        return all(_is_plain(v, depth + 1) for v in items)
+    return False
+
+
+class ShapeCodec:
+    """The prototype: plain frames pickled by the C pickler alone (see the module docstring)."""
+
+    def __init__(self, key: bytes) -> None:
+        self.key = key
+        self._identities: dict[int, tuple[types.CodeType, tuple[str, str, str]]] = {}
+        self._functions: dict[tuple[int, bytes], tuple[Any, ...]] = {}
+        self._sites: dict[tuple[int, int], tuple[Any, ...]] = {}
+        self._resolved: dict[tuple[tuple[str, str, str], ...], tuple[tuple[types.CodeType, Any], ...]] = {}
+
+    def _identity(self, code: types.CodeType, module: str) -> tuple[str, str, str]:
+        known = self._identities.get(id(code))
+        if known is None or known[0] is not code:
+            known = self._identities[id(code)] = (code, (module, code.co_qualname, code_digest(code)))
+        return known[1]
+
+    def _site(self, coro: Any, frame: Any, actual: types.CodeType, lasti: int) -> tuple[Any, ...]:
+        """What reading a frame suspended at ``lasti`` of ``actual`` takes, worked out once per site
+        (as attrs generates ``__init__`` once per class): the C slot getter, the shape's record
+        bytes and the code's identity.  The first frame met at a site goes through ``capture``."""
+        state = capture(coro)  # also checks everything a checkpoint must refuse
+        if state.cells or state.exc is not None:
+            raise NotPlain("closure cells or an exception being handled")
+        view = view_of(actual)
+        code = state.code
+        offset = lasti if view.original_offset is None else view.original_offset.get(lasti, -1)
+        getter, nlive, dead_slots = view.site_pick[offset]
+        top = view.nslots + view.analysis.sites[offset].stack_depth
+        key = (id(code), state.kind, state.status, state.bound_locals, state.null_mask, False)
+        shape = _plans.record_parts(key, code)[1]
+        entry = (actual, top, getter, nlive, dead_slots, shape, self._identity(code, state.module))
+        self._sites[(id(actual), lasti)] = entry
+        return entry
+
+    def get(self, coro: Any, check_plain: bool = False) -> bytes:
+        codes: list[tuple[str, str, str]] = []
+        frames: list[tuple[bytes, tuple[Any, ...], tuple[Any, ...]]] = []
+        sites = self._sites
+        parts = L.GEN_PARTS[types.CoroutineType]
+        adjust = L.LASTI_ADJUST
+        current = coro
+        while type(current) is types.CoroutineType:
+            frame, actual, _ = parts(current)
+            lasti = frame.f_lasti - adjust
+            site = sites.get((id(actual), lasti))
+            if site is None or site[0] is not actual:
+                site = self._site(current, frame, actual, lasti)
+            read = L.read_picked(current, site[1], site[2], site[4])
+            if (
+                read is None
+                or (read[1] and not _GENERATOR_LIKE.isdisjoint(map(type, read[1])))
+                or L.exception_being_handled(current) is not None
+            ):
+                raise NotPlain("an unbound local, a dead generator or an exception being handled")
+            picked, nlive = read[0], site[3]
+            values, stack = picked[:nlive], picked[nlive:-1]
+            if check_plain and not (_is_plain(values) and _is_plain(stack)):
+                raise NotPlain(f"{actual.co_qualname} holds a value that is not plain data")
+            codes.append(site[6])
+            frames.append((site[5], values, stack))
+            current = picked[-1]
+        body = pickle.dumps((tuple(codes), frames, trap_payload(current)), 5)
+        return hashlib.blake2b(body, key=self.key, digest_size=_MAC).digest() + body
+
+    def _function(self, code: types.CodeType, globals_: dict[str, Any], shape: bytes) -> tuple[Any, ...]:
+        """The resume function of a shape without closure cells, made once: calling it with a frame's
+        state is all a restore does per frame (agentrt makes a function object per restored frame)."""
+        key = (id(code), shape)
+        plan = _plans.PLANS.get(key)
+        if plan is None or plan.code is not code:
+            plan = _plans.PLANS[key] = _plans.plan(code, *_plans.plan_fields(key))
+        if plan.ncells:
+            raise NotPlain("closure cells")
+        resumed = plan.resumed
+        function = types.FunctionType(resumed.code, globals_, resumed.original.co_name, None, ())
+        function.__qualname__ = resumed.original.co_qualname
+        made = self._functions[key] = (code, function, plan.expected_len)
+        return made
+
+    def set(self, blob: bytes) -> tuple[Any, Any]:
+        """The restored, primed chain and the payload it re-suspended with."""
+        body = blob[_MAC:]
+        if not hmac.compare_digest(
+            hashlib.blake2b(body, key=self.key, digest_size=_MAC).digest(), blob[:_MAC]
+        ):
+            raise ValueError("the prototype blob's MAC does not verify")
+        codes, frames, payload = _PlainUnpickler(io.BytesIO(body)).load()
+        resolved = self._resolved.get(codes)
+        if resolved is None:
+            found = []
+            for module, qualname, digest in codes:
+                code = resolve_code(module, qualname, digest)
+                found.append((code, sys.modules[module].__dict__))
+            resolved = self._resolved[codes] = tuple(found)
+        functions = self._functions
+        awaited: Any = fresh_trap(payload)
+        for (code, globals_), (shape, local_values, stack) in zip(
+            reversed(resolved), reversed(frames), strict=True
+        ):
+            made = functions.get((id(code), shape))
+            if made is None or made[0] is not code:
+                made = self._function(code, globals_, shape)
+            state = [None, *local_values, *stack, awaited]
+            if len(state) != made[2]:
+                raise ValueError("the prototype blob's frame does not fit its shape")
+            awaited = made[1](state)  # a new coroutine of the shape's resume code
+        yielded = awaited.send(None)  # primes the whole chain: each prologue, then the trap
+        return awaited, yielded[1]
+
+
+def _advanced(fn: Any, args: tuple[Any, ...], value: Any) -> Machine:
+    m = Machine(fn, *args)
+    m.step()
+    for _ in range(CHECKPOINT_AT - 1):
+        m.step(value)
+    return m
+
+
+def _check(codec: ShapeCodec, fn: Any, args: tuple[Any, ...], value: Any) -> bytes:
+    """The prototype restores exactly: it steps as an uninterrupted machine does, five times."""
+    m = _advanced(fn, args, value)
+    blob = codec.get(m._coro, check_plain=True)
+    coro, payload = codec.set(blob)
+    reference = _advanced(fn, args, value)
+    if payload != reference.pending:
+        raise AssertionError(f"restored pending {payload!r} != {reference.pending!r}")
+    for _ in range(5):
+        got = coro.send(value)[1]
+        want = reference.step(value)
+        if got != want:
+            raise AssertionError(
+                f"the prototype's restore stepped to {got!r}, an uninterrupted one to {want!r}"
+            )
+    abandon(coro)
+    again, _ = codec.set(codec.get(m._coro))
+    abandon(again)
+    return blob
+
+
+def bench(key: str, rounds: int) -> dict[str, Any]:
+    import cloudpickle
+
+    desc, fn, args, value = checkpoint_agents.SCENARIOS[key]
+    codec = ShapeCodec(KEY)
+    blob = _check(codec, fn, args, value)
+    m = _advanced(fn, args, value)
+    agentrt_blob = m.get()
+    Machine.set(agentrt_blob).step(value)  # its plans are made before timing
+    chain = []
+    current = m._coro
+    while type(current) is types.CoroutineType:
+        state = capture(current)
+        chain.append((state.local_values, state.stack_values[:-1]))
+        current = state.stack_values[-1]
+    values = tuple(chain)  # the live values, as benchmarks/instructions.py pickles them
+    pickled = cloudpickle.dumps(values)
+
+    def proto_set_step() -> None:
+        coro, _ = codec.set(blob)
+        coro.send(value)
+        abandon(coro)  # as Machine.discard: the dropped chain runs no finally block
+
+    def proto_set_step_dropped() -> None:
+        coro, _ = codec.set(blob)
+        coro.send(value)  # dropped as CPython drops it: what a machine that costs nothing to drop pays
+
+    def agentrt_set_step() -> None:
+        Machine.set(agentrt_blob).step(value)
+
+    timings = run_interleaved(
+        {
+            "prototype_get": lambda: codec.get(m._coro),
+            "prototype_set_step": proto_set_step,
+            "prototype_set_step_no_abandon": proto_set_step_dropped,
+            "agentrt_get": m.get,
+            "agentrt_set_step": agentrt_set_step,
+            "cloudpickle_dumps": lambda: cloudpickle.dumps(values),
+            "cloudpickle_loads": lambda: cloudpickle.loads(pickled),
+        },
+        rounds=rounds,
+        min_round_ns=20_000_000,
+        min_rounds=min(3, rounds),
+    )
+    med = {k: v["median_ns"] for k, v in timings.items()}
+    cloud = med["cloudpickle_dumps"] + med["cloudpickle_loads"]
+    return {
+        "description": desc,
+        "prototype_blob_bytes": len(blob),
+        "agentrt_blob_bytes": len(agentrt_blob),
+        "cloudpickle_bytes": len(pickled),
+        "median_ns": {k: round(v, 1) for k, v in med.items()},
+        "prototype_ratio": round((med["prototype_get"] + med["prototype_set_step"]) / cloud, 2),
+        "agentrt_ratio": round((med["agentrt_get"] + med["agentrt_set_step"]) / cloud, 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smoke: 3 rounds")
+    parser.add_argument("--rounds", type=int, default=None)
+    args = parser.parse_args(argv)
+    rounds = args.rounds or (3 if args.quick else 15)
+    result: dict[str, Any] = {"python": platform.python_version(), "rounds": rounds, "scenarios": {}}
+    print(
+        f"benchmarks/checkpoint_floor.py on CPython {platform.python_version()}: get + set + step, "
+        f"medians of {rounds} interleaved rounds, per checkpoint"
+    )
+    for key in SCENARIOS:
+        row = result["scenarios"][key] = bench(key, rounds)
+        med = row["median_ns"]
+        print(f"  {row['description']}")
+        for who in ("prototype", "agentrt"):
+            print(
+                f"    {who:10s} get {med[f'{who}_get'] / 1e3:6.1f} us"
+                f"  set+step {med[f'{who}_set_step'] / 1e3:6.1f} us"
+                f"  blob {row[f'{who}_blob_bytes']:5d} B  {row[f'{who}_ratio']:5.2f}x cloudpickle"
+            )
+        print(
+            f"    (prototype set+step with the chain dropped, not abandoned: "
+            f"{med['prototype_set_step_no_abandon'] / 1e3:.1f} us)"
+        )
+        print(
+            f"    cloudpickle dumps {med['cloudpickle_dumps'] / 1e3:6.1f} us"
+            f"  loads {med['cloudpickle_loads'] / 1e3:6.1f} us  {row['cloudpickle_bytes']:5d} B"
+        )
+    out = _env.results_dir() / _env.result_name("checkpoint-floor", args.quick)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"  wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
