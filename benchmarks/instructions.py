@@ -65,6 +65,15 @@ m.step(); m.step(1); m.step(1)
 blob = m.get()
 unsigned = (getattr(m, "get_bound", None) or m._signed_get)(b"", ("checkpoint", None, None))
 Machine.set(blob).step(1); Machine.set(unsigned, allow_unsigned=True).step(1)
+if what.startswith("proto"):  # benchmarks/checkpoint_floor.py's plain-frame prototype (issue 26)
+    from benchmarks.checkpoint_floor import KEY as PROTO_KEY, ShapeCodec, abandon
+    codec = ShapeCodec(PROTO_KEY)
+    proto_blob = codec.get(m._coro, check_plain=True)
+    def proto_restore():
+        coro, _ = codec.set(proto_blob)
+        coro.send(1)
+        abandon(coro)
+    proto_restore()
 if what == "cloudpickle":  # only then: a tuple of the locals held here is a second holder of each
     values = chain_values(m._coro)  # float, which get() must then box (see _reduce._share_floats)
     cloudpickle.loads(cloudpickle.dumps(values))
@@ -74,6 +83,10 @@ elif what == "set":
     for _ in range(n): Machine.set(blob).step(1)
 elif what == "set_unsigned":
     for _ in range(n): Machine.set(unsigned, allow_unsigned=True).step(1)
+elif what == "proto_get":
+    for _ in range(n): codec.get(m._coro)
+elif what == "proto_set":
+    for _ in range(n): proto_restore()
 else:
     for _ in range(n): cloudpickle.loads(cloudpickle.dumps(values))
 """
@@ -135,6 +148,13 @@ def measure(driver: Path, tree: Path) -> dict[str, Any]:
             "signed": {"set_step": signed, "ratio": round((get + signed) / cloud, 2)},
             "unsigned": {"set_step": unsigned, "ratio": round((get + unsigned) / cloud, 2)},
         }
+        if (tree / "benchmarks" / "checkpoint_floor.py").exists():  # issue 26's prototype, where it exists
+            proto_get, proto_set = per_op([*run, "proto_get"]), per_op([*run, "proto_set"])
+            rows[label]["prototype"] = {
+                "get": proto_get,
+                "set_step": proto_set,
+                "ratio": round((proto_get + proto_set) / cloud, 2),
+            }
     return rows
 
 
@@ -186,6 +206,14 @@ def main() -> int:
             f"| {label} | {row['cloudpickle_dumps_loads']:,} | {row['get']:,} "
             f"| {s['set_step']:,} | {s['ratio']}× | {u['set_step']:,} | {u['ratio']}× |"
         )
+    for label, row in rows.items():
+        if "prototype" in row:
+            p = row["prototype"]
+            print(
+                f"| {label}, plain-frame prototype (checkpoint_floor.py) "
+                f"| {row['cloudpickle_dumps_loads']:,} | {p['get']:,} | {p['set_step']:,} "
+                f"| {p['ratio']}× | | |"
+            )
     if dispatch is not None:
         a = rows["(a) 1 frame, 20 locals"]
         ours = a["get"] + a["signed"]["set_step"]
@@ -194,6 +222,9 @@ def main() -> int:
             f"\ndispatch-py (a): pickle.dumps {dispatch['get']:,} / loads + step {dispatch['set_step']:,}; "
             f"agentrt / dispatch-py = {ours / theirs:.2f}×"
         )
+        if "prototype" in a:
+            mine = a["prototype"]["get"] + a["prototype"]["set_step"]
+            print(f"plain-frame prototype / dispatch-py = {mine / theirs:.2f}×")
     if args.tree is None:
         RESULTS.mkdir(parents=True, exist_ok=True)
         out = RESULTS / f"instructions-{version}.json"

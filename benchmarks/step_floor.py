@@ -35,6 +35,7 @@ import contextlib
 import json
 import os
 import platform
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -223,6 +224,70 @@ def shell_row(
     return run
 
 
+class Recording:
+    """A store's ``sqlite3`` connection that records every statement it makes, with its parameters."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self.calls: list[tuple[str, str, Any]] = []
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        self.calls.append(("execute", sql, params))
+        return self._conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Any) -> sqlite3.Cursor:
+        rows = list(rows)
+        self.calls.append(("executemany", sql, rows))
+        return self._conn.executemany(sql, rows)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def _fresh(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm", ".key"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{db}{suffix}")
+
+
+def _recorded(work: Path, tag: str, n: int, pack: bool) -> list[tuple[str, str, Any]]:
+    """Every statement, with its parameters, that a shell run of ``n`` calls makes on its store."""
+    db = work / f"record-{tag}-{n}.db"
+    _fresh(db)
+    store = SqliteStore(db)
+    recording = Recording(store._conn)  # type: ignore[arg-type]
+    store._conn = recording  # type: ignore[assignment]
+    try:
+        shell = Shell(store)
+        with contextlib.nullcontext() if pack else unpacked():
+            shell.drive(shell.start(n))
+    finally:
+        store.close()
+    return recording.calls
+
+
+def replay_row(work: Path, tag: str, n: int, *, pack: bool = True) -> Callable[[int], None]:
+    """The floor of issue 26 taken literally: the rows the shell writes -- the same statements with
+    the same parameters, in the same transactions (one per step) -- made by plain ``sqlite3`` on a
+    store's schema, with the store's settings (WAL, synchronous=NORMAL), nothing computed."""
+    calls = {0: _recorded(work, tag, 0, pack), n: _recorded(work, tag, n, pack)}
+
+    def run(k: int) -> None:
+        db = work / f"replay-{tag}-{k}.db"
+        _fresh(db)
+        SqliteStore(db).close()  # the schema (run(0) pays for it too)
+        conn = sqlite3.connect(db, isolation_level=None)
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        try:
+            for method, sql, params in calls[k]:
+                getattr(conn, method)(sql, params)
+        finally:
+            conn.close()
+
+    return run
+
+
 def runtime_row(work: Path) -> Callable[[int], None]:
     def run(n: int) -> None:
         asyncio.run(
@@ -295,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         check_resumable(work)
         sizes = _blob_sizes(work, n)
         rows: dict[str, Callable[[int], None]] = {
+            "floor: the shell's rows, replayed": replay_row(work, "packed", n),
+            "floor: the unpacked shell's rows, replayed": replay_row(work, "unpacked", n, pack=False),
             "floor: plain sqlite3, 2 tx": floor_row(work, False, sizes),
             "floor: plain sqlite3, 1 tx": floor_row(work, True, sizes),
             "Runtime (async tool)": runtime_row(work),
