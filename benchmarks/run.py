@@ -507,12 +507,7 @@ def step_floor_rows(d: dict[str, Any]) -> list[Row]:
     rows = d["rows"]
     floor = rows["floor: plain sqlite3, 2 tx"]
     out = []
-    for name in (
-        "Runtime (async tool)",
-        "shell",
-        "shell, never deflated, no events",
-        "shell, nothing written",
-    ):
+    for name in ("Runtime (async tool)", "shell", "shell, unpacked, no events", "shell, nothing written"):
         row = rows[name]
         out.append(
             (

@@ -20,11 +20,9 @@ are kernel time of this process; medians of interleaved rounds, IQR beside):
 
 * floor: plain sqlite3, two transactions and one (``step.py``'s, same blob sizes, same settings);
 * ``Runtime``: the agent of ``step.py`` through the runtime (async tool, SQLite, NORMAL);
-* shell: all of the above work; and ablations that show what each part of the data costs: blobs
-  deflated by every step (as stores did before issue 26's last change) or never, no stream
-  events, and nothing written at all (the encoding alone: stepping, signing, journal blob, JSON);
-* floors: the shell's own rows -- the same statements, parameters and transactions -- replayed
-  with plain ``sqlite3`` (issue 26's floor taken literally), and issue 16's two transactions.
+* shell: all of the above work; and three ablations that show what each part of the data costs:
+  blobs kept unpacked (no deflate), no stream events, and nothing written at all (the encoding
+  alone: stepping, signing, journal blob, event JSON).
 
 Results: ``step-floor-<python>[-quick].json`` in the results folder (benchmarks/_env.py).
 """
@@ -187,30 +185,13 @@ class Shell:
 
 @contextlib.contextmanager
 def unpacked() -> Iterator[None]:
-    """Blobs kept in their rows as they are for good (not deflated at rest either), for the ablation."""
-    saved = _sql_store.pack, _sql_store.keep
-    _sql_store.pack = _sql_store.keep = lambda blob: blob  # type: ignore[assignment]
+    """Blobs kept in their rows as they are (no deflate), for the ablation row."""
+    saved = _sql_store.pack
+    _sql_store.pack = lambda blob: blob  # type: ignore[assignment]
     try:
         yield
     finally:
-        _sql_store.pack, _sql_store.keep = saved
-
-
-@contextlib.contextmanager
-def deflated_per_step() -> Iterator[None]:
-    """Blobs deflated by every step, as stores did before issue 26's last change (not at rest)."""
-    saved = _sql_store.keep
-    _sql_store.keep = _sql_store.pack  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        _sql_store.keep = saved
-
-
-def blobs_kept(how: str) -> contextlib.AbstractContextManager[None]:
-    """``at rest``: as the store keeps them (verbatim by a step, deflated when the run rests);
-    ``per step``: deflated by every step, as before; ``never``: never deflated."""
-    return {"at rest": contextlib.nullcontext, "per step": deflated_per_step, "never": unpacked}[how]()
+        _sql_store.pack = saved
 
 
 def cpu_per_call(run: Callable[[int], None], n: int) -> float:
@@ -224,7 +205,7 @@ def cpu_per_call(run: Callable[[int], None], n: int) -> float:
 
 
 def shell_row(
-    work: Path, tag: str, *, write: bool = True, events: bool = True, blobs: str = "at rest"
+    work: Path, tag: str, *, write: bool = True, events: bool = True, pack: bool = True
 ) -> Callable[[int], None]:
     def run(n: int) -> None:
         db = work / f"{tag}-{n}.db"
@@ -234,7 +215,7 @@ def shell_row(
         store = SqliteStore(db)
         try:
             shell = Shell(store, write=write, events=events)
-            with blobs_kept(blobs):
+            with contextlib.nullcontext() if pack else unpacked():
                 out = shell.drive(shell.start(n))
             assert out == {"acc": n * (n - 1) // 2}, out
         finally:
@@ -269,7 +250,7 @@ def _fresh(db: Path) -> None:
             os.unlink(f"{db}{suffix}")
 
 
-def _recorded(work: Path, tag: str, n: int, blobs: str) -> list[tuple[str, str, Any]]:
+def _recorded(work: Path, tag: str, n: int, pack: bool) -> list[tuple[str, str, Any]]:
     """Every statement, with its parameters, that a shell run of ``n`` calls makes on its store."""
     db = work / f"record-{tag}-{n}.db"
     _fresh(db)
@@ -278,18 +259,18 @@ def _recorded(work: Path, tag: str, n: int, blobs: str) -> list[tuple[str, str, 
     store._conn = recording  # type: ignore[assignment]
     try:
         shell = Shell(store)
-        with blobs_kept(blobs):
+        with contextlib.nullcontext() if pack else unpacked():
             shell.drive(shell.start(n))
     finally:
         store.close()
     return recording.calls
 
 
-def replay_row(work: Path, tag: str, n: int, *, blobs: str = "at rest") -> Callable[[int], None]:
+def replay_row(work: Path, tag: str, n: int, *, pack: bool = True) -> Callable[[int], None]:
     """The floor of issue 26 taken literally: the rows the shell writes -- the same statements with
     the same parameters, in the same transactions (one per step) -- made by plain ``sqlite3`` on a
     store's schema, with the store's settings (WAL, synchronous=NORMAL), nothing computed."""
-    calls = {0: _recorded(work, tag, 0, blobs), n: _recorded(work, tag, n, blobs)}
+    calls = {0: _recorded(work, tag, 0, pack), n: _recorded(work, tag, n, pack)}
 
     def run(k: int) -> None:
         db = work / f"replay-{tag}-{k}.db"
@@ -380,17 +361,14 @@ def main(argv: list[str] | None = None) -> int:
         sizes = _blob_sizes(work, n)
         rows: dict[str, Callable[[int], None]] = {
             "floor: the shell's rows, replayed": replay_row(work, "packed", n),
-            "floor: the rows of a shell deflating per step, replayed": replay_row(
-                work, "perstep", n, blobs="per step"
-            ),
+            "floor: the unpacked shell's rows, replayed": replay_row(work, "unpacked", n, pack=False),
             "floor: plain sqlite3, 2 tx": floor_row(work, False, sizes),
             "floor: plain sqlite3, 1 tx": floor_row(work, True, sizes),
             "Runtime (async tool)": runtime_row(work),
             "shell": shell_row(work, "shell"),
-            "shell, blobs deflated per step (before)": shell_row(work, "perstep", blobs="per step"),
-            "shell, blobs never deflated": shell_row(work, "never", blobs="never"),
+            "shell, blobs unpacked": shell_row(work, "unpacked", pack=False),
             "shell, no stream events": shell_row(work, "noevents", events=False),
-            "shell, never deflated, no events": shell_row(work, "bare", events=False, blobs="never"),
+            "shell, unpacked, no events": shell_row(work, "bare", events=False, pack=False),
             "shell, nothing written": shell_row(work, "nowrite", write=False),
         }
         samples: dict[str, list[float]] = {name: [] for name in rows}

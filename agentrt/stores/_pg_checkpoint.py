@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any  # Any: a pending request is JSON data
 
 from agentrt.stores._rows import dumps
-from agentrt.stores._sql.packing import keep
+from agentrt.stores._sql.packing import pack
 from agentrt.stores.base import EventRow, prune_due
 
 __all__ = ["checkpoint_statement"]
@@ -41,7 +41,7 @@ def checkpoint_statement(
     # Old checkpoints and results are pruned in batches (see prune_due), here in the same statement.
     cutoff = seq - retention if retention is not None and prune_due(seq, retention) else None
     params: dict[str, Any] = {
-        "run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "blob": keep(blob),
+        "run": run_id, "owner": owner, "epoch": epoch, "seq": seq, "blob": pack(blob),
         "pending": pending_json, "now": now, "cutoff": cutoff, "code": code_required,
         "head": head,
     }  # fmt: skip
@@ -52,10 +52,10 @@ def checkpoint_statement(
         )  # fmt: skip
     if len(journal) == 1:  # the common step: one result; scalars cost psycopg a fifth of arrays
         ((jseq, jidx, jok, jblob),) = journal
-        params.update(jseq=jseq, jidx=jidx, jok=bool(jok), jblob=keep(jblob))
+        params.update(jseq=jseq, jidx=jidx, jok=bool(jok), jblob=pack(jblob))
     else:
         params.update(jseq=[j[0] for j in journal], jidx=[j[1] for j in journal])
-        params.update(jok=[bool(j[2]) for j in journal], jblob=[keep(j[3]) for j in journal])
+        params.update(jok=[bool(j[2]) for j in journal], jblob=[pack(j[3]) for j in journal])
     gc = (
         ", gc1 AS (DELETE FROM agentrt_checkpoints WHERE run_id IN (SELECT run_id FROM fenced) "
         "AND seq <= %(cutoff)s), gc2 AS (DELETE FROM agentrt_results "

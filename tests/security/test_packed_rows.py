@@ -17,8 +17,7 @@ from agentrt.stores import open_store
 from agentrt.stores import postgres as postgres_store
 from agentrt.stores import sqlite as sqlite_store
 from agentrt.stores._sql import packing
-from agentrt.stores._sql.packing import MARK, VERBATIM, keep, pack, unpack
-from agentrt.stores.base import NewRun
+from agentrt.stores._sql.packing import MARK, pack, unpack
 from tests.security import replay_agents as A
 from tests.security.test_replay_rollback import KINDS, Raw, _reply_and_settle, _wait_at_question
 
@@ -84,97 +83,6 @@ def test_a_damaged_packed_row_is_handed_back_as_it_is(monkeypatch: pytest.Monkey
     deflate = zlib.compressobj(6, zlib.DEFLATED, -15)
     bomb = MARK + b"\x01" + deflate.compress(b"\x00" * 5000) + deflate.flush()
     assert unpack(bomb) == bomb  # inflating stops at the limit
-
-
-_OWNER = "worker-1"
-_BIG = b"ARTB" + b"a checkpoint that deflates well " * 20  # deflated at rest
-_SMALL = b"ARTB" + b"q" * 20  # too small to deflate: kept as it is at rest
-
-
-def _stored(raw: Raw, table: str, run_id: str) -> list[bytes]:
-    return [
-        bytes(b) for (b,) in raw(f"SELECT blob FROM {{{table}}} WHERE run_id = ? ORDER BY seq", (run_id,))
-    ]
-
-
-def _step(store: object, run_id: str, seq: int, epoch: int, blob: bytes = _BIG) -> None:
-    journal = [(seq - 1, 0, True, _SMALL if seq == 2 else _BIG)] if seq > 1 else []  # seq 1: small
-    store.save_checkpoint(  # type: ignore[attr-defined]
-        run_id,
-        _OWNER,
-        seq,
-        blob,
-        {"kind": "tool", "name": "t", "kwargs": {}},
-        [],
-        epoch=epoch,
-        journal=journal,
-    )
-
-
-@pytest.mark.parametrize("rest", ["waiting", "completed", "blocked"])
-def test_a_running_run_keeps_its_blobs_verbatim_and_they_are_deflated_when_it_rests(
-    location: str, rest: str
-) -> None:
-    """Deflating costs a step a fifth of its CPU (benchmarks/step_floor.py): a step's rows keep the
-    blobs verbatim -- read back as they were given -- and waiting, finishing or being blocked deflates
-    every one of the run's, as the rows of a waiting run were kept before."""
-    run_id = f"rest-{rest}"
-    store = open_store(location)
-    raw = Raw(location)
-    try:
-        epoch = store.create_run(NewRun(run_id, "m:a", {}, owner=_OWNER, ttl_seconds=60.0)).epoch
-        for seq in (1, 2, 3):
-            _step(store, run_id, seq, epoch)
-        assert all(
-            b.startswith(VERBATIM)
-            for b in _stored(raw, "checkpoints", run_id) + _stored(raw, "results", run_id)
-        )
-        assert store.latest_checkpoint(run_id) == (3, _BIG)  # a verbatim row reads back as its blob
-        assert store.get_results(run_id, 2) == {0: (True, _BIG)}
-
-        if rest == "waiting":
-            store.set_waiting(run_id, _OWNER, "reply", None, [], epoch=epoch)
-        elif rest == "completed":
-            assert store.finish_run(run_id, _OWNER, "completed", output={"ok": True}, epoch=epoch)
-        else:
-            assert store.block_run(run_id, _OWNER, {"code": "AR105", "message": "refused"}, [], epoch=epoch)
-
-        checkpoints, results = _stored(raw, "checkpoints", run_id), _stored(raw, "results", run_id)
-        assert [b[:5] for b in checkpoints] == [MARK + b"\x02"] * 3  # deflated
-        assert [b[:5] == MARK + b"\x02" for b in results] == [False, True]  # seq 1: too small, plain
-        assert results[0] == _SMALL
-        assert [unpack(b) for b in checkpoints] == [_BIG] * 3
-        assert store.get_results(run_id, 1) == {0: (True, _SMALL)}
-        assert store.get_results(run_id, 2) == {0: (True, _BIG)}
-    finally:
-        store.close()
-
-
-def test_a_run_that_rested_keeps_its_new_steps_verbatim_until_it_rests_again(location: str) -> None:
-    """Only the blobs written since it last rested are deflated again (the others already are)."""
-    run_id = "rest-twice"
-    store = open_store(location)
-    raw = Raw(location)
-    try:
-        epoch = store.create_run(NewRun(run_id, "m:a", {}, owner=_OWNER, ttl_seconds=60.0)).epoch
-        _step(store, run_id, 1, epoch)
-        store.set_waiting(run_id, _OWNER, "reply", None, [], epoch=epoch)
-        before = _stored(raw, "checkpoints", run_id)
-        _step(store, run_id, 2, epoch)  # answered: it runs again
-        assert [b[:5] for b in _stored(raw, "checkpoints", run_id)] == [MARK + b"\x02", VERBATIM]
-        assert store.finish_run(run_id, _OWNER, "completed", output=None, epoch=epoch)
-        after = _stored(raw, "checkpoints", run_id)
-        assert after[0] == before[0] and after[1][:5] == MARK + b"\x02"
-    finally:
-        store.close()
-
-
-def test_verbatim_rows_are_what_every_reader_of_packed_rows_reads() -> None:
-    """A fleet mid-deploy: a worker from before deferred deflating reads a step's verbatim row, whose
-    form (``MARK + 0x00``) every packing-aware agentrt has read; a blob that looks packed survives."""
-    for blob in (_BIG, _SMALL, MARK + b"\x02 looks packed", b""):
-        assert unpack(keep(blob)) == blob
-        assert keep(blob)[:5] == VERBATIM
 
 
 def test_rows_are_packed_and_a_store_from_before_packing_keeps_resuming(location: str) -> None:

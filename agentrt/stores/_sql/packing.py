@@ -7,14 +7,7 @@ chain are those of the blob, docs/blob-format.md is unchanged).  A stored value 
 - the blob itself (anything not starting with :data:`MARK`: every blob starts with ``b"ARTB"``), or
 - ``MARK + b"\\x02" + raw deflate`` of the blob against :data:`DICTIONARY_V2` (``b"\\x01"``:
   against :data:`DICTIONARY_V1`, as rows were written before schema 13 / 9), or
-- ``MARK + b"\\x00" + the bytes``, kept verbatim: bytes that start with ``MARK`` themselves, and the
-  blobs of a run's steps while it runs (:func:`keep`).
-
-Deflating costs a durable step about a fifth of its CPU (two blobs, ~20 us each against the
-dictionary; ``benchmarks/step_floor.py``), so a step keeps its blobs verbatim and the store deflates
-them once the run rests -- waits, ends or is blocked (``SqlStore._pack_at_rest``) -- by when
-retention has dropped most of a long run's checkpoints, which are then never deflated at all.
-Any agentrt that reads packed rows reads verbatim ones, so workers of a fleet mid-deploy agree.
+- ``MARK + b"\\x00" + the bytes`` (bytes that start with ``MARK`` themselves, kept verbatim).
 
 A stored value that does not decode (a damaged row) is handed back as it is, so the codec reports
 it as it reports any damaged blob (``CorruptBlob``); inflating stops past :data:`MAX_BLOB_BYTES`.
@@ -28,12 +21,10 @@ import functools
 import zlib
 from typing import Any  # Any: zlib's compressor type is not public
 
-__all__ = ["DICTIONARY_V1", "DICTIONARY_V2", "MARK", "MAX_BLOB_BYTES", "VERBATIM", "keep", "pack", "unpack"]
+__all__ = ["DICTIONARY_V1", "DICTIONARY_V2", "MARK", "MAX_BLOB_BYTES", "pack", "unpack"]
 
 #: The first 4 bytes of a packed value (a blob's are ``b"ARTB"``).
 MARK = b"ARTZ"
-#: The first 5 bytes of a value kept verbatim (:func:`keep`), which rests deflate.
-VERBATIM = MARK + b"\x00"
 #: Blobs shorter than this are kept as they are (deflate would save too little to pay for itself).
 MIN_PACK_BYTES = 96
 #: deflate's hash table size (1..9): 2**(7+level) entries; 6 suits blobs of a few KB
@@ -156,12 +147,6 @@ def pack(blob: bytes) -> bytes:
     if len(packed) + 5 >= len(blob):
         return blob
     return MARK + _VERSION + packed
-
-
-def keep(blob: bytes) -> bytes:
-    """What a running run's row keeps of ``blob`` until the run rests: the blob, marked as not yet
-    deflated (:data:`VERBATIM`), so the store finds it then; the row reads back as ``blob``."""
-    return VERBATIM + blob
 
 
 def unpack(stored: bytes | memoryview) -> bytes:

@@ -15,7 +15,7 @@ from agentrt.exceptions import RunNotFound
 from agentrt.stores._rows import dumps, json_column, load_json_or_damaged, stream_json
 from agentrt.stores._sql.core import SqlCore, translated
 from agentrt.stores._sql.dialect import Dialect
-from agentrt.stores._sql.packing import VERBATIM, keep, pack, unpack
+from agentrt.stores._sql.packing import pack, unpack
 from agentrt.stores.base import (
     FINAL,
     CheckpointInfo,
@@ -138,7 +138,7 @@ class SqlStore(SqlCore):
                 )
             for r_seq, idx, ok, r_blob in journal:
                 cur = conn.execute(
-                    self._sql(_INSERT_RESULT), (run_id, r_seq, idx, bool(ok), keep(r_blob), now)
+                    self._sql(_INSERT_RESULT), (run_id, r_seq, idx, bool(ok), pack(r_blob), now)
                 )
                 if cur.rowcount != 1:  # only a driver that lost its lease could meet this
                     raise self._journaled_twice(run_id, [(r_seq, idx)])
@@ -148,29 +148,11 @@ class SqlStore(SqlCore):
                     "ON CONFLICT (run_id, seq) DO UPDATE SET blob = excluded.blob, "
                     "pending = excluded.pending, created_at = excluded.created_at"
                 ),
-                (run_id, seq, keep(blob), pending_json, now),  # deflated when the run rests
+                (run_id, seq, pack(blob), pending_json, now),
             )
             self._insert_events(conn, run_id, events, now)
             if prune_due(seq, self.retention):
                 self._prune(conn, run_id, seq)
-
-    def _pack_at_rest(self, conn: Any, run_id: str) -> None:
-        """Deflate the blobs the run's steps kept verbatim (``packing.keep``): it waits, ends or is
-        blocked now, so its rows are what a waiting run costs the store until it runs again."""
-        for table, key in (("checkpoints", ("seq",)), ("results", ("seq", "idx"))):
-            rows = conn.execute(
-                self._sql(
-                    f"SELECT {', '.join(key)}, blob FROM {table} WHERE run_id = ? AND substr(blob, 1, 5) = ?"
-                ),
-                (run_id, VERBATIM),
-            ).fetchall()
-            if rows:
-                where = " AND ".join(f"{column} = ?" for column in key)
-                self.dialect.executemany(
-                    conn,
-                    self._sql(f"UPDATE {table} SET blob = ? WHERE run_id = ? AND {where}"),
-                    [(pack(unpack(row[-1])), run_id, *row[:-1]) for row in rows],
-                )
 
     def _journaled_twice(self, run_id: str, results: Sequence[tuple[int, int]]) -> StoreError:
         """Why a checkpoint whose journal holds a result already stored was refused (``results``:
@@ -279,7 +261,6 @@ class SqlStore(SqlCore):
         with self._tx() as conn:
             if self._check_owner_or_finished(conn, run_id, owner, epoch) is None:
                 return False
-            self._pack_at_rest(conn, run_id)
             self._insert_events(conn, run_id, events, now)
             conn.execute(
                 self._sql(
@@ -419,7 +400,6 @@ class SqlStore(SqlCore):
                 wake_at = now  # answered while the driver decided to park: a worker goes on with it
                 self._notify(conn)
             self._prune(conn, run_id, seq)  # at rest, exactly the newest ``retention`` are kept
-            self._pack_at_rest(conn, run_id)
             self._insert_events(conn, run_id, events, now)
             conn.execute(
                 self._sql(
@@ -449,7 +429,6 @@ class SqlStore(SqlCore):
             if row is None:
                 return False
             self._prune(conn, run_id, row[3])  # at rest, exactly the newest ``retention`` are kept
-            self._pack_at_rest(conn, run_id)
             self._insert_events(conn, run_id, events, now)
             conn.execute(
                 self._sql(
