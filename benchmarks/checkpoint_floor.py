@@ -26,7 +26,7 @@ stack value plain data, no closure cells, no exception being handled):
 
 A frame that is not plain is out of its scope (the design would hand it to today's codec).  The
 prototype's restore is checked before anything is timed: it steps exactly like an uninterrupted
-machine, for several steps, and its blob restores with agentrt's engine in the same process.
+machine, for five steps, and a second checkpoint of the same machine restores as well.
 
 Results: ``checkpoint-floor-<python>[-quick].json`` in the results folder (benchmarks/_env.py).
 """

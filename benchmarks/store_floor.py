@@ -257,15 +257,6 @@ def _verify(db: Path, data: dict[str, Any], *, deltas: bool, batched: bool, slim
         conn.close()
 
 
-def _bytes_by_table(db: Path) -> dict[str, int]:
-    conn = sqlite3.connect(db)
-    try:
-        rows = conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name").fetchall()
-    finally:
-        conn.close()
-    return {str(name): int(size) for name, size in rows}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke: 200 runs")
@@ -296,10 +287,10 @@ def main(argv: list[str] | None = None) -> int:
             db = work / f"{len(result['layouts'])}.db"
             _write(db, data, **flags)
             _verify(db, data, **flags)
-            tables = _bytes_by_table(db)
+            tables = resume._store_bytes_by_table(db)
             empty = work / f"{len(result['layouts'])}-empty.db"
             _write(empty, {"runs": {}, "checkpoints": {}, "results": {}, "stream": {}}, **flags)
-            base = _bytes_by_table(empty)
+            base = resume._store_bytes_by_table(empty)
             per_table = {
                 t: (tables[t] - base.get(t, 0)) / waiting for t in tables if tables[t] != base.get(t, 0)
             }
