@@ -135,6 +135,21 @@ async def big_state_agent(n: int) -> Any:
             return records
 
 
+# --------------------------------------------------------------------------- a tool loop (step_lean.py)
+
+
+async def tool_loop(n: int) -> Any:
+    """benchmarks/step.py's agent loop with nothing but plain data in its frame (no ``Task``, no attrs
+    input, a tuple for a request), for issue 26's lean step prototype (benchmarks/step_lean.py)."""
+    acc = 0
+    i = 0
+    while i < n:
+        result = await suspend(("tool", "async_step", {"i": i}))
+        acc += result["i"]
+        i += 1
+    return {"acc": acc}
+
+
 # --------------------------------------------------------------------------- scenarios
 
 # name -> (description, agent function, args, value sent at each step)

@@ -120,7 +120,9 @@ class ShapeCodec:
         self._sites[(id(actual), lasti)] = entry
         return entry
 
-    def get(self, coro: Any, check_plain: bool = False) -> bytes:
+    def get(self, coro: Any, check_plain: bool = False, bind: bytes = b"") -> bytes:
+        """The signed blob of ``coro``'s chain; ``bind`` (say the store, run and seq it is written
+        for) is covered by the MAC and not stored, so the blob restores only where it belongs."""
         codes: list[tuple[str, str, str]] = []
         frames: list[tuple[bytes, tuple[Any, ...], tuple[Any, ...]]] = []
         sites = self._sites
@@ -148,7 +150,8 @@ class ShapeCodec:
             frames.append((site[5], values, stack))
             current = picked[-1]
         body = pickle.dumps((tuple(codes), frames, trap_payload(current)), 5)
-        return hashlib.blake2b(body, key=self.key, digest_size=_MAC).digest() + body
+        signed = bind + body if bind else body
+        return hashlib.blake2b(signed, key=self.key, digest_size=_MAC).digest() + body
 
     def _function(self, code: types.CodeType, globals_: dict[str, Any], shape: bytes) -> tuple[Any, ...]:
         """The resume function of a shape without closure cells, made once: calling it with a frame's
@@ -165,11 +168,12 @@ class ShapeCodec:
         made = self._functions[key] = (code, function, plan.expected_len)
         return made
 
-    def set(self, blob: bytes) -> tuple[Any, Any]:
-        """The restored, primed chain and the payload it re-suspended with."""
+    def set(self, blob: bytes, bind: bytes = b"") -> tuple[Any, Any]:
+        """The restored, primed chain and the payload it re-suspended with (``bind``: as ``get``'s)."""
         body = blob[_MAC:]
+        signed = bind + body if bind else body
         if not hmac.compare_digest(
-            hashlib.blake2b(body, key=self.key, digest_size=_MAC).digest(), blob[:_MAC]
+            hashlib.blake2b(signed, key=self.key, digest_size=_MAC).digest(), blob[:_MAC]
         ):
             raise ValueError("the prototype blob's MAC does not verify")
         # A blob whose MAC verifies was written by a key holder, who could name any callable in a

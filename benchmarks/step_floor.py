@@ -22,7 +22,14 @@ are kernel time of this process; medians of interleaved rounds, IQR beside):
 * ``Runtime``: the agent of ``step.py`` through the runtime (async tool, SQLite, NORMAL);
 * shell: all of the above work; and three ablations that show what each part of the data costs:
   blobs kept unpacked (no deflate), no stream events, and nothing written at all (the encoding
-  alone: stepping, signing, journal blob, event JSON).
+  alone: stepping, signing, journal blob, event JSON);
+* the lean design (``benchmarks/step_lean.py``): the step the ablations point to, built and run --
+  the plain-frame checkpoint codec, blobs kept as they are, a step's events in one stream row --
+  beside ITS floor, its own statements replayed with plain ``sqlite3``; its check: a lean run
+  stopped half way is finished by a fresh process with an uninterrupted run's output.
+
+Issue 26's target is a step within 2x of "the same rows in one transaction with raw sqlite3": the
+shell's and the lean design's ratios to their own rows replayed are printed last.
 
 Results: ``step-floor-<python>[-quick].json`` in the results folder (benchmarks/_env.py).
 """
@@ -65,6 +72,11 @@ from agentrt.stores._sql import store as _sql_store  # noqa: E402
 from agentrt.stores.base import NewRun  # noqa: E402
 
 OWNER = "step-floor-shell"
+#: step_lean.py's rows: plain-data agent or not -> (the design's row, its rows replayed)
+LEAN = {
+    False: ("lean design, step.py's agent", "floor: lean rows (step.py's agent), replayed"),
+    True: ("lean design, plain-data agent", "floor: lean rows (plain-data agent), replayed"),
+}
 AGENT_SPEC = "benchmarks.step:step_agent"
 
 
@@ -244,7 +256,7 @@ class Recording:
         return getattr(self._conn, name)
 
 
-def _fresh(db: Path) -> None:
+def remove_db(db: Path) -> None:
     for suffix in ("", "-wal", "-shm", ".key"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{db}{suffix}")
@@ -253,7 +265,7 @@ def _fresh(db: Path) -> None:
 def _recorded(work: Path, tag: str, n: int, pack: bool) -> list[tuple[str, str, Any]]:
     """Every statement, with its parameters, that a shell run of ``n`` calls makes on its store."""
     db = work / f"record-{tag}-{n}.db"
-    _fresh(db)
+    remove_db(db)
     store = SqliteStore(db)
     recording = Recording(store._conn)  # type: ignore[arg-type]
     store._conn = recording  # type: ignore[assignment]
@@ -274,7 +286,7 @@ def replay_row(work: Path, tag: str, n: int, *, pack: bool = True) -> Callable[[
 
     def run(k: int) -> None:
         db = work / f"replay-{tag}-{k}.db"
-        _fresh(db)
+        remove_db(db)
         SqliteStore(db).close()  # the schema (run(0) pays for it too)
         conn = sqlite3.connect(db, isolation_level=None)
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -357,9 +369,17 @@ def main(argv: list[str] | None = None) -> int:
     n = args.calls or (50 if args.quick else 1000)
     with tempfile.TemporaryDirectory(prefix="agentrt-step-floor-") as tmp:
         work = Path(tmp)
+        import step_lean  # here: it builds on this module's recording
+
         check_resumable(work)
+        for plain in LEAN:
+            print(step_lean.check_resumable(work, plain), flush=True)
         sizes = _blob_sizes(work, n)
-        rows: dict[str, Callable[[int], None]] = {
+        rows: dict[str, Callable[[int], None]] = {}
+        for plain, (design, replayed) in LEAN.items():
+            rows[replayed] = step_lean.replay_row(work, n, plain)
+            rows[design] = step_lean.lean_row(work, plain)
+        rows |= {
             "floor: the shell's rows, replayed": replay_row(work, "packed", n),
             "floor: the unpacked shell's rows, replayed": replay_row(work, "unpacked", n, pack=False),
             "floor: plain sqlite3, 2 tx": floor_row(work, False, sizes),
@@ -376,12 +396,14 @@ def main(argv: list[str] | None = None) -> int:
             for name, run in rows.items():
                 samples[name].append(cpu_per_call(run, n))
             print(f"  round {r + 1}/{rounds} done", flush=True)
+        lean_sizes = {LEAN[plain][0]: step_lean.blob_sizes(work, plain) for plain in LEAN}
     floor = statistics.median(samples["floor: plain sqlite3, 2 tx"])
     result: dict[str, Any] = {
         "python": platform.python_version(),
         "calls": n,
         "rounds": rounds,
         "blob_sizes": {"result": sizes[0], "checkpoint": sizes[1]},
+        "lean_stored_sizes": lean_sizes,
         "rows": {},
     }
     print(
@@ -400,6 +422,13 @@ def main(argv: list[str] | None = None) -> int:
             f"  {name:32s} {med * 1e6:7.1f} us  IQR {q[0] * 1e6:6.1f}-{q[2] * 1e6:6.1f}  "
             f"{med / floor:5.2f}x the floor"
         )
+    result["to_its_rows_replayed"] = {}
+    for design, replayed in (("shell", "floor: the shell's rows, replayed"), *LEAN.values()):
+        ratio = statistics.median(samples[design]) / statistics.median(samples[replayed])
+        result["to_its_rows_replayed"][design] = round(ratio, 2)
+        print(f"  {design}: {ratio:.2f}x its own rows replayed with plain sqlite3 (issue 26's target: 2x)")
+    for design, sizes_of in lean_sizes.items():
+        print(f"  {design}, mean stored bytes: {sizes_of}")
     out = _env.results_dir() / _env.result_name("step-floor", args.quick)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
