@@ -150,6 +150,28 @@ async def tool_loop(n: int) -> Any:
     return {"acc": acc}
 
 
+# --------------------------------------------------------------------------- a handler (checkpoint_floor.py)
+
+#: the tags of the ``guarded_root`` frames whose handler ran (a drop that runs code shows up here)
+HANDLERS_RAN: list[str] = []
+
+
+async def guarded_leaf(step: int) -> Any:
+    return await suspend(("guarded", step))
+
+
+async def guarded_root(tag: str) -> Any:
+    """Two frames, the outer one waiting inside a handler that records that it ran: dropping a
+    restored copy must not run it (benchmarks/checkpoint_floor.py's drop check)."""
+    step = 0
+    while True:
+        try:
+            step += await guarded_leaf(step)
+        except BaseException:
+            HANDLERS_RAN.append(tag)
+            raise
+
+
 # --------------------------------------------------------------------------- scenarios
 
 # name -> (description, agent function, args, value sent at each step)

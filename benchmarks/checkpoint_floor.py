@@ -7,8 +7,8 @@
 one ``step``, the restored machine dropped inside the timed loop) with ``cloudpickle`` of the same
 live values.  This prototype asks how close a design can come that keeps agentrt's engine -- its
 frame capture, its validated per-shape plans and synthesized resume code, the ``suspend()`` trap,
-``abandon`` on drop -- and replaces the codec around it for **plain frames** (every live local and
-stack value plain data, no closure cells, no exception being handled):
+``abandon`` where a drop would run code -- and replaces the codec around it for **plain frames**
+(every live local and stack value plain data, no closure cells, no exception being handled):
 
 * **get**: ``capture`` each frame of the chain (one C read of its kept slots), look up its shape's
   record (cached per shape), and pickle ``(codes, [(shape, locals, stack)], payload)`` with the C
@@ -21,8 +21,15 @@ stack value plain data, no closure cells, no exception being handled):
   (made once per shape: agentrt makes a function object per restored frame), innermost first, each
   awaiting the one inside it, the innermost a fresh trap, and prime the chain with ONE
   ``send(None)`` from the outermost -- no dry step, no per-frame priming.
-* **step**: one ``send`` of the value; the dropped machine is abandoned (``_engine.abandon``: its
-  ``finally`` blocks never run), inside the timed loop as in checkpoint.py.
+* **step**: one ``send`` of the value; then the restored chain is dropped inside the timed loop, as
+  in checkpoint.py, and none of its code may run then: agentrt walks and marks every dropped chain
+  (``_engine.abandon``, ~2 µs a frame in Python); the prototype does so only for a chain whose drop
+  would reach a handler of its own -- CPython closes a dropped coroutine by throwing
+  ``GeneratorExit`` where it waits, which reaches its code only through a ``try``, ``with`` or
+  ``async for`` around that await (:func:`drop_runs_code`, known once per shape) -- and leaves the
+  rest to CPython, where dropping costs next to nothing.  ``check_drops`` shows both sides before
+  anything is timed: a chain with a handler around an await is abandoned and its handler does not
+  run, and the same chain dropped without that runs it.
 
 A frame that is not plain is out of its scope (the design would hand it to today's codec).  The
 prototype's restore is checked before anything is timed: it steps exactly like an uninterrupted
@@ -34,6 +41,7 @@ Results: ``checkpoint-floor-<python>[-quick].json`` in the results folder (bench
 from __future__ import annotations
 
 import argparse
+import dis
 import hashlib
 import hmac
 import json
@@ -92,7 +100,7 @@ class ShapeCodec:
     def __init__(self, key: bytes) -> None:
         self.key = key
         self._identities: dict[int, tuple[types.CodeType, tuple[str, str, str]]] = {}
-        self._functions: dict[tuple[int, bytes], tuple[Any, ...]] = {}
+        self._functions: dict[tuple[int, bytes], list[Any]] = {}
         self._sites: dict[tuple[int, int], tuple[Any, ...]] = {}
         self._resolved: dict[tuple[tuple[str, str, str], ...], tuple[tuple[types.CodeType, Any], ...]] = {}
 
@@ -153,9 +161,11 @@ class ShapeCodec:
         signed = bind + body if bind else body
         return hashlib.blake2b(signed, key=self.key, digest_size=_MAC).digest() + body
 
-    def _function(self, code: types.CodeType, globals_: dict[str, Any], shape: bytes) -> tuple[Any, ...]:
+    def _function(self, code: types.CodeType, globals_: dict[str, Any], shape: bytes) -> list[Any]:
         """The resume function of a shape without closure cells, made once: calling it with a frame's
-        state is all a restore does per frame (agentrt makes a function object per restored frame)."""
+        state is all a restore does per frame (agentrt makes a function object per restored frame).
+        Its last item: whether dropping such a frame runs any of its code (None until a restore of the
+        shape is primed and its resume code's place is known: see :func:`drop_runs_code`)."""
         key = (id(code), shape)
         plan = _plans.PLANS.get(key)
         if plan is None or plan.code is not code:
@@ -165,11 +175,13 @@ class ShapeCodec:
         resumed = plan.resumed
         function = types.FunctionType(resumed.code, globals_, resumed.original.co_name, None, ())
         function.__qualname__ = resumed.original.co_qualname
-        made = self._functions[key] = (code, function, plan.expected_len)
+        site_runs = plan.site is not None and drop_runs_code(code, plan.site.yield_offset)
+        made = self._functions[key] = [code, function, plan.expected_len, True if site_runs else None]
         return made
 
-    def set(self, blob: bytes, bind: bytes = b"") -> tuple[Any, Any]:
-        """The restored, primed chain and the payload it re-suspended with (``bind``: as ``get``'s)."""
+    def set(self, blob: bytes, bind: bytes = b"") -> tuple[Any, Any, bool]:
+        """The restored, primed chain, the payload it re-suspended with (``bind``: as ``get``'s), and
+        whether dropping the chain would run any of its code (then :func:`release` abandons it)."""
         body = blob[_MAC:]
         signed = bind + body if bind else body
         if not hmac.compare_digest(
@@ -188,6 +200,8 @@ class ShapeCodec:
                 found.append((code, sys.modules[module].__dict__))
             resolved = self._resolved[codes] = tuple(found)
         functions = self._functions
+        runs_code = False
+        learning: list[list[Any]] = []  # shapes whose resume code's drop is not known yet
         awaited: Any = fresh_trap(payload)
         for (code, globals_), (shape, local_values, stack) in zip(
             reversed(resolved), reversed(frames), strict=True
@@ -195,12 +209,66 @@ class ShapeCodec:
             made = functions.get((id(code), shape))
             if made is None or made[0] is not code:
                 made = self._function(code, globals_, shape)
+            if made[3] is None:
+                learning.append(made)
+            elif made[3]:
+                runs_code = True
             state = [None, *local_values, *stack, awaited]
             if len(state) != made[2]:
                 raise ValueError("the prototype blob's frame does not fit its shape")
             awaited = made[1](state)  # a new coroutine of the shape's resume code
         yielded = awaited.send(None)  # primes the whole chain: each prologue, then the trap
-        return awaited, yielded[1]
+        if learning:
+            runs_code = _learn_drops(awaited, frames, learning, functions, resolved) or runs_code
+        return awaited, yielded[1], runs_code
+
+
+def drop_runs_code(code: types.CodeType, offset: int) -> bool:
+    """Whether dropping a coroutine suspended at ``offset`` of ``code`` runs any of its code.
+
+    CPython closes a dropped coroutine by throwing ``GeneratorExit`` where it waits; only an exception
+    handler covering that place (a ``try``, ``with``, ``async for``) leads into its code.  The handlers
+    the compiler adds around every await (``CLEANUP_THROW``, 3.12+) and every coroutine body
+    (``INTRINSIC_STOPITERATION_ERROR``, 3.12+) re-raise anything but ``StopIteration``: followed, not
+    counted.  The exception table maps each offset to one handler (its innermost), so this follows
+    the chain of handlers from ``offset`` to the first that is the user's, or to none.
+    """
+    entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]
+    by_offset = {instr.offset: instr for instr in dis.get_instructions(code)}
+    seen: set[int] = set()
+    while offset not in seen:
+        seen.add(offset)
+        entry = next((e for e in entries if e.start <= offset < e.end), None)
+        if entry is None:
+            return False
+        target = by_offset[entry.target]
+        glue = target.opname == "CLEANUP_THROW" or (
+            target.opname == "CALL_INTRINSIC_1" and target.argrepr == "INTRINSIC_STOPITERATION_ERROR"
+        )
+        if not glue:
+            return True
+        offset = entry.target
+    return True  # a cycle of handlers: say it runs code
+
+
+def _learn_drops(chain: Any, frames: Any, learning: list[list[Any]], functions: Any, resolved: Any) -> bool:
+    """Record, for each shape in ``learning``, whether dropping a frame of its resume code suspended
+    where the primed ``chain`` put it runs code; whether any frame of the chain does."""
+    runs_code = False
+    for (code, _), (shape, _, _) in zip(resolved, frames, strict=True):
+        made = functions[(id(code), shape)]
+        if any(made is unknown for unknown in learning):
+            made[3] = drop_runs_code(chain.cr_code, chain.cr_frame.f_lasti)
+        runs_code = runs_code or bool(made[3])
+        chain = chain.cr_await
+    return runs_code
+
+
+def release(coro: Any, runs_code: bool) -> None:
+    """Drop a restored chain without running any of its ``finally`` blocks: abandoned when dropping it
+    would run code (``set``'s third value), else left to CPython, which then runs none."""
+    if runs_code:
+        abandon(coro)
 
 
 def _advanced(fn: Any, args: tuple[Any, ...], value: Any) -> Machine:
@@ -215,7 +283,7 @@ def _check(codec: ShapeCodec, fn: Any, args: tuple[Any, ...], value: Any) -> byt
     """The prototype restores exactly: it steps as an uninterrupted machine does, five times."""
     m = _advanced(fn, args, value)
     blob = codec.get(m._coro, check_plain=True)
-    coro, payload = codec.set(blob)
+    coro, payload, runs_code = codec.set(blob)
     reference = _advanced(fn, args, value)
     if payload != reference.pending:
         raise AssertionError(f"restored pending {payload!r} != {reference.pending!r}")
@@ -226,10 +294,43 @@ def _check(codec: ShapeCodec, fn: Any, args: tuple[Any, ...], value: Any) -> byt
             raise AssertionError(
                 f"the prototype's restore stepped to {got!r}, an uninterrupted one to {want!r}"
             )
-    abandon(coro)
-    again, _ = codec.set(codec.get(m._coro))
-    abandon(again)
+    release(coro, runs_code)
+    again, _, runs_code = codec.set(codec.get(m._coro))
+    release(again, runs_code)
     return blob
+
+
+def check_drops(codec: ShapeCodec) -> str:
+    """Dropping a restored chain runs none of its code: ``release`` abandons exactly the chains whose
+    drop would reach a handler of theirs (``checkpoint_agents.guarded_root``: an ``except`` around
+    the await of the outer of two frames) and leaves the others to CPython (raises if not)."""
+    ran = checkpoint_agents.HANDLERS_RAN
+    m = _advanced(checkpoint_agents.guarded_root, ("drop",), 1)
+    blob = codec.get(m._coro, check_plain=True)
+    for _ in range(2):  # the first restore learns the resume code's drop, the second uses it
+        coro, _, runs_code = codec.set(blob)
+        coro.send(1)
+        if not runs_code:
+            raise AssertionError("a chain with a handler around its await was found safe to drop")
+        release(coro, runs_code)
+        del coro
+        if ran:
+            raise AssertionError(f"dropping a released chain ran its handler: {ran}")
+    coro, _, runs_code = codec.set(blob)
+    del coro  # not released: CPython's own drop runs the handler, as the check above assumes
+    if ran != ["drop"]:
+        raise AssertionError(f"an unreleased chain's drop ran {ran}, not the guarded frame's handler")
+    ran.clear()
+    for key in SCENARIOS:
+        _, fn, args, value = checkpoint_agents.SCENARIOS[key]
+        machine = _advanced(fn, args, value)  # kept: a machine dropped abandons its chain
+        _dropped, _, runs_code = codec.set(codec.get(machine._coro))
+        if runs_code:
+            raise AssertionError(f"{key}: no handler covers its awaits, yet its drop was said to run code")
+    return (
+        "  check: a dropped chain runs none of its code; released chains are abandoned only where a "
+        "handler covers an await"
+    )
 
 
 def bench(key: str, rounds: int) -> dict[str, Any]:
@@ -251,13 +352,14 @@ def bench(key: str, rounds: int) -> dict[str, Any]:
     pickled = cloudpickle.dumps(values)
 
     def proto_set_step() -> None:
-        coro, _ = codec.set(blob)
+        coro, _, runs_code = codec.set(blob)
         coro.send(value)
-        abandon(coro)  # as Machine.discard: the dropped chain runs no finally block
+        release(coro, runs_code)  # as Machine.discard: the dropped chain runs no finally block
 
-    def proto_set_step_dropped() -> None:
-        coro, _ = codec.set(blob)
-        coro.send(value)  # dropped as CPython drops it: what a machine that costs nothing to drop pays
+    def proto_set_step_abandoned() -> None:
+        coro, _, _ = codec.set(blob)
+        coro.send(value)
+        abandon(coro)  # every chain walked and marked, as agentrt's Machine.discard does
 
     def agentrt_set_step() -> None:
         Machine.set(agentrt_blob).step(value)
@@ -266,7 +368,7 @@ def bench(key: str, rounds: int) -> dict[str, Any]:
         {
             "prototype_get": lambda: codec.get(m._coro),
             "prototype_set_step": proto_set_step,
-            "prototype_set_step_no_abandon": proto_set_step_dropped,
+            "prototype_set_step_abandoned": proto_set_step_abandoned,
             "agentrt_get": m.get,
             "agentrt_set_step": agentrt_set_step,
             "cloudpickle_dumps": lambda: cloudpickle.dumps(values),
@@ -300,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         f"benchmarks/checkpoint_floor.py on CPython {platform.python_version()}: get + set + step, "
         f"medians of {rounds} interleaved rounds, per checkpoint"
     )
+    print(check_drops(ShapeCodec(KEY)), flush=True)
     for key in SCENARIOS:
         row = result["scenarios"][key] = bench(key, rounds)
         med = row["median_ns"]
@@ -311,8 +414,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"  blob {row[f'{who}_blob_bytes']:5d} B  {row[f'{who}_ratio']:5.2f}x cloudpickle"
             )
         print(
-            f"    (prototype set+step with the chain dropped, not abandoned: "
-            f"{med['prototype_set_step_no_abandon'] / 1e3:.1f} us)"
+            f"    (prototype set+step with every chain abandoned, as agentrt does: "
+            f"{med['prototype_set_step_abandoned'] / 1e3:.1f} us)"
         )
         print(
             f"    cloudpickle dumps {med['cloudpickle_dumps'] / 1e3:6.1f} us"

@@ -66,13 +66,13 @@ blob = m.get()
 unsigned = (getattr(m, "get_bound", None) or m._signed_get)(b"", ("checkpoint", None, None))
 Machine.set(blob).step(1); Machine.set(unsigned, allow_unsigned=True).step(1)
 if what.startswith("proto"):  # benchmarks/checkpoint_floor.py's plain-frame prototype (issue 26)
-    from benchmarks.checkpoint_floor import KEY as PROTO_KEY, ShapeCodec, abandon
+    from benchmarks.checkpoint_floor import KEY as PROTO_KEY, ShapeCodec, release
     codec = ShapeCodec(PROTO_KEY)
     proto_blob = codec.get(m._coro, check_plain=True)
     def proto_restore():
-        coro, _ = codec.set(proto_blob)
+        coro, _, runs_code = codec.set(proto_blob)
         coro.send(1)
-        abandon(coro)
+        release(coro, runs_code)
     proto_restore()
 if what == "cloudpickle":  # only then: a tuple of the locals held here is a second holder of each
     values = chain_values(m._coro)  # float, which get() must then box (see _reduce._share_floats)

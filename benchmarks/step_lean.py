@@ -324,7 +324,7 @@ def resume_and_finish(db: Path, plain: bool) -> Any:
         (last_id,) = conn.execute("SELECT max(id) FROM stream WHERE run_id = ?", (RUN_ID,)).fetchone()
         lean = LeanStep(conn, store_id, ring, epoch, None, plain)
         lean.stream_id = last_id
-        coro, request = lean.codec.set(blob, bind=lean.bind(seq))
+        coro, request, _ = lean.codec.set(blob, bind=lean.bind(seq))
         value, journal = lean.call(seq, request)  # the call the stopped run had not made
         return lean.drive(coro, value, seq, journal)
     finally:
